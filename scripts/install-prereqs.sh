@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs what a fresh machine lacks to build and test cuGMP:
+#  - m4 (GMP's build), a C compiler, libgmp-dev (a program linked to the
+#    system's GMP for the LD_PRELOAD test), pkg-config;
+#  - nvcc 13.0 from PyPI into .tools/ when no CUDA toolkit is found (the GPU
+#    machines' driver is CUDA 13.0: newer PTX would not load there).
+# Idempotent; safe to run on every CI run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_apt=()
+command -v m4 >/dev/null || need_apt+=(m4)
+command -v cc >/dev/null || need_apt+=(gcc)
+command -v make >/dev/null || need_apt+=(make)
+command -v pkg-config >/dev/null || need_apt+=(pkg-config)
+[ -e /usr/include/gmp.h ] || [ -e /usr/include/x86_64-linux-gnu/gmp.h ] || need_apt+=(libgmp-dev)
+if [ ${#need_apt[@]} -gt 0 ]; then
+    echo "install-prereqs: apt-get install ${need_apt[*]}"
+    SUDO=; [ "$(id -u)" -eq 0 ] || SUDO=sudo
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}"
+fi
+
+have_nvcc() {
+    [ -n "${NVCC:-}" ] && [ -x "$NVCC" ] && return 0
+    for d in "${CUDA_HOME:-}" "${CUDA_PATH:-}" /usr/local/cuda; do
+        [ -n "$d" ] && [ -x "$d/bin/nvcc" ] && return 0
+    done
+    command -v nvcc >/dev/null && return 0
+    [ -x .tools/cuda/bin/nvcc ]
+}
+
+if ! have_nvcc; then
+    echo "install-prereqs: nvcc 13.0 from PyPI into .tools/"
+    python3 -m pip install -q --disable-pip-version-check --target .tools/pypi \
+        'nvidia-cuda-nvcc==13.0.*' 'nvidia-cuda-crt==13.0.*' 'nvidia-nvvm==13.0.*' 'nvidia-cuda-runtime==13.0.*'
+    ln -sfn pypi/nvidia/cu13 .tools/cuda
+    .tools/cuda/bin/nvcc --version | tail -1
+fi

@@ -1,0 +1,75 @@
+//! cuGMP's own functions (`cugmp_*`): what was built, which device is used,
+//! which thresholds are in force.
+
+use super::boundary;
+use crate::{cpu, dispatch, gpu};
+use libc::{c_char, c_int, c_long, size_t};
+use std::ffi::CStr;
+
+static VERSION: &CStr = match CStr::from_bytes_with_nul(concat!(env!("CARGO_PKG_VERSION"), "\0").as_bytes()) {
+    Ok(v) => v,
+    Err(_) => panic!("version string"),
+};
+
+/// cuGMP's version, e.g. "0.1.0".
+#[unsafe(no_mangle)]
+pub extern "C" fn cugmp_version() -> *const c_char {
+    VERSION.as_ptr()
+}
+
+/// The version of the embedded GMP (the CPU engine), e.g. "6.3.0".
+#[unsafe(no_mangle)]
+pub extern "C" fn cugmp_gmp_version() -> *const c_char {
+    unsafe { cpu::__gmp_version }
+}
+
+/// 1 if this build carries GPU kernels (nvcc was found at build time), else 0.
+#[unsafe(no_mangle)]
+pub extern "C" fn cugmp_kernels_compiled() -> c_int {
+    gpu::KERNELS_COMPILED as c_int
+}
+
+/// 1 if a GPU is in use by this process (initialising the engine if needed),
+/// else 0: CUGMP_GPU=off, no kernels, no driver, no device, or a failed start.
+#[unsafe(no_mangle)]
+pub extern "C" fn cugmp_gpu_in_use() -> c_int {
+    boundary!("cugmp_gpu_in_use", gpu::get().is_some() as c_int)
+}
+
+/// Writes the GPU's name, NUL-terminated and truncated to `size` bytes, into
+/// `buf`. Returns 0, or -1 (and writes nothing) when no GPU is in use or
+/// `buf` is NULL or `size` is 0.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cugmp_gpu_name(buf: *mut c_char, size: size_t) -> c_int {
+    boundary!("cugmp_gpu_name", {
+        match gpu::get() {
+            Some(g) if !buf.is_null() && size > 0 => {
+                let bytes = g.name.as_bytes();
+                let n = bytes.len().min(size - 1);
+                unsafe {
+                    std::ptr::copy_nonoverlapping(bytes.as_ptr() as *const c_char, buf, n);
+                    *buf.add(n) = 0;
+                }
+                0
+            }
+            _ => -1,
+        }
+    })
+}
+
+/// The operand size in limbs from which CUGMP_GPU=auto sends `op` ("mul",
+/// "add", "sub", "shift", "and", "ior", "xor", "com", "set_str", "get_str")
+/// to the GPU; -1 where it always stays on the CPU, -2 for an unknown name.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cugmp_threshold(op: *const c_char) -> c_long {
+    boundary!("cugmp_threshold", {
+        if op.is_null() {
+            return -2;
+        }
+        let name = unsafe { CStr::from_ptr(op) }.to_bytes();
+        match dispatch::Op::ALL.iter().find(|o| o.name().as_bytes() == name) {
+            Some(o) => dispatch::auto_threshold(*o).map_or(-1, |t| t as c_long),
+            None => -2,
+        }
+    })
+}

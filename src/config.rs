@@ -1,0 +1,81 @@
+//! Run-time settings from the environment, read once per process.
+//!
+//! * `CUGMP_GPU=off|auto|force`: `auto` (default) uses the GPU where measured
+//!   thresholds say it wins; `force` sends every operation the GPU engine
+//!   supports to it, whatever the size (the tests use it); `off` never touches
+//!   the driver.
+//! * `CUGMP_LOG=1`: device found, kernels loaded, each dispatch decision, to stderr.
+//! * `CUGMP_FAULT=mul|gpu-oom|gpu-launch`: deliberately corrupt or fail, to prove
+//!   the tests and the fallbacks catch it. Never set in production.
+//! * `CUGMP_CHECK=1`: recompute every GPU result on the CPU and abort on a mismatch.
+
+use std::sync::OnceLock;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GpuMode {
+    Off,
+    Auto,
+    Force,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fault {
+    /// Flip the low bit of every product's lowest limb (proves the differential tests bite).
+    Mul,
+    /// Pretend every device allocation fails.
+    GpuOom,
+    /// Pretend every kernel launch fails.
+    GpuLaunch,
+}
+
+#[derive(Debug)]
+pub struct Config {
+    pub gpu: GpuMode,
+    pub log: bool,
+    pub fault: Option<Fault>,
+    pub check: bool,
+}
+
+fn flag(name: &str) -> bool {
+    std::env::var(name).is_ok_and(|v| !v.is_empty() && v != "0")
+}
+
+impl Config {
+    fn from_env() -> Config {
+        let gpu = match std::env::var("CUGMP_GPU").as_deref() {
+            Ok("off") | Ok("0") => GpuMode::Off,
+            Ok("force") => GpuMode::Force,
+            Ok("auto") | Ok("") | Err(_) => GpuMode::Auto,
+            Ok(other) => {
+                eprintln!("cugmp: CUGMP_GPU={other:?} is not off, auto or force; using auto");
+                GpuMode::Auto
+            }
+        };
+        let fault = match std::env::var("CUGMP_FAULT").as_deref() {
+            Ok("mul") => Some(Fault::Mul),
+            Ok("gpu-oom") => Some(Fault::GpuOom),
+            Ok("gpu-launch") => Some(Fault::GpuLaunch),
+            Ok("") | Err(_) => None,
+            Ok(other) => {
+                eprintln!("cugmp: CUGMP_FAULT={other:?} is not mul, gpu-oom or gpu-launch; ignored");
+                None
+            }
+        };
+        Config { gpu, log: flag("CUGMP_LOG"), fault, check: flag("CUGMP_CHECK") }
+    }
+}
+
+pub fn get() -> &'static Config {
+    static CONFIG: OnceLock<Config> = OnceLock::new();
+    CONFIG.get_or_init(Config::from_env)
+}
+
+/// One line to stderr when `CUGMP_LOG=1`.
+macro_rules! log {
+    ($($arg:tt)*) => {
+        if $crate::config::get().log {
+            eprintln!("cugmp: {}", format_args!($($arg)*));
+        }
+    };
+}
+pub(crate) use log;

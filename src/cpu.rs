@@ -1,0 +1,74 @@
+//! The CPU engine: GMP 6.3.0 embedded from gmp-mpfr-sys, its functions renamed
+//! at build time to `__cugmp_cpu` + GMP's name (see build.rs), declared here
+//! with their types. This is also the reference every GPU result is checked
+//! against under `CUGMP_CHECK=1`.
+//!
+//! GMP's data symbols keep their own names (one definition shared by the
+//! program and the embedded GMP); the ones cuGMP reads are declared here too.
+
+// The generated trampolines (src/abi) name these same private functions
+// untyped, as `fn()`: a jump needs no signature. Here they carry their types.
+#![allow(clashing_extern_declarations)]
+
+use crate::abi::{mp_bitcnt_t, mp_limb_t, mp_size_t, mpz_ptr, mpz_srcptr};
+use libc::{c_char, c_int, c_void, size_t};
+
+pub type AllocFn = unsafe extern "C" fn(size_t) -> *mut c_void;
+pub type ReallocFn = unsafe extern "C" fn(*mut c_void, size_t, size_t) -> *mut c_void;
+pub type FreeFn = unsafe extern "C" fn(*mut c_void, size_t);
+
+unsafe extern "C" {
+    // Data, under GMP's own names.
+    pub static __gmp_allocate_func: AllocFn;
+    pub static __gmp_reallocate_func: ReallocFn;
+    pub static __gmp_free_func: FreeFn;
+    pub static __gmp_version: *const c_char;
+
+    // Functions of the embedded GMP.
+    #[link_name = "__cugmp_cpu__gmpz_realloc"]
+    pub fn mpz_realloc(x: mpz_ptr, new_alloc: mp_size_t) -> *mut c_void;
+    #[link_name = "__cugmp_cpu__gmp_overflow_in_mpz"]
+    pub fn overflow_in_mpz() -> !;
+    #[link_name = "__cugmp_cpu__gmpz_set_str"]
+    pub fn mpz_set_str(rop: mpz_ptr, s: *const c_char, base: c_int) -> c_int;
+    #[link_name = "__cugmp_cpu__gmpz_get_str"]
+    pub fn mpz_get_str(s: *mut c_char, base: c_int, op: mpz_srcptr) -> *mut c_char;
+    #[link_name = "__cugmp_cpu__gmpz_add"]
+    pub fn mpz_add(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr);
+    #[link_name = "__cugmp_cpu__gmpz_sub"]
+    pub fn mpz_sub(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr);
+    #[link_name = "__cugmp_cpu__gmpz_mul"]
+    pub fn mpz_mul(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr);
+    #[link_name = "__cugmp_cpu__gmpz_mul_2exp"]
+    pub fn mpz_mul_2exp(r: mpz_ptr, a: mpz_srcptr, n: mp_bitcnt_t);
+    #[link_name = "__cugmp_cpu__gmpz_tdiv_q_2exp"]
+    pub fn mpz_tdiv_q_2exp(r: mpz_ptr, a: mpz_srcptr, n: mp_bitcnt_t);
+    #[link_name = "__cugmp_cpu__gmpz_fdiv_q_2exp"]
+    pub fn mpz_fdiv_q_2exp(r: mpz_ptr, a: mpz_srcptr, n: mp_bitcnt_t);
+    #[link_name = "__cugmp_cpu__gmpz_cdiv_q_2exp"]
+    pub fn mpz_cdiv_q_2exp(r: mpz_ptr, a: mpz_srcptr, n: mp_bitcnt_t);
+    #[link_name = "__cugmp_cpu__gmpz_and"]
+    pub fn mpz_and(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr);
+    #[link_name = "__cugmp_cpu__gmpz_ior"]
+    pub fn mpz_ior(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr);
+    #[link_name = "__cugmp_cpu__gmpz_xor"]
+    pub fn mpz_xor(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr);
+    #[link_name = "__cugmp_cpu__gmpz_com"]
+    pub fn mpz_com(r: mpz_ptr, a: mpz_srcptr);
+    #[link_name = "__cugmp_cpu__gmpz_cmp"]
+    pub fn mpz_cmp(a: mpz_srcptr, b: mpz_srcptr) -> c_int;
+    #[link_name = "__cugmp_cpu__gmpz_set"]
+    pub fn mpz_set(r: mpz_ptr, a: mpz_srcptr);
+    #[link_name = "__cugmp_cpu__gmpz_init"]
+    pub fn mpz_init(r: mpz_ptr);
+    #[link_name = "__cugmp_cpu__gmpz_clear"]
+    pub fn mpz_clear(r: mpz_ptr);
+    #[link_name = "__cugmp_cpu__gmpn_mul"]
+    pub fn mpn_mul(rp: *mut mp_limb_t, up: *const mp_limb_t, un: mp_size_t, vp: *const mp_limb_t, vn: mp_size_t) -> mp_limb_t;
+    #[link_name = "__cugmp_cpu__gmpn_mul_n"]
+    pub fn mpn_mul_n(rp: *mut mp_limb_t, up: *const mp_limb_t, vp: *const mp_limb_t, n: mp_size_t);
+    #[link_name = "__cugmp_cpu__gmpn_sqr"]
+    pub fn mpn_sqr(rp: *mut mp_limb_t, up: *const mp_limb_t, n: mp_size_t);
+    #[link_name = "__cugmp_cpu__gmpn_cmp"]
+    pub fn mpn_cmp(a: *const mp_limb_t, b: *const mp_limb_t, n: mp_size_t) -> c_int;
+}

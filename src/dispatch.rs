@@ -1,0 +1,235 @@
+//! The dispatcher: every operation cuGMP defines passes here once, and here it
+//! is decided whether the CPU engine (embedded GMP) or the GPU engine computes
+//! it, from the operand size, the measured crossover, `CUGMP_GPU` and the GPU's
+//! health. A GPU failure of any kind finishes the operation on the CPU.
+//!
+//! Also here, because every engine's result passes through: fault injection
+//! (`CUGMP_FAULT`) and the run-time check against the CPU (`CUGMP_CHECK`).
+
+use crate::abi::{self, mp_bitcnt_t, mp_limb_t, mp_size_t, mpz_ptr, mpz_srcptr};
+use crate::config::{self, log, Fault, GpuMode};
+use crate::{cpu, gpu};
+use libc::{c_char, c_int};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    SetStr,
+    GetStr,
+    Add,
+    Sub,
+    Mul,
+    Shift,
+    And,
+    Ior,
+    Xor,
+    Com,
+}
+
+impl Op {
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::SetStr => "set_str",
+            Op::GetStr => "get_str",
+            Op::Add => "add",
+            Op::Sub => "sub",
+            Op::Mul => "mul",
+            Op::Shift => "shift",
+            Op::And => "and",
+            Op::Ior => "ior",
+            Op::Xor => "xor",
+            Op::Com => "com",
+        }
+    }
+
+    pub const ALL: [Op; 10] =
+        [Op::SetStr, Op::GetStr, Op::Add, Op::Sub, Op::Mul, Op::Shift, Op::And, Op::Ior, Op::Xor, Op::Com];
+}
+
+/// Operand size (limbs) from which `CUGMP_GPU=auto` sends `op` to the GPU, or
+/// None where the GPU has not yet been measured to beat GMP on the ABI path
+/// (operands in host memory). Every entry must come from a measurement on the
+/// GPU machine, recorded in RESULTS.md.
+pub fn auto_threshold(op: Op) -> Option<usize> {
+    match op {
+        // The `and` kernel is O(n) work on O(n) bytes copied over PCIe; not
+        // yet measured to win end to end.
+        Op::And => None,
+        _ => None,
+    }
+}
+
+enum Route {
+    Cpu,
+    Gpu(&'static gpu::Gpu),
+}
+
+/// Decide where `op` on operands of `limbs` limbs runs. `gpu_capable` says
+/// whether the GPU engine implements this case at all.
+fn route(op: Op, limbs: usize, gpu_capable: bool) -> Route {
+    let cfg = config::get();
+    let wants_gpu = gpu_capable
+        && match cfg.gpu {
+            GpuMode::Off => false,
+            GpuMode::Force => true,
+            GpuMode::Auto => auto_threshold(op).is_some_and(|t| limbs >= t),
+        };
+    let chosen = if wants_gpu { gpu::get().map(Route::Gpu) } else { None };
+    let route = chosen.unwrap_or(Route::Cpu);
+    log!("{} {} limbs -> {}", op.name(), limbs, if matches!(route, Route::Gpu(_)) { "gpu" } else { "cpu" });
+    route
+}
+
+/// `CUGMP_FAULT=mul`: corrupt one bit of a product so the tests can prove they
+/// catch a wrong result.
+fn inject_product_fault(low_limb: *mut mp_limb_t, limbs: usize) {
+    if limbs > 0 && config::get().fault == Some(Fault::Mul) {
+        // SAFETY: callers pass the product's own first limb with limbs >= 1.
+        unsafe { *low_limb ^= 1 };
+    }
+}
+
+pub unsafe fn set_str(rop: mpz_ptr, s: *const c_char, base: c_int) -> c_int {
+    route(Op::SetStr, 0, false);
+    unsafe { cpu::mpz_set_str(rop, s, base) }
+}
+
+pub unsafe fn get_str(s: *mut c_char, base: c_int, op: mpz_srcptr) -> *mut c_char {
+    route(Op::GetStr, unsafe { abi::limbs(op) }.len(), false);
+    unsafe { cpu::mpz_get_str(s, base, op) }
+}
+
+pub unsafe fn add(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
+    let n = unsafe { abi::limbs(a).len().max(abi::limbs(b).len()) };
+    route(Op::Add, n, false);
+    unsafe { cpu::mpz_add(r, a, b) }
+}
+
+pub unsafe fn sub(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
+    let n = unsafe { abi::limbs(a).len().max(abi::limbs(b).len()) };
+    route(Op::Sub, n, false);
+    unsafe { cpu::mpz_sub(r, a, b) }
+}
+
+pub unsafe fn mul(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
+    let n = unsafe { abi::limbs(a).len().max(abi::limbs(b).len()) };
+    route(Op::Mul, n, false);
+    unsafe {
+        cpu::mpz_mul(r, a, b);
+        inject_product_fault((*r)._mp_d, abi::limbs(r).len());
+    }
+}
+
+pub unsafe fn mpn_mul(rp: *mut mp_limb_t, up: *const mp_limb_t, un: mp_size_t, vp: *const mp_limb_t, vn: mp_size_t) -> mp_limb_t {
+    route(Op::Mul, un as usize, false);
+    unsafe {
+        let top = cpu::mpn_mul(rp, up, un, vp, vn);
+        inject_product_fault(rp, (un + vn) as usize);
+        top
+    }
+}
+
+pub unsafe fn mpn_mul_n(rp: *mut mp_limb_t, up: *const mp_limb_t, vp: *const mp_limb_t, n: mp_size_t) {
+    route(Op::Mul, n as usize, false);
+    unsafe {
+        cpu::mpn_mul_n(rp, up, vp, n);
+        inject_product_fault(rp, 2 * n as usize);
+    }
+}
+
+pub unsafe fn mpn_sqr(rp: *mut mp_limb_t, up: *const mp_limb_t, n: mp_size_t) {
+    route(Op::Mul, n as usize, false);
+    unsafe {
+        cpu::mpn_sqr(rp, up, n);
+        inject_product_fault(rp, 2 * n as usize);
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+pub enum Shift {
+    Left,
+    RightTrunc,
+    RightFloor,
+    RightCeil,
+}
+
+pub unsafe fn shift(kind: Shift, r: mpz_ptr, a: mpz_srcptr, bits: mp_bitcnt_t) {
+    route(Op::Shift, unsafe { abi::limbs(a) }.len(), false);
+    unsafe {
+        match kind {
+            Shift::Left => cpu::mpz_mul_2exp(r, a, bits),
+            Shift::RightTrunc => cpu::mpz_tdiv_q_2exp(r, a, bits),
+            Shift::RightFloor => cpu::mpz_fdiv_q_2exp(r, a, bits),
+            Shift::RightCeil => cpu::mpz_cdiv_q_2exp(r, a, bits),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+pub enum Logic {
+    And,
+    Ior,
+    Xor,
+}
+
+pub unsafe fn logic(kind: Logic, r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
+    let (sa, sb) = unsafe { (abi::size(a), abi::size(b)) };
+    match kind {
+        Logic::And => {
+            // The GPU engine does non-negative AND so far (two's-complement
+            // cases are the CPU's until the logic kernels cover them).
+            let n = sa.unsigned_abs().min(sb.unsigned_abs()) as usize;
+            if let Route::Gpu(g) = route(Op::And, n, sa >= 0 && sb >= 0 && n > 0) {
+                match unsafe { and_on_gpu(g, r, a, b, n) } {
+                    Ok(()) => return,
+                    Err(e) => log!("and: GPU failed ({e}); finishing on the CPU"),
+                }
+            }
+            unsafe { cpu::mpz_and(r, a, b) }
+        }
+        Logic::Ior => {
+            route(Op::Ior, sa.unsigned_abs().max(sb.unsigned_abs()) as usize, false);
+            unsafe { cpu::mpz_ior(r, a, b) }
+        }
+        Logic::Xor => {
+            route(Op::Xor, sa.unsigned_abs().max(sb.unsigned_abs()) as usize, false);
+            unsafe { cpu::mpz_xor(r, a, b) }
+        }
+    }
+}
+
+/// Non-negative `a & b`: the low `n = min(|a|, |b|)` limbs, limb by limb.
+unsafe fn and_on_gpu(g: &gpu::Gpu, r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr, n: usize) -> Result<(), gpu::GpuError> {
+    let (la, lb) = unsafe { (&abi::limbs(a)[..n], &abi::limbs(b)[..n]) };
+    let result = g.and_n(la, lb)?;
+    if config::get().check {
+        // Before storing: `r` may be `a` or `b`.
+        unsafe { check_against_cpu("mpz_and", &result, false, |t| cpu::mpz_and(t, a, b)) };
+    }
+    unsafe { abi::store(r, &result, false) };
+    Ok(())
+}
+
+pub unsafe fn com(r: mpz_ptr, a: mpz_srcptr) {
+    route(Op::Com, unsafe { abi::limbs(a) }.len(), false);
+    unsafe { cpu::mpz_com(r, a) }
+}
+
+/// `CUGMP_CHECK=1`: compute the same operation with the CPU engine into a
+/// temporary and abort with a clear message if the GPU's result differs.
+unsafe fn check_against_cpu(what: &str, magnitude: &[mp_limb_t], negative: bool, reference: impl FnOnce(mpz_ptr)) {
+    let mut n = magnitude.len();
+    while n > 0 && magnitude[n - 1] == 0 {
+        n -= 1;
+    }
+    let mut t = std::mem::MaybeUninit::<abi::__mpz_struct>::uninit();
+    unsafe {
+        cpu::mpz_init(t.as_mut_ptr());
+        reference(t.as_mut_ptr());
+        let same = abi::limbs(t.as_ptr()) == &magnitude[..n] && (abi::size(t.as_ptr()) < 0) == (negative && n > 0);
+        cpu::mpz_clear(t.as_mut_ptr());
+        if !same {
+            eprintln!("cugmp: CUGMP_CHECK: the GPU's {what} of {n} limbs differs from the CPU engine's; aborting");
+            std::process::abort();
+        }
+    }
+}

@@ -1,0 +1,179 @@
+//! The GPU engine. It works on limb slices (GMP's `mpn` level): no signs, no
+//! `mpz_t`, no allocation policy of the caller's; those belong to the ABI layer.
+//!
+//! | level              | here                                              |
+//! |--------------------|---------------------------------------------------|
+//! | driver             | cudarc (dynamic loading: no CUDA needed to build or to run without a GPU) |
+//! | [`Gpu`]            | the one context, the module of kernels, the stream |
+//! | operations         | `Gpu::and_n`, ...: host slices in, `Vec` out       |
+//!
+//! [`get`] initialises once per process. It returns None, silently unless
+//! `CUGMP_LOG=1`, when the GPU is off, the library was built without kernels,
+//! libcuda is absent, there is no device, or anything in initialisation fails.
+//! Every operation returns `Result`; the dispatcher finishes failures on the CPU.
+
+use crate::config::{self, log, Fault, GpuMode};
+use std::fmt;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use cudarc::driver::{CudaContext, CudaFunction, CudaStream, DriverError, LaunchConfig, PushKernelArg};
+
+/// The kernels, compiled by build.rs from `cuda/*.cu` into one fatbin.
+#[cfg(cugmp_kernels)]
+static FATBIN: &[u8] = include_bytes!(env!("CUGMP_FATBIN"));
+
+/// Whether this build carries kernels at all.
+pub const KERNELS_COMPILED: bool = cfg!(cugmp_kernels);
+
+#[derive(Debug)]
+pub enum GpuError {
+    Driver(DriverError),
+    /// `CUGMP_FAULT` asked for this failure.
+    Injected(&'static str),
+    /// cudarc panicked; caught so the operation can finish on the CPU.
+    Panic,
+}
+
+impl fmt::Display for GpuError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GpuError::Driver(e) => write!(f, "CUDA error: {e:?}"),
+            GpuError::Injected(what) => write!(f, "injected fault {what}"),
+            GpuError::Panic => write!(f, "panic in the CUDA bindings"),
+        }
+    }
+}
+
+impl From<DriverError> for GpuError {
+    fn from(e: DriverError) -> Self {
+        GpuError::Driver(e)
+    }
+}
+
+struct Kernels {
+    and_n: CudaFunction,
+}
+
+pub struct Gpu {
+    pub name: String,
+    pub total_mem: usize,
+    pub compute_capability: (i32, i32),
+    pub multiprocessors: u32,
+    #[allow(dead_code)]
+    ctx: Arc<CudaContext>,
+    kernels: Kernels,
+    /// One stream for now: operations are serialised on it.
+    stream: Mutex<Arc<CudaStream>>,
+}
+
+/// The process's GPU engine, or None (see the module doc).
+pub fn get() -> Option<&'static Gpu> {
+    static GPU: OnceLock<Option<Gpu>> = OnceLock::new();
+    GPU.get_or_init(init).as_ref()
+}
+
+fn init() -> Option<Gpu> {
+    if config::get().gpu == GpuMode::Off {
+        log!("GPU disabled (CUGMP_GPU=off)");
+        return None;
+    }
+    if !KERNELS_COMPILED {
+        log!("built without GPU kernels (no nvcc at build time): CPU engine only");
+        return None;
+    }
+    // cudarc panics on the first driver call when libcuda is missing: ask first.
+    if !unsafe { cudarc::driver::sys::is_culib_present() } {
+        log!("no CUDA driver (libcuda) found: CPU engine only");
+        return None;
+    }
+    match std::panic::catch_unwind(open) {
+        Ok(Ok(gpu)) => {
+            log!(
+                "GPU: {} (compute {}.{}, {} SMs, {} MiB); kernels loaded",
+                gpu.name,
+                gpu.compute_capability.0,
+                gpu.compute_capability.1,
+                gpu.multiprocessors,
+                gpu.total_mem >> 20
+            );
+            Some(gpu)
+        }
+        Ok(Err(e)) => {
+            log!("GPU unavailable ({e}): CPU engine only");
+            None
+        }
+        Err(_) => {
+            log!("GPU unavailable (the CUDA bindings panicked): CPU engine only");
+            None
+        }
+    }
+}
+
+#[cfg(cugmp_kernels)]
+fn fatbin() -> &'static [u8] {
+    FATBIN
+}
+
+#[cfg(not(cugmp_kernels))]
+fn fatbin() -> &'static [u8] {
+    &[]
+}
+
+fn open() -> Result<Gpu, GpuError> {
+    if CudaContext::device_count()? < 1 {
+        return Err(GpuError::Driver(DriverError(cudarc::driver::sys::CUresult::CUDA_ERROR_NO_DEVICE)));
+    }
+    let ctx = CudaContext::new(0)?;
+    let module = ctx.load_module(cudarc::nvrtc::Ptx::from_binary(fatbin().to_vec()))?;
+    let kernels = Kernels { and_n: module.load_function("cugmp_and_n")? };
+    let sms = ctx.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
+    Ok(Gpu {
+        name: ctx.name()?,
+        total_mem: ctx.total_mem()?,
+        compute_capability: ctx.compute_capability()?,
+        multiprocessors: sms.max(1) as u32,
+        stream: Mutex::new(ctx.default_stream()),
+        ctx,
+        kernels,
+    })
+}
+
+/// Run a GPU operation, turning a panic in the bindings into an error.
+fn guarded<T>(f: impl FnOnce() -> Result<T, GpuError>) -> Result<T, GpuError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or(Err(GpuError::Panic))
+}
+
+fn injected(fault: Fault, what: &'static str) -> Result<(), GpuError> {
+    if config::get().fault == Some(fault) {
+        Err(GpuError::Injected(what))
+    } else {
+        Ok(())
+    }
+}
+
+impl Gpu {
+    /// Launch geometry for a grid-stride kernel over `n` elements.
+    fn grid_for(&self, n: usize) -> LaunchConfig {
+        const THREADS: u32 = 256;
+        let blocks = n.div_ceil(THREADS as usize).clamp(1, 32 * self.multiprocessors as usize);
+        LaunchConfig { grid_dim: (blocks as u32, 1, 1), block_dim: (THREADS, 1, 1), shared_mem_bytes: 0 }
+    }
+
+    /// `a[i] & b[i]` for equal-length limb slices.
+    pub fn and_n(&self, a: &[u64], b: &[u64]) -> Result<Vec<u64>, GpuError> {
+        assert_eq!(a.len(), b.len(), "and_n takes equal lengths");
+        guarded(|| {
+            let stream = self.stream.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            injected(Fault::GpuOom, "gpu-oom")?;
+            let da = stream.clone_htod(a)?;
+            let db = stream.clone_htod(b)?;
+            let mut dr = stream.alloc_zeros::<u64>(a.len())?;
+            let n = a.len() as u64;
+            injected(Fault::GpuLaunch, "gpu-launch")?;
+            let mut launch = stream.launch_builder(&self.kernels.and_n);
+            launch.arg(&mut dr).arg(&da).arg(&db).arg(&n);
+            unsafe { launch.launch(self.grid_for(a.len())) }?;
+            Ok(stream.clone_dtoh(&dr)?)
+        })
+    }
+}

@@ -1,0 +1,18 @@
+//! cuGMP: `libcugmp.so`, a drop-in replacement for GMP 6.3's `libgmp.so.10`
+//! whose large-operand arithmetic runs in handwritten CUDA kernels.
+//!
+//! | module       | owns                                                          | may not touch            |
+//! |--------------|---------------------------------------------------------------|--------------------------|
+//! | [`abi`]      | every exported symbol, GMP's types, the panic boundary, limbs' allocation through GMP's memory functions | the driver, kernels |
+//! | [`dispatch`] | per operation: CPU or GPU, fault injection, the run-time check | memory layout of `mpz_t` beyond [`abi::Mpz`] |
+//! | [`cpu`]      | the embedded GMP 6.3 (renamed `__cugmp_cpu__gmp*`), typed     | anything GPU             |
+//! | [`gpu`]      | the CUDA driver (through cudarc), device memory, kernels; works on limb slices (`mpn` level) | signs, `mpz_t` |
+//! | [`config`]   | the environment variables, read once                          |                          |
+//!
+//! Data flows top to bottom once: abi -> dispatch -> (cpu | gpu).
+
+pub mod abi;
+pub mod config;
+pub mod cpu;
+pub mod dispatch;
+pub mod gpu;
