@@ -72,3 +72,21 @@ unsafe extern "C" {
     #[link_name = "__cugmp_cpu__gmpn_cmp"]
     pub fn mpn_cmp(a: *const mp_limb_t, b: *const mp_limb_t, n: mp_size_t) -> c_int;
 }
+
+// Building blocks for the compatibility entry points (src/abi/compat.rs).
+unsafe extern "C" {
+    #[link_name = "__cugmp_cpu__gmpn_add_n"]
+    pub fn mpn_add_n(rp: *mut mp_limb_t, up: *const mp_limb_t, vp: *const mp_limb_t, n: mp_size_t) -> mp_limb_t;
+    #[link_name = "__cugmp_cpu__gmpn_sub_n"]
+    pub fn mpn_sub_n(rp: *mut mp_limb_t, up: *const mp_limb_t, vp: *const mp_limb_t, n: mp_size_t) -> mp_limb_t;
+    #[link_name = "__cugmp_cpu__gmpn_add_1"]
+    pub fn mpn_add_1(rp: *mut mp_limb_t, up: *const mp_limb_t, n: mp_size_t, v: mp_limb_t) -> mp_limb_t;
+    #[link_name = "__cugmp_cpu__gmpn_sub_1"]
+    pub fn mpn_sub_1(rp: *mut mp_limb_t, up: *const mp_limb_t, n: mp_size_t, v: mp_limb_t) -> mp_limb_t;
+    #[link_name = "__cugmp_cpu__gmpn_mul_1"]
+    pub fn mpn_mul_1(rp: *mut mp_limb_t, up: *const mp_limb_t, n: mp_size_t, v: mp_limb_t) -> mp_limb_t;
+    #[link_name = "__cugmp_cpu__gmpn_addmul_1"]
+    pub fn mpn_addmul_1(rp: *mut mp_limb_t, up: *const mp_limb_t, n: mp_size_t, v: mp_limb_t) -> mp_limb_t;
+    #[link_name = "__cugmp_cpu__gmpn_modexact_1c_odd"]
+    pub fn mpn_modexact_1c_odd(up: *const mp_limb_t, n: mp_size_t, d: mp_limb_t, c: mp_limb_t) -> mp_limb_t;
+}

@@ -58,6 +58,10 @@ pub fn auto_threshold(op: Op) -> Option<usize> {
     }
 }
 
+/// Operations completed on the GPU by this process (tests use it to prove the
+/// GPU did the work, not the CPU fallback).
+pub static GPU_COMPLETED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 enum Route {
     Cpu,
     Gpu(&'static gpu::Gpu),
@@ -206,6 +210,7 @@ unsafe fn and_on_gpu(g: &gpu::Gpu, r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr, n: 
         unsafe { check_against_cpu("mpz_and", &result, false, |t| cpu::mpz_and(t, a, b)) };
     }
     unsafe { abi::store(r, &result, false) };
+    GPU_COMPLETED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     Ok(())
 }
 

@@ -8,6 +8,7 @@
 
 #![allow(non_camel_case_types, non_snake_case, clippy::missing_safety_doc)]
 
+pub mod compat;
 pub mod info;
 pub mod mpn;
 pub mod mpz;

@@ -1,0 +1,472 @@
+//! Differential tests: every function cuGMP defines, against GMP 6.3 through
+//! rug, on zero, signs, aliasing, carry/borrow chains, powers of two, sparse
+//! operands, every shift-count class, every base, invalid input, and sizes
+//! from 0 to 10^6 limbs.
+//!
+//! The library under test is dlopen'ed with RTLD_DEEPBIND (tests/common), the
+//! reference is rug's static GMP linked into this binary: two namespaces.
+//! `reference_is_independent` and `planted_fault_is_caught` prove it.
+//! With CUGMP_GPU=force (on the GPU machine) the same tests exercise the GPU.
+
+mod common;
+
+use common::Library;
+use gmp_mpfr_sys::gmp;
+use libc::{c_char, c_int, c_ulong, c_void};
+use rug::integer::Order;
+use rug::rand::RandState;
+use rug::{Assign, Integer};
+use std::ffi::{CStr, CString};
+use std::sync::OnceLock;
+
+#[repr(C)]
+struct Mpz {
+    alloc: c_int,
+    size: c_int,
+    d: *mut u64,
+}
+
+type Ptr = *mut Mpz;
+type Bin = unsafe extern "C" fn(Ptr, Ptr, Ptr);
+type Un = unsafe extern "C" fn(Ptr, Ptr);
+type Shift = unsafe extern "C" fn(Ptr, Ptr, c_ulong);
+
+struct Api {
+    init: unsafe extern "C" fn(Ptr),
+    init2: unsafe extern "C" fn(Ptr, c_ulong),
+    clear: unsafe extern "C" fn(Ptr),
+    set_str: unsafe extern "C" fn(Ptr, *const c_char, c_int) -> c_int,
+    get_str: unsafe extern "C" fn(*mut c_char, c_int, Ptr) -> *mut c_char,
+    add: Bin,
+    sub: Bin,
+    mul: Bin,
+    and: Bin,
+    ior: Bin,
+    xor: Bin,
+    com: Un,
+    mul_2exp: Shift,
+    tdiv_q_2exp: Shift,
+    fdiv_q_2exp: Shift,
+    cdiv_q_2exp: Shift,
+    mpn_mul: unsafe extern "C" fn(*mut u64, *const u64, i64, *const u64, i64) -> u64,
+    mpn_mul_n: unsafe extern "C" fn(*mut u64, *const u64, *const u64, i64),
+    mpn_sqr: unsafe extern "C" fn(*mut u64, *const u64, i64),
+    free_func: *const unsafe extern "C" fn(*mut c_void, usize),
+    _lib: Library,
+}
+
+unsafe impl Send for Api {}
+unsafe impl Sync for Api {}
+
+fn api() -> &'static Api {
+    static API: OnceLock<Api> = OnceLock::new();
+    API.get_or_init(|| {
+        let lib = Library::open();
+        unsafe {
+            Api {
+                init: lib.sym("__gmpz_init"),
+                init2: lib.sym("__gmpz_init2"),
+                clear: lib.sym("__gmpz_clear"),
+                set_str: lib.sym("__gmpz_set_str"),
+                get_str: lib.sym("__gmpz_get_str"),
+                add: lib.sym("__gmpz_add"),
+                sub: lib.sym("__gmpz_sub"),
+                mul: lib.sym("__gmpz_mul"),
+                and: lib.sym("__gmpz_and"),
+                ior: lib.sym("__gmpz_ior"),
+                xor: lib.sym("__gmpz_xor"),
+                com: lib.sym("__gmpz_com"),
+                mul_2exp: lib.sym("__gmpz_mul_2exp"),
+                tdiv_q_2exp: lib.sym("__gmpz_tdiv_q_2exp"),
+                fdiv_q_2exp: lib.sym("__gmpz_fdiv_q_2exp"),
+                cdiv_q_2exp: lib.sym("__gmpz_cdiv_q_2exp"),
+                mpn_mul: lib.sym("__gmpn_mul"),
+                mpn_mul_n: lib.sym("__gmpn_mul_n"),
+                mpn_sqr: lib.sym("__gmpn_sqr"),
+                free_func: lib.sym("__gmp_free_func"),
+                _lib: lib,
+            }
+        }
+    })
+}
+
+/// An mpz_t of the library under test.
+struct Z(Box<Mpz>);
+
+impl Z {
+    fn new() -> Z {
+        let mut m = Box::new(Mpz { alloc: -1, size: -1, d: std::ptr::null_mut() });
+        unsafe { (api().init)(&mut *m) };
+        Z(m)
+    }
+
+    fn from(x: &Integer) -> Z {
+        if *x == 0 {
+            return Z::new();
+        }
+        let limbs = x.as_limbs();
+        let mut m = Box::new(Mpz { alloc: -1, size: -1, d: std::ptr::null_mut() });
+        unsafe {
+            (api().init2)(&mut *m, (limbs.len() * 64) as c_ulong);
+            assert!(m.alloc as usize >= limbs.len(), "mpz_init2 allocated too little");
+            std::ptr::copy_nonoverlapping(limbs.as_ptr(), m.d, limbs.len());
+        }
+        m.size = if *x < 0 { -(limbs.len() as c_int) } else { limbs.len() as c_int };
+        Z(m)
+    }
+
+    fn ptr(&mut self) -> Ptr {
+        &mut *self.0
+    }
+
+    /// The value, checking GMP's invariants on the way.
+    fn get(&self) -> Integer {
+        let n = self.0.size.unsigned_abs() as usize;
+        assert!(!self.0.d.is_null(), "_mp_d is NULL");
+        assert!(n <= self.0.alloc as usize || (n == 0 && self.0.alloc == 0), "size {n} > alloc {}", self.0.alloc);
+        let limbs = unsafe { std::slice::from_raw_parts(self.0.d, n) };
+        assert!(n == 0 || limbs[n - 1] != 0, "result not normalized: high limb zero (size {n})");
+        let v = Integer::from_digits(limbs, Order::Lsf);
+        if self.0.size < 0 { -v } else { v }
+    }
+}
+
+impl Drop for Z {
+    fn drop(&mut self) {
+        unsafe { (api().clear)(&mut *self.0) };
+    }
+}
+
+#[track_caller]
+fn same(what: &str, got: &Integer, want: &Integer) {
+    if got != want {
+        panic!(
+            "MISMATCH in {what}: got {} limbs (sign {}), want {} limbs (sign {}); low limb got {:#x} want {:#x}",
+            got.significant_digits::<u64>(),
+            got.cmp0() as i32,
+            want.significant_digits::<u64>(),
+            want.cmp0() as i32,
+            got.as_limbs().first().copied().unwrap_or(0),
+            want.as_limbs().first().copied().unwrap_or(0),
+        );
+    }
+}
+
+/// Operands: every size class, patterns that stress carries and borrows, both signs.
+fn operands(sizes: &[usize], rng: &mut RandState) -> Vec<Integer> {
+    let mut v = vec![Integer::new()];
+    for &n in sizes {
+        if n == 0 {
+            continue;
+        }
+        let bits = (n * 64) as u32;
+        let random = Integer::from(Integer::random_bits(bits, rng));
+        let all_ones = (Integer::from(1) << bits) - 1u32;
+        let power = Integer::from(1) << (bits - 1);
+        let mut sparse = Integer::new();
+        sparse.set_bit(bits - 1, true);
+        sparse.set_bit(bits / 2, true);
+        sparse.set_bit(0, true);
+        let one_limb_set = Integer::from(0xdead_beef_u32) << (64 * (n as u32 / 2));
+        for x in [random, all_ones, power, sparse, one_limb_set] {
+            v.push(x.clone());
+            v.push(-x);
+        }
+    }
+    v
+}
+
+fn rng() -> RandState<'static> {
+    let mut r = RandState::new();
+    r.seed(&Integer::from(0x5eed_cafe_u64));
+    r
+}
+
+const SMALL: &[usize] = &[1, 2, 3, 4, 7, 8, 16, 33, 64, 100];
+
+/// `op` on every pair, with `rop` distinct, `rop == a`, `rop == b`, and `rop == a == b`.
+fn check_binary(name: &str, op: Bin, reference: impl Fn(&Integer, &Integer) -> Integer, xs: &[Integer]) {
+    for a in xs {
+        for b in xs {
+            let want = reference(a, b);
+            let (mut za, mut zb, mut r) = (Z::from(a), Z::from(b), Z::new());
+            unsafe { op(r.ptr(), za.ptr(), zb.ptr()) };
+            same(name, &r.get(), &want);
+            assert_eq!(za.get(), *a, "{name} modified an input");
+            unsafe { op(za.ptr(), za.ptr(), zb.ptr()) };
+            same(&format!("{name} (rop = a)"), &za.get(), &want);
+            let mut za = Z::from(a);
+            unsafe { op(zb.ptr(), za.ptr(), zb.ptr()) };
+            same(&format!("{name} (rop = b)"), &zb.get(), &want);
+        }
+        let want = reference(a, a);
+        let mut za = Z::from(a);
+        unsafe { op(za.ptr(), za.ptr(), za.ptr()) };
+        same(&format!("{name} (rop = a = b)"), &za.get(), &want);
+    }
+}
+
+#[test]
+fn add_matches_gmp() {
+    check_binary("mpz_add", api().add, |a, b| Integer::from(a + b), &operands(SMALL, &mut rng()));
+}
+
+#[test]
+fn sub_matches_gmp() {
+    check_binary("mpz_sub", api().sub, |a, b| Integer::from(a - b), &operands(SMALL, &mut rng()));
+}
+
+#[test]
+fn mul_matches_gmp() {
+    check_binary("mpz_mul", api().mul, |a, b| Integer::from(a * b), &operands(SMALL, &mut rng()));
+    // Unbalanced and larger products.
+    let mut r = rng();
+    for (na, nb) in [(1000, 1), (3000, 17), (10_000, 10_000), (40_000, 900), (100_000, 100_000)] {
+        let a = Integer::from(Integer::random_bits(64 * na, &mut r));
+        let b = -Integer::from(Integer::random_bits(64 * nb, &mut r));
+        let (mut za, mut zb, mut z) = (Z::from(&a), Z::from(&b), Z::new());
+        unsafe { (api().mul)(z.ptr(), za.ptr(), zb.ptr()) };
+        same(&format!("mpz_mul {na}x{nb}"), &z.get(), &Integer::from(&a * &b));
+    }
+}
+
+#[test]
+fn logic_matches_gmp() {
+    let xs = operands(SMALL, &mut rng());
+    check_binary("mpz_and", api().and, |a, b| Integer::from(a & b), &xs);
+    check_binary("mpz_ior", api().ior, |a, b| Integer::from(a | b), &xs);
+    check_binary("mpz_xor", api().xor, |a, b| Integer::from(a ^ b), &xs);
+    for a in &xs {
+        let (mut za, mut r) = (Z::from(a), Z::new());
+        unsafe { (api().com)(r.ptr(), za.ptr()) };
+        same("mpz_com", &r.get(), &Integer::from(!a));
+        unsafe { (api().com)(za.ptr(), za.ptr()) };
+        same("mpz_com (rop = op)", &za.get(), &Integer::from(!a));
+    }
+}
+
+#[test]
+fn shifts_match_gmp() {
+    let xs = operands(&[1, 2, 3, 5, 17], &mut rng());
+    type Reference = fn(&Integer, u32) -> Integer;
+    let ops: [(&str, Shift, Reference); 4] = [
+        ("mpz_mul_2exp", api().mul_2exp, |a, n| Integer::from(a << n)),
+        ("mpz_tdiv_q_2exp", api().tdiv_q_2exp, |a, n| {
+            let q = Integer::from(a.abs_ref()) >> n;
+            if *a < 0 { -q } else { q }
+        }),
+        ("mpz_fdiv_q_2exp", api().fdiv_q_2exp, |a, n| Integer::from(a >> n)),
+        ("mpz_cdiv_q_2exp", api().cdiv_q_2exp, |a, n| -Integer::from(Integer::from(-a) >> n)),
+    ];
+    for a in &xs {
+        let bits = a.significant_bits();
+        let mut counts = vec![0u32, 1, 2, 31, 63, 64, 65, 127, 128, 129, 640, 100_000];
+        counts.extend([bits.saturating_sub(1), bits, bits + 1, bits + 64, bits + 1000]);
+        for n in counts {
+            for (name, op, reference) in &ops {
+                let want = reference(a, n);
+                let (mut za, mut r) = (Z::from(a), Z::new());
+                unsafe { op(r.ptr(), za.ptr(), n as c_ulong) };
+                same(&format!("{name} by {n}"), &r.get(), &want);
+                unsafe { op(za.ptr(), za.ptr(), n as c_ulong) };
+                same(&format!("{name} by {n} (rop = op)"), &za.get(), &want);
+            }
+        }
+    }
+}
+
+/// GMP's own mpz_get_str (rug's copy), for bases rug's API does not cover.
+fn reference_get_str(x: &Integer, base: i32) -> Option<String> {
+    unsafe {
+        let p = gmp::mpz_get_str(std::ptr::null_mut(), base, x.as_raw());
+        if p.is_null() {
+            return None;
+        }
+        let s = CStr::from_ptr(p).to_string_lossy().into_owned();
+        let mut free: Option<unsafe extern "C" fn(*mut c_void, usize)> = None;
+        gmp::get_memory_functions(std::ptr::null_mut(), std::ptr::null_mut(), &mut free);
+        free.unwrap()(p as *mut c_void, s.len() + 1);
+        Some(s)
+    }
+}
+
+fn get_str(z: &mut Z, base: i32) -> Option<String> {
+    unsafe {
+        let p = (api().get_str)(std::ptr::null_mut(), base, z.ptr());
+        if p.is_null() {
+            return None;
+        }
+        let s = CStr::from_ptr(p).to_string_lossy().into_owned();
+        (*api().free_func)(p as *mut c_void, s.len() + 1);
+        Some(s)
+    }
+}
+
+#[test]
+fn get_str_matches_gmp() {
+    let xs = operands(&[1, 2, 3, 9], &mut rng());
+    let bases: Vec<i32> = (2..=62).chain(-36..=-2).chain([0, 1, -1, 63, -37, 100]).collect();
+    for x in &xs {
+        let mut z = Z::from(x);
+        for &base in &bases {
+            assert_eq!(get_str(&mut z, base), reference_get_str(x, base), "mpz_get_str base {base}");
+        }
+        // Caller's buffer, sized as GMP documents: sizeinbase + 2.
+        let mut buf = vec![0 as c_char; x.significant_bits() as usize + 3];
+        let p = unsafe { (api().get_str)(buf.as_mut_ptr(), 2, z.ptr()) };
+        assert_eq!(p, buf.as_mut_ptr(), "mpz_get_str must return the caller's buffer");
+        let s = unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned();
+        assert_eq!(Some(s), reference_get_str(x, 2));
+    }
+}
+
+#[test]
+fn set_str_matches_gmp() {
+    let mut cases: Vec<(String, i32)> = vec![];
+    for x in operands(&[1, 2, 5], &mut rng()) {
+        for base in [2, 8, 10, 16, 36, 37, 62] {
+            cases.push((reference_get_str(&x, base).unwrap(), base));
+        }
+        cases.push((format!("0x{}", reference_get_str(&x, 16).unwrap()), 0));
+    }
+    for (s, b) in [
+        ("", 10), ("-", 10), ("+5", 10), ("12a", 10), ("  1 2 3 ", 10), ("0b101", 0), ("0B11", 0), ("017", 0),
+        ("0x", 0), ("0xg", 0), ("z", 36), ("Z", 36), ("z", 62), ("Z", 62), ("10", 1), ("10", 63), ("10", -2),
+        ("10", 64), ("- 5", 10), ("99999999999999999999999999999999999999", 10), ("\t-42\n", 10),
+    ] {
+        cases.push((s.to_string(), b));
+    }
+    for (s, base) in cases {
+        let c = CString::new(s.clone()).unwrap();
+        let mut z = Z::from(&Integer::from(7));
+        let got = unsafe { (api().set_str)(z.ptr(), c.as_ptr(), base) };
+        let mut want_value = Integer::from(7);
+        let want = unsafe { gmp::mpz_set_str(want_value.as_raw_mut(), c.as_ptr(), base) };
+        assert_eq!(got, want, "mpz_set_str({s:?}, {base}) return value");
+        if want == 0 {
+            same(&format!("mpz_set_str({s:?}, {base})"), &z.get(), &want_value);
+        }
+    }
+}
+
+#[test]
+fn mpn_products_match_gmp() {
+    let mut r = rng();
+    let shapes = [(1, 1), (2, 1), (5, 5), (17, 3), (64, 64), (300, 299), (1000, 1), (2500, 2500), (9000, 70)];
+    for (un, vn) in shapes {
+        for pattern in 0..3 {
+            let gen = |n: usize, r: &mut RandState| -> Vec<u64> {
+                match pattern {
+                    0 => Integer::from(Integer::random_bits(64 * n as u32, r)).as_limbs().to_vec()
+                        .into_iter().chain(std::iter::repeat(1)).take(n).collect(),
+                    1 => vec![u64::MAX; n],
+                    _ => (0..n).map(|i| if i == n - 1 { 1 << 63 } else { 0 }).collect(),
+                }
+            };
+            let (u, v) = (gen(un, &mut r), gen(vn, &mut r));
+            let mut want = vec![0u64; un + vn];
+            let want_top = unsafe { gmp::mpn_mul(want.as_mut_ptr(), u.as_ptr(), un as i64, v.as_ptr(), vn as i64) };
+            let mut got = vec![0x5a5a_5a5a_5a5a_5a5a_u64; un + vn];
+            let top = unsafe { (api().mpn_mul)(got.as_mut_ptr(), u.as_ptr(), un as i64, v.as_ptr(), vn as i64) };
+            assert!(got == want && top == want_top, "MISMATCH in mpn_mul {un}x{vn} pattern {pattern}");
+            if un == vn {
+                got.fill(0x5a);
+                unsafe { (api().mpn_mul_n)(got.as_mut_ptr(), u.as_ptr(), v.as_ptr(), un as i64) };
+                unsafe { gmp::mpn_mul_n(want.as_mut_ptr(), u.as_ptr(), v.as_ptr(), un as i64) };
+                assert!(got == want, "MISMATCH in mpn_mul_n {un} pattern {pattern}");
+            }
+            got.truncate(2 * un);
+            got.resize(2 * un, 0x5a);
+            want.resize(2 * un, 0);
+            unsafe { (api().mpn_sqr)(got.as_mut_ptr(), u.as_ptr(), un as i64) };
+            unsafe { gmp::mpn_sqr(want.as_mut_ptr(), u.as_ptr(), un as i64) };
+            assert!(got == want, "MISMATCH in mpn_sqr {un} pattern {pattern}");
+        }
+    }
+}
+
+/// 10^6 limbs (64 million bits) through every operation once.
+#[test]
+fn million_limbs_match_gmp() {
+    let mut r = rng();
+    let n = 1_000_000u32;
+    let a = Integer::from(Integer::random_bits(64 * n, &mut r));
+    let b = -Integer::from(Integer::random_bits(64 * n - 5, &mut r));
+    let (mut za, mut zb, mut z) = (Z::from(&a), Z::from(&b), Z::new());
+    let bin: [(&str, Bin, Integer); 6] = [
+        ("mpz_add", api().add, Integer::from(&a + &b)),
+        ("mpz_sub", api().sub, Integer::from(&a - &b)),
+        ("mpz_mul", api().mul, Integer::from(&a * &b)),
+        ("mpz_and", api().and, Integer::from(&a & &b)),
+        ("mpz_ior", api().ior, Integer::from(&a | &b)),
+        ("mpz_xor", api().xor, Integer::from(&a ^ &b)),
+    ];
+    for (name, op, want) in bin {
+        unsafe { op(z.ptr(), za.ptr(), zb.ptr()) };
+        same(&format!("{name} 10^6 limbs"), &z.get(), &want);
+    }
+    unsafe { (api().mul_2exp)(z.ptr(), zb.ptr(), 64 * 1000 + 7) };
+    same("mpz_mul_2exp 10^6 limbs", &z.get(), &Integer::from(&b << (64 * 1000 + 7)));
+    unsafe { (api().fdiv_q_2exp)(z.ptr(), zb.ptr(), 64 * 1000 + 7) };
+    same("mpz_fdiv_q_2exp 10^6 limbs", &z.get(), &Integer::from(&b >> (64 * 1000 + 7)));
+    // Radix conversion both ways at 10^5 limbs (GMP's subquadratic paths).
+    let c = Integer::from(Integer::random_bits(64 * 100_000, &mut r));
+    let mut zc = Z::from(&c);
+    let s = get_str(&mut zc, 10).unwrap();
+    assert_eq!(s, c.to_string(), "mpz_get_str base 10, 10^5 limbs");
+    let cs = CString::new(s).unwrap();
+    let mut back = Z::new();
+    assert_eq!(unsafe { (api().set_str)(back.ptr(), cs.as_ptr(), 10) }, 0);
+    same("mpz_set_str 10^5 limbs", &back.get(), &c);
+}
+
+#[test]
+fn init2_and_clear_follow_gmp() {
+    for bits in [0u64, 1, 63, 64, 65, 1000] {
+        let mut m = Mpz { alloc: -1, size: -1, d: std::ptr::null_mut() };
+        unsafe { (api().init2)(&mut m, bits) };
+        let want = 1 + (bits.max(1) - 1) / 64;
+        assert_eq!((m.alloc as u64, m.size), (want, 0), "mpz_init2({bits})");
+        unsafe { (api().clear)(&mut m) };
+    }
+    // A fresh variable is readable zero and clearing it frees nothing.
+    let mut m = Mpz { alloc: -1, size: -1, d: std::ptr::null_mut() };
+    unsafe { (api().init)(&mut m) };
+    assert!(!m.d.is_null() && m.alloc == 0 && m.size == 0);
+    unsafe { (api().clear)(&mut m) };
+    let mut x = Integer::new();
+    x.assign(1);
+}
+
+/// The reference GMP is rug's, not the library under test.
+#[test]
+fn reference_is_independent() {
+    let name = CString::new("cugmp_version").unwrap();
+    assert!(
+        unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) }.is_null(),
+        "libcugmp.so leaked into the global scope: the reference could be resolving to it"
+    );
+    let reference = gmp::mpz_mul as *const () as usize;
+    assert_ne!(reference, api().mul as usize, "the reference mpz_mul is the library under test");
+}
+
+/// A corrupted product (CUGMP_FAULT=mul) must make the suite fail.
+#[test]
+fn planted_fault_is_caught() {
+    let exe = std::env::current_exe().unwrap();
+    let run = |fault: Option<&str>| {
+        let mut cmd = std::process::Command::new(&exe);
+        cmd.args(["--exact", "mul_matches_gmp", "mpn_products_match_gmp", "--test-threads=1"]);
+        cmd.env_remove("CUGMP_FAULT");
+        if let Some(f) = fault {
+            cmd.env("CUGMP_FAULT", f);
+        }
+        let out = cmd.output().unwrap();
+        (out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr))
+    };
+    let (clean_ok, clean_log) = run(None);
+    assert!(clean_ok && clean_log.contains("2 passed"), "the unfaulted run must pass both tests:\n{clean_log}");
+    let (faulted_ok, faulted_log) = run(Some("mul"));
+    assert!(!faulted_ok, "CUGMP_FAULT=mul went unnoticed:\n{faulted_log}");
+    assert!(faulted_log.contains("MISMATCH in mpz_mul") && faulted_log.contains("MISMATCH in mpn_mul"), "{faulted_log}");
+}
