@@ -95,7 +95,7 @@ long cugmp_threshold(const char *op);
  How many operations this process has completed on the GPU (CPU fallbacks
  after a GPU failure are not counted).
  */
-uint64_t cugmp_gpu_operations(void);
+unsigned long cugmp_gpu_operations(void);
 
 /*
  `{rp, un+vn} = {up, un} * {vp, vn}`, `un >= vn >= 1`; returns the top limb.

@@ -79,3 +79,23 @@ macro_rules! log {
     };
 }
 pub(crate) use log;
+
+/// Runs when the dynamic loader maps libcugmp.so: with `CUGMP_LOG=1`, one line
+/// saying which library serves this process (functions served straight by the
+/// embedded GMP log nothing else).
+extern "C" fn on_load() {
+    // No panic may escape a constructor; config::get only reads the environment.
+    let _ = std::panic::catch_unwind(|| {
+        let cfg = get();
+        log!(
+            "libcugmp {} loaded (CPU engine: embedded GMP 6.3.0; CUGMP_GPU={:?}; kernels {})",
+            env!("CARGO_PKG_VERSION"),
+            cfg.gpu,
+            if crate::gpu::KERNELS_COMPILED { "compiled in" } else { "not compiled in" }
+        );
+    });
+}
+
+#[used]
+#[unsafe(link_section = ".init_array")]
+static ON_LOAD: extern "C" fn() = on_load;

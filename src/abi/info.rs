@@ -77,6 +77,6 @@ pub unsafe extern "C" fn cugmp_threshold(op: *const c_char) -> c_long {
 /// How many operations this process has completed on the GPU (CPU fallbacks
 /// after a GPU failure are not counted).
 #[unsafe(no_mangle)]
-pub extern "C" fn cugmp_gpu_operations() -> u64 {
-    dispatch::GPU_COMPLETED.load(std::sync::atomic::Ordering::Relaxed)
+pub extern "C" fn cugmp_gpu_operations() -> libc::c_ulong {
+    dispatch::GPU_COMPLETED.load(std::sync::atomic::Ordering::Relaxed) as libc::c_ulong
 }

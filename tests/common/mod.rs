@@ -23,8 +23,14 @@ pub fn cdylib() -> PathBuf {
 }
 
 /// A directory holding `lib/libcugmp.so.10` (the soname), `lib/libcugmp.so`,
-/// `alias/libgmp.so.10` -> libcugmp, and `include/cuGMP.h`. One per test binary.
+/// `alias/libgmp.so.10` -> libcugmp, and `include/cuGMP.h`. Made once per test
+/// binary (its tests run in parallel).
 pub fn stage() -> PathBuf {
+    static STAGE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    STAGE.get_or_init(make_stage).clone()
+}
+
+fn make_stage() -> PathBuf {
     let name = std::env::current_exe().unwrap().file_name().unwrap().to_string_lossy().into_owned();
     let dir = target_dir().join("stage").join(name);
     let lib = dir.join("lib");
