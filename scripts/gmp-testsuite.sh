@@ -5,6 +5,8 @@
 #
 #   scripts/gmp-testsuite.sh LIBCUGMP_SO [SUBDIR...]     (default: mpz)
 #   e.g. scripts/gmp-testsuite.sh target/release/libcugmp.so mpz mpn mpq mpf rand misc cxx
+# CUGMP_GMP_BUILD_ONLY=1 builds the test programs without running them
+# (scripts/pack-device.sh takes them to the GPU machine).
 #
 # How: configure and build GMP as gmp-mpfr-sys does (fat, PIC) but shared, in
 # target/gmp-tests (kept between runs); build the chosen test programs against
@@ -45,6 +47,10 @@ make -C "$build/tests" -j"$jobs" libtests.la >/dev/null
 for d in "${dirs[@]}"; do
     make -C "$build/tests/$d" -j"$jobs" check TESTS= >/dev/null
 done
+if [ -n "${CUGMP_GMP_BUILD_ONLY:-}" ]; then
+    echo "gmp-testsuite: built tests/${dirs[*]} (not run)"
+    exit 0
+fi
 cp "$lib" "$real"
 trap 'cp "$build/libgmp-real.so" "$real"' EXIT
 

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine, over a tree packed by scripts/pack-device.sh:
+#   bash scripts/device-run.sh [tests|bench|sanitize|all]    (default: all)
+# Writes logs under $OUT (or /tmp/cugmp-out) and prints a short summary last.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT:-/tmp/cugmp-out}; mkdir -p "$out"
+what=${1:-all}
+summary=()
+note() { summary+=("$1"); echo "== $1"; }
+
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$out/device.txt"
+export CUGMP_GPU=force
+
+if [ "$what" = tests ] || [ "$what" = all ]; then
+    pack/deps/gpu 2>&1 | tee "$out/gpu-tests.log"
+    note "gpu tests: $(grep '^test result' "$out/gpu-tests.log")"
+    pack/deps/differential --test-threads=4 2>&1 | tee "$out/differential.log"
+    note "differential (CUGMP_GPU=force): $(grep '^test result' "$out/differential.log")"
+    for d in mpz mpn; do
+        pass=0; fail=0; failed=()
+        for t in pack/gmp-tests/$d/*; do
+            if (cd /tmp && LD_LIBRARY_PATH="$OLDPWD/pack/alias" timeout 300 "$OLDPWD/$t") >"$out/gmp-$d-$(basename "$t").log" 2>&1; then
+                pass=$((pass + 1))
+            else
+                fail=$((fail + 1)); failed+=("$(basename "$t")")
+            fi
+        done
+        note "GMP tests/$d on libcugmp.so (CUGMP_GPU=force): $pass passed, $fail failed ${failed[*]:-}"
+    done
+    probe=$(cd /tmp && LD_LIBRARY_PATH="$OLDPWD/pack/alias" CUGMP_LOG=1 "$OLDPWD/pack/gmp-tests/mpz/logic" 2>&1 | grep -c 'and .* -> gpu' || true)
+    note "GMP tests/mpz/logic: $probe mpz_and calls dispatched to the GPU"
+fi
+
+if [ "$what" = sanitize ] || [ "$what" = all ]; then
+    compute-sanitizer --tool memcheck --target-processes all --error-exitcode 9 pack/deps/gpu gpu_and_matches_gmp >"$out/memcheck.log" 2>&1
+    note "compute-sanitizer memcheck (gpu_and_matches_gmp): exit $? ($(grep -m1 'ERROR SUMMARY' "$out/memcheck.log"))"
+fi
+
+if [ "$what" = bench ] || [ "$what" = all ]; then
+    for b in pack/bench/*; do
+        [ -x "$b" ] || continue
+        "$b" --bench 2>&1 | tee "$out/bench-$(basename "$b").log"
+        note "bench $(basename "$b"): see $out/bench-$(basename "$b").log"
+    done
+fi
+
+echo; echo "SUMMARY"; printf '%s\n' "${summary[@]}"

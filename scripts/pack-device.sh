@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Builds everything here (the GPU machine has no Rust and no network) and packs
+# what the GPU machine runs into pack/ (git-ignored; pass `pack` in the device
+# tool's `carry`). Then on the device: `bash scripts/device-run.sh`.
+#   pack/deps/        stripped test binaries and libcugmp.so (the tests find
+#                     the library at ../deps/libcugmp.so, as under target/)
+#   pack/alias/       libgmp.so.10 -> libcugmp.so (the LD_LIBRARY_PATH route)
+#   pack/gmp-tests/   GMP 6.3's own test programs (tests/mpz, tests/mpn), linked
+#                     to libgmp.so.10, run there through pack/alias
+#   pack/bench/       benchmark binaries, when benches/ has any
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+bash scripts/install-prereqs.sh
+rm -rf pack
+mkdir -p pack/deps pack/alias pack/gmp-tests pack/bench
+
+# Test binaries: the ones that run on the device.
+cargo test --release --no-run --message-format=json 2>/dev/null |
+    python3 -c '
+import json, sys, shutil
+wanted = {"differential", "gpu"}
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] in wanted and "test" in m["target"]["kind"]:
+        shutil.copy(m["executable"], "pack/deps/" + m["target"]["name"])
+        print("packed test", m["target"]["name"])
+'
+if compgen -G "benches/*.rs" >/dev/null; then
+    cargo bench --no-run --message-format=json 2>/dev/null |
+        python3 -c '
+import json, sys, shutil
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and "bench" in m["target"]["kind"]:
+        shutil.copy(m["executable"], "pack/bench/" + m["target"]["name"])
+        print("packed bench", m["target"]["name"])
+'
+fi
+cp target/release/deps/libcugmp.so pack/deps/libcugmp.so
+ln -s ../deps/libcugmp.so pack/alias/libgmp.so.10
+
+# GMP's own test programs, built (not run) by the test-suite script's tree.
+CUGMP_GMP_BUILD_ONLY=1 bash scripts/gmp-testsuite.sh target/release/deps/libcugmp.so mpz mpn >/dev/null
+for d in mpz mpn; do
+    mkdir -p "pack/gmp-tests/$d"
+    for f in target/gmp-tests/build/tests/$d/*; do
+        # The test programs: ELF executables (libtool links them directly).
+        [ -f "$f" ] && [ -x "$f" ] && [ "$(head -c4 "$f" | tr -d '\0')" = $'\x7fELF' ] && cp "$f" "pack/gmp-tests/$d/"
+    done
+done
+find pack -type f -perm -u+x -exec strip --strip-unneeded {} + 2>/dev/null || true
+du -sh pack

@@ -1,0 +1,177 @@
+//! GPU tests, run on the GPU machine with the library's GPU engine forced on.
+//! Without a usable GPU every test reports itself skipped (never passes).
+//! Output follows libtest's format.
+//!
+//! Each test is run in a child process of this binary (`--child NAME`), since
+//! CUGMP_* settings are read once per process.
+
+mod common;
+
+use common::Library;
+use libc::{c_int, c_ulong};
+use rug::integer::Order;
+use rug::rand::RandState;
+use rug::Integer;
+use std::process::Command;
+
+#[repr(C)]
+struct Mpz {
+    alloc: c_int,
+    size: c_int,
+    d: *mut u64,
+}
+
+struct Api {
+    init: unsafe extern "C" fn(*mut Mpz),
+    init2: unsafe extern "C" fn(*mut Mpz, c_ulong),
+    clear: unsafe extern "C" fn(*mut Mpz),
+    and: unsafe extern "C" fn(*mut Mpz, *const Mpz, *const Mpz),
+    gpu_in_use: unsafe extern "C" fn() -> c_int,
+    gpu_operations: unsafe extern "C" fn() -> c_ulong,
+    _lib: Library,
+}
+
+fn api() -> Api {
+    let lib = Library::open();
+    unsafe {
+        Api {
+            init: lib.sym("__gmpz_init"),
+            init2: lib.sym("__gmpz_init2"),
+            clear: lib.sym("__gmpz_clear"),
+            and: lib.sym("__gmpz_and"),
+            gpu_in_use: lib.sym("cugmp_gpu_in_use"),
+            gpu_operations: lib.sym("cugmp_gpu_operations"),
+            _lib: lib,
+        }
+    }
+}
+
+fn to_mpz(api: &Api, x: &Integer) -> Box<Mpz> {
+    let mut m = Box::new(Mpz { alloc: 0, size: 0, d: std::ptr::null_mut() });
+    let limbs = x.as_limbs();
+    unsafe {
+        if limbs.is_empty() {
+            (api.init)(&mut *m);
+        } else {
+            (api.init2)(&mut *m, 64 * limbs.len() as c_ulong);
+            std::ptr::copy_nonoverlapping(limbs.as_ptr(), m.d, limbs.len());
+        }
+    }
+    m.size = if *x < 0 { -(limbs.len() as c_int) } else { limbs.len() as c_int };
+    m
+}
+
+fn from_mpz(m: &Mpz) -> Integer {
+    let n = m.size.unsigned_abs() as usize;
+    let limbs = unsafe { std::slice::from_raw_parts(m.d, n) };
+    assert!(n == 0 || limbs[n - 1] != 0, "unnormalized result");
+    let v = Integer::from_digits(limbs, Order::Lsf);
+    if m.size < 0 { -v } else { v }
+}
+
+/// mpz_and on non-negative operands of many sizes; returns how many calls the
+/// GPU completed (by the library's own count).
+fn and_sweep(api: &Api) -> u64 {
+    let mut rng = RandState::new();
+    let before = unsafe { (api.gpu_operations)() };
+    let mut calls = 0;
+    for &n in &[1u32, 2, 3, 31, 32, 33, 255, 256, 257, 1000, 4096, 65_537, 1 << 20] {
+        for pattern in 0..3 {
+            let a = match pattern {
+                0 => Integer::from(Integer::random_bits(64 * n, &mut rng)) | Integer::from(1) << (64 * n - 1),
+                1 => (Integer::from(1) << (64 * n)) - 1u32,
+                _ => Integer::from(1) << (64 * n - 1),
+            };
+            let b = Integer::from(Integer::random_bits(64 * n + 13, &mut rng));
+            let want = Integer::from(&a & &b);
+            let (ma, mb) = (to_mpz(api, &a), to_mpz(api, &b));
+            let mut r = to_mpz(api, &Integer::new());
+            unsafe { (api.and)(&mut *r, &*ma, &*mb) };
+            assert!(from_mpz(&r) == want, "MISMATCH: mpz_and on the GPU, {n} limbs, pattern {pattern}");
+            // Aliased: rop = a.
+            let mut ra = to_mpz(api, &a);
+            unsafe { (api.and)(&mut *ra, &*ra, &*mb) };
+            assert!(from_mpz(&ra) == want, "MISMATCH: mpz_and (rop = a) on the GPU, {n} limbs");
+            calls += 2;
+            for mut m in [ma, mb, r, ra] {
+                unsafe { (api.clear)(&mut *m) };
+            }
+        }
+    }
+    let done = unsafe { (api.gpu_operations)() } - before;
+    assert!(done <= calls);
+    done
+}
+
+/// The tests; each runs in its own child process with its own environment.
+const TESTS: &[(&str, &[(&str, &str)])] = &[
+    ("gpu_and_matches_gmp", &[]),
+    ("gpu_oom_falls_back_to_cpu", &[("CUGMP_FAULT", "gpu-oom")]),
+    ("gpu_launch_failure_falls_back_to_cpu", &[("CUGMP_FAULT", "gpu-launch")]),
+    ("gpu_check_mode_passes", &[("CUGMP_CHECK", "1")]),
+];
+
+fn child(name: &str) {
+    let api = api();
+    assert_eq!(unsafe { (api.gpu_in_use)() }, 1, "no GPU in the child");
+    let on_gpu = and_sweep(&api);
+    match name {
+        "gpu_and_matches_gmp" | "gpu_check_mode_passes" => assert!(on_gpu > 0, "no operation ran on the GPU"),
+        _ => assert_eq!(on_gpu, 0, "an injected GPU fault still counted as a GPU result"),
+    }
+    println!("{name}: {on_gpu} operations completed on the GPU");
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(i) = args.iter().position(|a| a == "--child") {
+        child(&args[i + 1]);
+        return;
+    }
+    let filter: Vec<&String> = args.iter().skip(1).filter(|a| !a.starts_with('-')).collect();
+    let selected: Vec<_> = TESTS.iter().filter(|(n, _)| filter.is_empty() || filter.iter().any(|f| n.contains(f.as_str()))).collect();
+
+    if args.iter().any(|a| a == "--probe") {
+        let api = api();
+        std::process::exit(if unsafe { (api.gpu_in_use)() } == 1 { 0 } else { 3 });
+    }
+    // Is there a GPU the library will use? Ask it, in a process of its own.
+    let gpu = Command::new(std::env::current_exe().unwrap())
+        .arg("--probe")
+        .env("CUGMP_GPU", "force")
+        .output()
+        .map(|o| o.status.code() == Some(0))
+        .unwrap_or(false);
+
+    println!("\nrunning {} tests", selected.len());
+    let (mut passed, mut failed, mut skipped) = (0, 0, 0);
+    for (name, env) in &selected {
+        if !gpu {
+            println!("test {name} ... skipped (no usable GPU: cugmp_gpu_in_use() = 0 under CUGMP_GPU=force)");
+            skipped += 1;
+            continue;
+        }
+        let mut cmd = Command::new(std::env::current_exe().unwrap());
+        cmd.args(["--child", name]).env("CUGMP_GPU", "force").env_remove("CUGMP_FAULT").env_remove("CUGMP_CHECK");
+        for (k, v) in env.iter() {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().expect("run child");
+        if out.status.success() {
+            println!("test {name} ... ok ({})", String::from_utf8_lossy(&out.stdout).trim());
+            passed += 1;
+        } else {
+            println!("test {name} ... FAILED\n{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+            failed += 1;
+        }
+    }
+    println!(
+        "\ntest result: {}. {passed} passed; {failed} failed; {skipped} ignored; 0 measured; {} filtered out\n",
+        if failed == 0 { "ok" } else { "FAILED" },
+        TESTS.len() - selected.len()
+    );
+    if skipped > 0 {
+        println!("{skipped} GPU tests skipped: no usable GPU on this machine");
+    }
+    std::process::exit(if failed == 0 { 0 } else { 1 });
+}
