@@ -115,35 +115,88 @@ pub unsafe fn sub(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
 }
 
 pub unsafe fn mul(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
-    let n = unsafe { abi::limbs(a).len().max(abi::limbs(b).len()) };
-    route(Op::Mul, n, false);
+    let (la, lb) = unsafe { (abi::limbs(a), abi::limbs(b)) };
+    let negative = unsafe { (abi::size(a) < 0) != (abi::size(b) < 0) };
+    let done = match route(Op::Mul, la.len().max(lb.len()), !la.is_empty() && !lb.is_empty()) {
+        Route::Gpu(g) => {
+            // Same limbs (a == b, or equal pointers) square: one transform.
+            let product = if std::ptr::eq(la, lb) { g.mul(la, la) } else { g.mul(la, lb) };
+            match product {
+                Ok(p) => {
+                    if config::get().check {
+                        unsafe { check_against_cpu("mpz_mul", &p, negative, |t| cpu::mpz_mul(t, a, b)) };
+                    }
+                    unsafe { abi::store(r, &p, negative) };
+                    GPU_COMPLETED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    true
+                }
+                Err(e) => {
+                    log!("mul: GPU failed ({e}); finishing on the CPU");
+                    false
+                }
+            }
+        }
+        Route::Cpu => false,
+    };
     unsafe {
-        cpu::mpz_mul(r, a, b);
+        if !done {
+            cpu::mpz_mul(r, a, b);
+        }
         inject_product_fault((*r)._mp_d, abi::limbs(r).len());
     }
 }
 
+/// `{rp, un+vn} = {up, un} * {vp, vn}` on the GPU when routed there; false if
+/// the CPU must do it. `rp` may not overlap the operands (GMP's rule for mpn_mul).
+unsafe fn mpn_product_on_gpu(rp: *mut mp_limb_t, up: *const mp_limb_t, un: usize, vp: *const mp_limb_t, vn: usize, what: &str) -> bool {
+    let Route::Gpu(g) = route(Op::Mul, un.max(vn), un > 0 && vn > 0) else { return false };
+    let (u, v) = unsafe { (std::slice::from_raw_parts(up, un), std::slice::from_raw_parts(vp, vn)) };
+    let product = if std::ptr::eq(u, v) { g.mul(u, u) } else { g.mul(u, v) };
+    match product {
+        Ok(p) => {
+            if config::get().check {
+                let mut want = vec![0; un + vn];
+                unsafe { cpu::mpn_mul(want.as_mut_ptr(), up, un as mp_size_t, vp, vn as mp_size_t) };
+                if want != p {
+                    eprintln!("cugmp: CUGMP_CHECK: the GPU's {what} of {un}x{vn} limbs differs from the CPU engine's; aborting");
+                    std::process::abort();
+                }
+            }
+            unsafe { std::ptr::copy_nonoverlapping(p.as_ptr(), rp, un + vn) };
+            GPU_COMPLETED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            true
+        }
+        Err(e) => {
+            log!("{what}: GPU failed ({e}); finishing on the CPU");
+            false
+        }
+    }
+}
+
 pub unsafe fn mpn_mul(rp: *mut mp_limb_t, up: *const mp_limb_t, un: mp_size_t, vp: *const mp_limb_t, vn: mp_size_t) -> mp_limb_t {
-    route(Op::Mul, un as usize, false);
     unsafe {
-        let top = cpu::mpn_mul(rp, up, un, vp, vn);
+        if !mpn_product_on_gpu(rp, up, un as usize, vp, vn as usize, "mpn_mul") {
+            cpu::mpn_mul(rp, up, un, vp, vn);
+        }
         inject_product_fault(rp, (un + vn) as usize);
-        top
+        *rp.add((un + vn) as usize - 1)
     }
 }
 
 pub unsafe fn mpn_mul_n(rp: *mut mp_limb_t, up: *const mp_limb_t, vp: *const mp_limb_t, n: mp_size_t) {
-    route(Op::Mul, n as usize, false);
     unsafe {
-        cpu::mpn_mul_n(rp, up, vp, n);
+        if !mpn_product_on_gpu(rp, up, n as usize, vp, n as usize, "mpn_mul_n") {
+            cpu::mpn_mul_n(rp, up, vp, n);
+        }
         inject_product_fault(rp, 2 * n as usize);
     }
 }
 
 pub unsafe fn mpn_sqr(rp: *mut mp_limb_t, up: *const mp_limb_t, n: mp_size_t) {
-    route(Op::Mul, n as usize, false);
     unsafe {
-        cpu::mpn_sqr(rp, up, n);
+        if !mpn_product_on_gpu(rp, up, n as usize, up, n as usize, "mpn_sqr") {
+            cpu::mpn_sqr(rp, up, n);
+        }
         inject_product_fault(rp, 2 * n as usize);
     }
 }

@@ -26,6 +26,9 @@ struct Api {
     init2: unsafe extern "C" fn(*mut Mpz, c_ulong),
     clear: unsafe extern "C" fn(*mut Mpz),
     and: unsafe extern "C" fn(*mut Mpz, *const Mpz, *const Mpz),
+    mul: unsafe extern "C" fn(*mut Mpz, *const Mpz, *const Mpz),
+    mpn_mul: unsafe extern "C" fn(*mut u64, *const u64, i64, *const u64, i64) -> u64,
+    mpn_sqr: unsafe extern "C" fn(*mut u64, *const u64, i64),
     gpu_in_use: unsafe extern "C" fn() -> c_int,
     gpu_operations: unsafe extern "C" fn() -> c_ulong,
     _lib: Library,
@@ -39,6 +42,9 @@ fn api() -> Api {
             init2: lib.sym("__gmpz_init2"),
             clear: lib.sym("__gmpz_clear"),
             and: lib.sym("__gmpz_and"),
+            mul: lib.sym("__gmpz_mul"),
+            mpn_mul: lib.sym("__gmpn_mul"),
+            mpn_sqr: lib.sym("__gmpn_sqr"),
             gpu_in_use: lib.sym("cugmp_gpu_in_use"),
             gpu_operations: lib.sym("cugmp_gpu_operations"),
             _lib: lib,
@@ -103,6 +109,60 @@ fn and_sweep(api: &Api) -> u64 {
     done
 }
 
+fn operand(n: u32, pattern: u32, rng: &mut RandState) -> Integer {
+    match pattern {
+        0 => Integer::from(Integer::random_bits(64 * n, rng)) | Integer::from(1) << (64 * n - 1),
+        1 => (Integer::from(1) << (64 * n)) - 1u32,
+        _ => (Integer::from(1) << (64 * n - 1)) | 1u32,
+    }
+}
+
+/// Products on the GPU: balanced, unbalanced (up to 1000x), squaring,
+/// aliasing, signs, all-ones and sparse operands, 1 to 2^22 limbs.
+fn mul_sweep(api: &Api) -> u64 {
+    let mut rng = RandState::new();
+    let before = unsafe { (api.gpu_operations)() };
+    let shapes: &[(u32, u32)] = &[
+        (1, 1), (2, 1), (3, 3), (17, 5), (64, 64), (100, 99), (1000, 1), (1000, 1000), (4097, 4095),
+        (10_000, 10), (65_536, 65_536), (100_000, 100), (1_000_000, 1_000_000), (1 << 22, 1 << 22), (1 << 21, 1 << 11),
+    ];
+    // CUGMP_TEST_MAX_LIMBS bounds the sizes (compute-sanitizer runs are slow).
+    let max: u32 = std::env::var("CUGMP_TEST_MAX_LIMBS").ok().and_then(|v| v.parse().ok()).unwrap_or(u32::MAX);
+    for &(un, vn) in shapes.iter().filter(|(un, _)| *un <= max) {
+        for pattern in 0..3 {
+            let a = operand(un, pattern, &mut rng);
+            let b = -operand(vn, (pattern + 1) % 3, &mut rng);
+            let want = Integer::from(&a * &b);
+            let (ma, mb) = (to_mpz(api, &a), to_mpz(api, &b));
+            let mut r = to_mpz(api, &Integer::new());
+            unsafe { (api.mul)(&mut *r, &*ma, &*mb) };
+            assert!(from_mpz(&r) == want, "MISMATCH: mpz_mul on the GPU, {un}x{vn} limbs, pattern {pattern}");
+            // Squaring, aliased: rop = a = b.
+            let mut sq = to_mpz(api, &a);
+            unsafe { (api.mul)(&mut *sq, &*sq, &*sq) };
+            assert!(from_mpz(&sq) == Integer::from(a.square_ref()), "MISMATCH: mpz_mul square on the GPU, {un} limbs");
+            for mut m in [ma, mb, r, sq] {
+                unsafe { (api.clear)(&mut *m) };
+            }
+            if un <= 100_000 {
+                let (u, v) = (a.as_limbs(), b.as_limbs());
+                let mut got = vec![0u64; u.len() + v.len()];
+                let top = unsafe { (api.mpn_mul)(got.as_mut_ptr(), u.as_ptr(), u.len() as i64, v.as_ptr(), v.len() as i64) };
+                let want = Integer::from(a.abs_ref()) * Integer::from(b.abs_ref());
+                let mut want_limbs = want.as_limbs().to_vec();
+                want_limbs.resize(got.len(), 0);
+                assert!(got == want_limbs && top == *want_limbs.last().unwrap(), "MISMATCH: mpn_mul on the GPU {un}x{vn}");
+                let mut got = vec![0u64; 2 * u.len()];
+                unsafe { (api.mpn_sqr)(got.as_mut_ptr(), u.as_ptr(), u.len() as i64) };
+                let mut want_sq = Integer::from(a.square_ref()).as_limbs().to_vec();
+                want_sq.resize(got.len(), 0);
+                assert!(got == want_sq, "MISMATCH: mpn_sqr on the GPU {un}");
+            }
+        }
+    }
+    unsafe { (api.gpu_operations)() - before }
+}
+
 /// The tests; each runs in its own child process with its own environment.
 const TESTS: &[(&str, &[(&str, &str)])] = &[
     ("gpu_and_matches_gmp", &[]),
@@ -114,7 +174,7 @@ const TESTS: &[(&str, &[(&str, &str)])] = &[
 fn child(name: &str) {
     let api = api();
     assert_eq!(unsafe { (api.gpu_in_use)() }, 1, "no GPU in the child");
-    let on_gpu = and_sweep(&api);
+    let on_gpu = and_sweep(&api) + mul_sweep(&api);
     match name {
         "gpu_and_matches_gmp" | "gpu_check_mode_passes" => assert!(on_gpu > 0, "no operation ran on the GPU"),
         _ => assert_eq!(on_gpu, 0, "an injected GPU fault still counted as a GPU result"),

@@ -32,6 +32,8 @@ pub enum GpuError {
     Injected(&'static str),
     /// cudarc panicked; caught so the operation can finish on the CPU.
     Panic,
+    /// Beyond the exactness bound or the device memory free now.
+    TooLarge,
 }
 
 impl fmt::Display for GpuError {
@@ -40,6 +42,7 @@ impl fmt::Display for GpuError {
             GpuError::Driver(e) => write!(f, "CUDA error: {e:?}"),
             GpuError::Injected(what) => write!(f, "injected fault {what}"),
             GpuError::Panic => write!(f, "panic in the CUDA bindings"),
+            GpuError::TooLarge => write!(f, "operands too large for the device"),
         }
     }
 }
@@ -52,7 +55,25 @@ impl From<DriverError> for GpuError {
 
 struct Kernels {
     and_n: CudaFunction,
+    ntt_twiddles: CudaFunction,
+    ntt_split16: CudaFunction,
+    ntt_dif_stage: CudaFunction,
+    ntt_dit_stage: CudaFunction,
+    ntt_pointwise: CudaFunction,
+    ntt_pointwise_sqr: CudaFunction,
+    ntt_combine16: CudaFunction,
 }
+
+/// Launch kernel `$name` over `$n` elements (grid-stride) on `$stream`.
+macro_rules! launch {
+    ($gpu:expr, $stream:expr, $name:ident, $n:expr, $($arg:expr),+) => {{
+        let mut builder = $stream.launch_builder(&$gpu.kernels.$name);
+        $( builder.arg($arg); )+
+        unsafe { builder.launch($gpu.grid_for($n)) }?;
+    }};
+}
+
+mod ntt;
 
 pub struct Gpu {
     pub name: String,
@@ -125,7 +146,16 @@ fn open() -> Result<Gpu, GpuError> {
     }
     let ctx = CudaContext::new(0)?;
     let module = ctx.load_module(cudarc::nvrtc::Ptx::from_binary(fatbin().to_vec()))?;
-    let kernels = Kernels { and_n: module.load_function("cugmp_and_n")? };
+    let kernels = Kernels {
+        and_n: module.load_function("cugmp_and_n")?,
+        ntt_twiddles: module.load_function("cugmp_ntt_twiddles")?,
+        ntt_split16: module.load_function("cugmp_ntt_split16")?,
+        ntt_dif_stage: module.load_function("cugmp_ntt_dif_stage")?,
+        ntt_dit_stage: module.load_function("cugmp_ntt_dit_stage")?,
+        ntt_pointwise: module.load_function("cugmp_ntt_pointwise")?,
+        ntt_pointwise_sqr: module.load_function("cugmp_ntt_pointwise_sqr")?,
+        ntt_combine16: module.load_function("cugmp_ntt_combine16")?,
+    };
     let sms = ctx.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
     Ok(Gpu {
         name: ctx.name()?,
@@ -159,20 +189,22 @@ impl Gpu {
         LaunchConfig { grid_dim: (blocks as u32, 1, 1), block_dim: (THREADS, 1, 1), shared_mem_bytes: 0 }
     }
 
+    fn stream(&self) -> Arc<CudaStream> {
+        self.stream.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
     /// `a[i] & b[i]` for equal-length limb slices.
     pub fn and_n(&self, a: &[u64], b: &[u64]) -> Result<Vec<u64>, GpuError> {
         assert_eq!(a.len(), b.len(), "and_n takes equal lengths");
         guarded(|| {
-            let stream = self.stream.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            let stream = self.stream();
             injected(Fault::GpuOom, "gpu-oom")?;
             let da = stream.clone_htod(a)?;
             let db = stream.clone_htod(b)?;
             let mut dr = stream.alloc_zeros::<u64>(a.len())?;
             let n = a.len() as u64;
             injected(Fault::GpuLaunch, "gpu-launch")?;
-            let mut launch = stream.launch_builder(&self.kernels.and_n);
-            launch.arg(&mut dr).arg(&da).arg(&db).arg(&n);
-            unsafe { launch.launch(self.grid_for(a.len())) }?;
+            launch!(self, stream, and_n, a.len(), &mut dr, &da, &db, &n);
             Ok(stream.clone_dtoh(&dr)?)
         })
     }
