@@ -51,6 +51,12 @@ impl Op {
 /// GPU machine, recorded in RESULTS.md.
 pub fn auto_threshold(op: Op) -> Option<usize> {
     match op {
+        // Products, on the shorter operand's size. Measured on an H200 against
+        // GMP 6.3 on its host (RESULTS.md, 2026-11-21, benches/mul.rs): n x n
+        // at 1024 limbs the GPU took 2x GMP's time, at 4096 limbs 0.4x
+        // (2.5x faster). Unbalanced products with a short side below this
+        // stay on GMP, whose cost there is small.
+        Op::Mul => Some(4096),
         // The `and` kernel is O(n) work on O(n) bytes copied over PCIe; not
         // yet measured to win end to end.
         Op::And => None,
@@ -117,7 +123,7 @@ pub unsafe fn sub(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
 pub unsafe fn mul(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
     let (la, lb) = unsafe { (abi::limbs(a), abi::limbs(b)) };
     let negative = unsafe { (abi::size(a) < 0) != (abi::size(b) < 0) };
-    let done = match route(Op::Mul, la.len().max(lb.len()), !la.is_empty() && !lb.is_empty()) {
+    let done = match route(Op::Mul, la.len().min(lb.len()), !la.is_empty() && !lb.is_empty()) {
         Route::Gpu(g) => {
             // Same limbs (a == b, or equal pointers) square: one transform.
             let product = if std::ptr::eq(la, lb) { g.mul(la, la) } else { g.mul(la, lb) };
@@ -149,7 +155,7 @@ pub unsafe fn mul(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
 /// `{rp, un+vn} = {up, un} * {vp, vn}` on the GPU when routed there; false if
 /// the CPU must do it. `rp` may not overlap the operands (GMP's rule for mpn_mul).
 unsafe fn mpn_product_on_gpu(rp: *mut mp_limb_t, up: *const mp_limb_t, un: usize, vp: *const mp_limb_t, vn: usize, what: &str) -> bool {
-    let Route::Gpu(g) = route(Op::Mul, un.max(vn), un > 0 && vn > 0) else { return false };
+    let Route::Gpu(g) = route(Op::Mul, un.min(vn), un > 0 && vn > 0) else { return false };
     let (u, v) = unsafe { (std::slice::from_raw_parts(up, un), std::slice::from_raw_parts(vp, vn)) };
     let product = if std::ptr::eq(u, v) { g.mul(u, u) } else { g.mul(u, v) };
     match product {

@@ -470,3 +470,15 @@ fn planted_fault_is_caught() {
     assert!(!faulted_ok, "CUGMP_FAULT=mul went unnoticed:\n{faulted_log}");
     assert!(faulted_log.contains("MISMATCH in mpz_mul") && faulted_log.contains("MISMATCH in mpn_mul"), "{faulted_log}");
 }
+
+/// cugmp_threshold reports the dispatcher's crossovers, and rejects bad names.
+#[test]
+fn thresholds_are_reported() {
+    let lib = Library::open();
+    let threshold: unsafe extern "C" fn(*const c_char) -> libc::c_long = unsafe { lib.sym("cugmp_threshold") };
+    let ask = |name: &str| unsafe { threshold(CString::new(name).unwrap().as_ptr()) };
+    assert_eq!(ask("mul"), 4096, "measured product crossover (RESULTS.md)");
+    assert_eq!(ask("add"), -1, "add never goes to the GPU under auto yet");
+    assert_eq!(ask("no-such-op"), -2);
+    assert_eq!(unsafe { threshold(std::ptr::null()) }, -2);
+}
