@@ -12,12 +12,7 @@ use rug::rand::RandState;
 use rug::Integer;
 use std::time::Instant;
 
-#[repr(C)]
-struct Mpz {
-    alloc: c_int,
-    size: c_int,
-    d: *mut u64,
-}
+use common::Mpz;
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());

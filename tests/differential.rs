@@ -10,21 +10,13 @@
 
 mod common;
 
-use common::Library;
+use common::{Library, Mpz};
 use gmp_mpfr_sys::gmp;
 use libc::{c_char, c_int, c_ulong, c_void};
-use rug::integer::Order;
 use rug::rand::RandState;
 use rug::{Assign, Integer};
 use std::ffi::{CStr, CString};
 use std::sync::OnceLock;
-
-#[repr(C)]
-struct Mpz {
-    alloc: c_int,
-    size: c_int,
-    d: *mut u64,
-}
 
 type Ptr = *mut Mpz;
 type Bin = unsafe extern "C" fn(Ptr, Ptr, Ptr);
@@ -95,7 +87,7 @@ struct Z(Box<Mpz>);
 
 impl Z {
     fn new() -> Z {
-        let mut m = Box::new(Mpz { alloc: -1, size: -1, d: std::ptr::null_mut() });
+        let mut m = Box::new(Mpz::blank());
         unsafe { (api().init)(&mut *m) };
         Z(m)
     }
@@ -105,7 +97,7 @@ impl Z {
             return Z::new();
         }
         let limbs = x.as_limbs();
-        let mut m = Box::new(Mpz { alloc: -1, size: -1, d: std::ptr::null_mut() });
+        let mut m = Box::new(Mpz::blank());
         unsafe {
             (api().init2)(&mut *m, (limbs.len() * 64) as c_ulong);
             assert!(m.alloc as usize >= limbs.len(), "mpz_init2 allocated too little");
@@ -119,15 +111,8 @@ impl Z {
         &mut *self.0
     }
 
-    /// The value, checking GMP's invariants on the way.
     fn get(&self) -> Integer {
-        let n = self.0.size.unsigned_abs() as usize;
-        assert!(!self.0.d.is_null(), "_mp_d is NULL");
-        assert!(n <= self.0.alloc as usize || (n == 0 && self.0.alloc == 0), "size {n} > alloc {}", self.0.alloc);
-        let limbs = unsafe { std::slice::from_raw_parts(self.0.d, n) };
-        assert!(n == 0 || limbs[n - 1] != 0, "result not normalized: high limb zero (size {n})");
-        let v = Integer::from_digits(limbs, Order::Lsf);
-        if self.0.size < 0 { -v } else { v }
+        self.0.value()
     }
 }
 
@@ -423,14 +408,14 @@ fn million_limbs_match_gmp() {
 #[test]
 fn init2_and_clear_follow_gmp() {
     for bits in [0u64, 1, 63, 64, 65, 1000] {
-        let mut m = Mpz { alloc: -1, size: -1, d: std::ptr::null_mut() };
+        let mut m = Mpz::blank();
         unsafe { (api().init2)(&mut m, bits) };
         let want = 1 + (bits.max(1) - 1) / 64;
         assert_eq!((m.alloc as u64, m.size), (want, 0), "mpz_init2({bits})");
         unsafe { (api().clear)(&mut m) };
     }
     // A fresh variable is readable zero and clearing it frees nothing.
-    let mut m = Mpz { alloc: -1, size: -1, d: std::ptr::null_mut() };
+    let mut m = Mpz::blank();
     unsafe { (api().init)(&mut m) };
     assert!(!m.d.is_null() && m.alloc == 0 && m.size == 0);
     unsafe { (api().clear)(&mut m) };

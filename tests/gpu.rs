@@ -7,19 +7,11 @@
 
 mod common;
 
-use common::Library;
+use common::{Library, Mpz};
 use libc::{c_int, c_ulong};
-use rug::integer::Order;
 use rug::rand::RandState;
 use rug::Integer;
 use std::process::Command;
-
-#[repr(C)]
-struct Mpz {
-    alloc: c_int,
-    size: c_int,
-    d: *mut u64,
-}
 
 struct Api {
     init: unsafe extern "C" fn(*mut Mpz),
@@ -68,11 +60,7 @@ fn to_mpz(api: &Api, x: &Integer) -> Box<Mpz> {
 }
 
 fn from_mpz(m: &Mpz) -> Integer {
-    let n = m.size.unsigned_abs() as usize;
-    let limbs = unsafe { std::slice::from_raw_parts(m.d, n) };
-    assert!(n == 0 || limbs[n - 1] != 0, "unnormalized result");
-    let v = Integer::from_digits(limbs, Order::Lsf);
-    if m.size < 0 { -v } else { v }
+    m.value()
 }
 
 /// mpz_and on non-negative operands of many sizes; returns how many calls the

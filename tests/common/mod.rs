@@ -101,3 +101,30 @@ impl Library {
         unsafe { std::mem::transmute_copy(&p) }
     }
 }
+
+/// GMP's `__mpz_struct`, as the library under test lays it out.
+#[repr(C)]
+pub struct Mpz {
+    pub alloc: libc::c_int,
+    pub size: libc::c_int,
+    pub d: *mut u64,
+}
+
+impl Mpz {
+    /// An unset variable for the library's init functions to fill.
+    pub fn blank() -> Mpz {
+        Mpz { alloc: -1, size: -1, d: std::ptr::null_mut() }
+    }
+
+    /// The value, checking GMP's invariants on the way: `_mp_d` never NULL,
+    /// `|size| <= alloc` (or the shared limb of a fresh zero), no high zero limb.
+    pub fn value(&self) -> rug::Integer {
+        let n = self.size.unsigned_abs() as usize;
+        assert!(!self.d.is_null(), "_mp_d is NULL");
+        assert!(n <= self.alloc as usize || (n == 0 && self.alloc == 0), "size {n} > alloc {}", self.alloc);
+        let limbs = unsafe { std::slice::from_raw_parts(self.d, n) };
+        assert!(n == 0 || limbs[n - 1] != 0, "result not normalized: high limb zero (size {n})");
+        let v = rug::Integer::from_digits(limbs, rug::integer::Order::Lsf);
+        if self.size < 0 { -v } else { v }
+    }
+}
