@@ -68,6 +68,10 @@ pub fn auto_threshold(op: Op) -> Option<usize> {
 /// GPU did the work, not the CPU fallback).
 pub static GPU_COMPLETED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
+fn count_gpu_completion() {
+    GPU_COMPLETED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+}
+
 enum Route {
     Cpu,
     Gpu(&'static gpu::Gpu),
@@ -133,7 +137,7 @@ pub unsafe fn mul(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
                         unsafe { check_against_cpu("mpz_mul", &p, negative, |t| cpu::mpz_mul(t, a, b)) };
                     }
                     unsafe { abi::store(r, &p, negative) };
-                    GPU_COMPLETED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    count_gpu_completion();
                     true
                 }
                 Err(e) => {
@@ -169,7 +173,7 @@ unsafe fn mpn_product_on_gpu(rp: *mut mp_limb_t, up: *const mp_limb_t, un: usize
                 }
             }
             unsafe { std::ptr::copy_nonoverlapping(p.as_ptr(), rp, un + vn) };
-            GPU_COMPLETED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            count_gpu_completion();
             true
         }
         Err(e) => {
@@ -269,7 +273,7 @@ unsafe fn and_on_gpu(g: &gpu::Gpu, r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr, n: 
         unsafe { check_against_cpu("mpz_and", &result, false, |t| cpu::mpz_and(t, a, b)) };
     }
     unsafe { abi::store(r, &result, false) };
-    GPU_COMPLETED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    count_gpu_completion();
     Ok(())
 }
 
