@@ -62,7 +62,6 @@ __device__ u64 gl_pow(u64 b, u64 e) {
     return r;
 }
 
-#define GRID_STRIDE(i, n) for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += (u64)gridDim.x * blockDim.x)
 
 // tw[k] = w^k for k < half.
 extern "C" __global__ void cugmp_ntt_twiddles(u64 *tw, u64 w, u64 half) {
@@ -122,16 +121,19 @@ __device__ __forceinline__ void limb_sum(const u64 *coef, u64 i, u64 *lo, u64 *h
 }
 
 // Fold coefficients into limbs: t[i] = low 64 bits of (sum_i + high part of
-// sum_{i-1}), c[i] = the carry out of that addition (0 or 1). The remaining
-// propagation of the c[i] is done by the caller.
-extern "C" __global__ void cugmp_ntt_combine16(limb_t *__restrict__ t, unsigned char *__restrict__ c, const u64 *__restrict__ coef, u64 n) {
+// sum_{i-1}); c[i + 1] = the carry out of that addition (0 or 1), c[0] = 0
+// (zeroed by the caller). The product is then t + c, which the add kernel of
+// cuda/linear.cu computes with its parallel carry: one carry logic for all.
+extern "C" __global__ void cugmp_ntt_combine16(limb_t *__restrict__ t, limb_t *__restrict__ c, const u64 *__restrict__ coef, u64 n) {
     GRID_STRIDE(i, n) {
         u64 lo, hi, plo, phi = 0;
+        limb_t r;
         limb_sum(coef, i, &lo, &hi);
         if (i > 0) limb_sum(coef, i - 1, &plo, &phi);
-        u64 r = lo + phi;
+        r = lo + phi;
         t[i] = r;
-        c[i] = r < lo;
+        // The carry out of the top limb is 0: the product fits in n limbs.
+        if (i + 1 < n) c[i + 1] = r < lo;
     }
 }
 

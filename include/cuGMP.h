@@ -98,6 +98,26 @@ long cugmp_threshold(const char *op);
 unsigned long cugmp_gpu_operations(void);
 
 /*
+ Benchmark support: the mean time in seconds of `op` ("add", "sub", "shl",
+ "and", "mul", "sqr") on `limbs`-limb operands already in device memory,
+ over `reps` runs timed with CUDA events, into `*seconds`, and the bytes the
+ operation reads and writes in device memory into `*bytes`. Returns 0, -1
+ when no GPU is in use or it fails, -2 for an unknown name or NULL pointer.
+ */
+int cugmp_bench_resident(const char *op, size_t limbs, int reps, double *seconds, double *bytes);
+
+/*
+ Benchmark support: the mean time in seconds of adding two `limbs`-limb
+ operands from host memory into host memory on the GPU, staged as `how`
+ says: "pageable" (what mpz_add does under CUGMP_GPU=force), "pinned"
+ (host copies through pinned staging buffers), "zero-copy" (the kernel
+ reads and writes pinned host memory over PCIe), "pinned-operands" (DMA
+ only, as if the operands lived in pinned memory). Returns as
+ `cugmp_bench_resident`.
+ */
+int cugmp_bench_transfer(const char *how, size_t limbs, int reps, double *seconds);
+
+/*
  `{rp, un+vn} = {up, un} * {vp, vn}`, `un >= vn >= 1`; returns the top limb.
  */
 mp_limb_t __gmpn_mul(mp_limb_t *rp, const mp_limb_t *up, mp_size_t un, const mp_limb_t *vp, mp_size_t vn);

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine, over a tree packed by scripts/pack-device.sh:
-#   bash scripts/device-run.sh [tests|bench|sanitize|all]    (default: all)
+#   bash scripts/device-run.sh [gpu|tests|bench|sanitize|all]    (default: all)
+# gpu: the GPU tests alone; tests: those, the differential suite under
+# CUGMP_GPU=force and GMP's own tests/mpz and tests/mpn on libcugmp.so.
 # Writes logs under $OUT (or /tmp/cugmp-out) and prints a short summary last.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -11,6 +13,11 @@ note() { summary+=("$1"); echo "== $1"; }
 
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$out/device.txt"
 export CUGMP_GPU=force
+
+if [ "$what" = gpu ]; then
+    pack/deps/gpu 2>&1 | tee "$out/gpu-tests.log"
+    note "gpu tests: $(grep '^test result' "$out/gpu-tests.log")"
+fi
 
 if [ "$what" = tests ] || [ "$what" = all ]; then
     pack/deps/gpu 2>&1 | tee "$out/gpu-tests.log"
@@ -35,15 +42,17 @@ if [ "$what" = tests ] || [ "$what" = all ]; then
 fi
 
 if [ "$what" = sanitize ] || [ "$what" = all ]; then
-    CUGMP_TEST_MAX_LIMBS=65536 compute-sanitizer --tool memcheck --target-processes all --error-exitcode 9 \
-        pack/deps/gpu gpu_and_matches_gmp >"$out/memcheck.log" 2>&1
-    note "compute-sanitizer memcheck (gpu_and_matches_gmp, products up to 65536 limbs): exit $? ($(grep -m1 'ERROR SUMMARY' "$out/memcheck.log"))"
+    for tool in memcheck racecheck; do
+        CUGMP_TEST_MAX_LIMBS=65536 compute-sanitizer --tool $tool --target-processes all --error-exitcode 9 \
+            pack/deps/gpu gpu_matches_gmp >"$out/$tool.log" 2>&1
+        note "compute-sanitizer $tool (gpu_matches_gmp, sizes up to 65536 limbs): exit $? ($(grep -m1 'ERROR SUMMARY' "$out/$tool.log"))"
+    done
 fi
 
 if [ "$what" = bench ] || [ "$what" = all ]; then
     for b in pack/bench/*; do
         [ -x "$b" ] || continue
-        "$b" --bench 2>&1 | tee "$out/bench-$(basename "$b").log"
+        CUGMP_BENCH_OUT="$out/bench" "$b" --bench 2>&1 | tee "$out/bench-$(basename "$b").log"
         note "bench $(basename "$b"): see $out/bench-$(basename "$b").log"
     done
 fi

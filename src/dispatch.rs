@@ -8,6 +8,8 @@
 
 use crate::abi::{self, mp_bitcnt_t, mp_limb_t, mp_size_t, mpz_ptr, mpz_srcptr};
 use crate::config::{self, log, Fault, GpuMode};
+use crate::gpu::linear::{Owned, Signed};
+pub use crate::gpu::linear::{Logic, Shift};
 use crate::{cpu, gpu};
 use libc::{c_char, c_int};
 
@@ -57,9 +59,9 @@ pub fn auto_threshold(op: Op) -> Option<usize> {
         // (2.5x faster). Unbalanced products with a short side below this
         // stay on GMP, whose cost there is small.
         Op::Mul => Some(4096),
-        // The `and` kernel is O(n) work on O(n) bytes copied over PCIe; not
-        // yet measured to win end to end.
-        Op::And => None,
+        // Add, sub, shifts and logic: O(n) work on O(n) bytes, and on the ABI
+        // path the operands cross PCIe both ways. Not yet measured to win
+        // end to end (RESULTS.md): CPU.
         _ => None,
     }
 }
@@ -112,46 +114,71 @@ pub unsafe fn get_str(s: *mut c_char, base: c_int, op: mpz_srcptr) -> *mut c_cha
     unsafe { cpu::mpz_get_str(s, base, op) }
 }
 
+/// The operand of an `mpz` function as the GPU engine takes it.
+unsafe fn signed<'a>(x: mpz_srcptr) -> Signed<'a> {
+    unsafe { Signed { negative: abi::size(x) < 0, magnitude: abi::limbs(x) } }
+}
+
+/// Run one `mpz` operation: on the GPU when `route` sends it there and the
+/// GPU completes it, else (or after any GPU failure) with `cpu_op`, the
+/// embedded GMP's function. `cpu_op` also serves as the reference for
+/// `CUGMP_CHECK`. Returns after `r` holds the result.
+unsafe fn mpz_op(
+    op: Op,
+    what: &str,
+    limbs: usize,
+    gpu_capable: bool,
+    r: mpz_ptr,
+    gpu_op: impl FnOnce(&gpu::Gpu) -> Result<Owned, gpu::GpuError>,
+    cpu_op: impl Fn(mpz_ptr),
+) {
+    if let Route::Gpu(g) = route(op, limbs, gpu_capable) {
+        match gpu_op(g) {
+            Ok(result) => {
+                if config::get().check {
+                    // Before storing: `r` may be an operand.
+                    unsafe { check_against_cpu(what, &result.magnitude, result.negative, &cpu_op) };
+                }
+                unsafe { abi::store(r, &result.magnitude, result.negative) };
+                count_gpu_completion();
+                return;
+            }
+            Err(e) => log!("{what}: GPU failed ({e}); finishing on the CPU"),
+        }
+    }
+    cpu_op(r)
+}
+
+fn longer(a: mpz_srcptr, b: mpz_srcptr) -> usize {
+    unsafe { abi::limbs(a).len().max(abi::limbs(b).len()) }
+}
+
 pub unsafe fn add(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
-    let n = unsafe { abi::limbs(a).len().max(abi::limbs(b).len()) };
-    route(Op::Add, n, false);
-    unsafe { cpu::mpz_add(r, a, b) }
+    unsafe {
+        let (sa, sb) = (signed(a), signed(b));
+        mpz_op(Op::Add, "mpz_add", longer(a, b), true, r, |g| g.add(sa, sb), |t| cpu::mpz_add(t, a, b))
+    }
 }
 
 pub unsafe fn sub(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
-    let n = unsafe { abi::limbs(a).len().max(abi::limbs(b).len()) };
-    route(Op::Sub, n, false);
-    unsafe { cpu::mpz_sub(r, a, b) }
+    unsafe {
+        let (sa, sb) = (signed(a), signed(b));
+        let minus_b = Signed { negative: !sb.negative, magnitude: sb.magnitude };
+        mpz_op(Op::Sub, "mpz_sub", longer(a, b), true, r, |g| g.add(sa, minus_b), |t| cpu::mpz_sub(t, a, b))
+    }
 }
 
 pub unsafe fn mul(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
-    let (la, lb) = unsafe { (abi::limbs(a), abi::limbs(b)) };
-    let negative = unsafe { (abi::size(a) < 0) != (abi::size(b) < 0) };
-    let done = match route(Op::Mul, la.len().min(lb.len()), !la.is_empty() && !lb.is_empty()) {
-        Route::Gpu(g) => {
+    unsafe {
+        let (sa, sb) = (signed(a), signed(b));
+        let (la, lb) = (sa.magnitude, sb.magnitude);
+        let negative = sa.negative != sb.negative;
+        let gpu_op = |g: &gpu::Gpu| {
             // Same limbs (a == b, or equal pointers) square: one transform.
             let product = if std::ptr::eq(la, lb) { g.mul(la, la) } else { g.mul(la, lb) };
-            match product {
-                Ok(p) => {
-                    if config::get().check {
-                        unsafe { check_against_cpu("mpz_mul", &p, negative, |t| cpu::mpz_mul(t, a, b)) };
-                    }
-                    unsafe { abi::store(r, &p, negative) };
-                    count_gpu_completion();
-                    true
-                }
-                Err(e) => {
-                    log!("mul: GPU failed ({e}); finishing on the CPU");
-                    false
-                }
-            }
-        }
-        Route::Cpu => false,
-    };
-    unsafe {
-        if !done {
-            cpu::mpz_mul(r, a, b);
-        }
+            product.map(|p| Owned::new(negative, p))
+        };
+        mpz_op(Op::Mul, "mpz_mul", la.len().min(lb.len()), !la.is_empty() && !lb.is_empty(), r, gpu_op, |t| cpu::mpz_mul(t, a, b));
         inject_product_fault((*r)._mp_d, abi::limbs(r).len());
     }
 }
@@ -211,80 +238,41 @@ pub unsafe fn mpn_sqr(rp: *mut mp_limb_t, up: *const mp_limb_t, n: mp_size_t) {
     }
 }
 
-#[derive(Clone, Copy, Debug)]
-pub enum Shift {
-    Left,
-    RightTrunc,
-    RightFloor,
-    RightCeil,
-}
-
 pub unsafe fn shift(kind: Shift, r: mpz_ptr, a: mpz_srcptr, bits: mp_bitcnt_t) {
-    route(Op::Shift, unsafe { abi::limbs(a) }.len(), false);
     unsafe {
-        match kind {
-            Shift::Left => cpu::mpz_mul_2exp(r, a, bits),
-            Shift::RightTrunc => cpu::mpz_tdiv_q_2exp(r, a, bits),
-            Shift::RightFloor => cpu::mpz_fdiv_q_2exp(r, a, bits),
-            Shift::RightCeil => cpu::mpz_cdiv_q_2exp(r, a, bits),
-        }
+        let sa = signed(a);
+        let (what, cpu_op): (&str, unsafe extern "C" fn(mpz_ptr, mpz_srcptr, mp_bitcnt_t)) = match kind {
+            Shift::Left => ("mpz_mul_2exp", cpu::mpz_mul_2exp),
+            Shift::RightTrunc => ("mpz_tdiv_q_2exp", cpu::mpz_tdiv_q_2exp),
+            Shift::RightFloor => ("mpz_fdiv_q_2exp", cpu::mpz_fdiv_q_2exp),
+            Shift::RightCeil => ("mpz_cdiv_q_2exp", cpu::mpz_cdiv_q_2exp),
+        };
+        mpz_op(Op::Shift, what, sa.magnitude.len(), true, r, |g| g.shift(kind, sa, bits as u64), |t| cpu_op(t, a, bits))
     }
-}
-
-#[derive(Clone, Copy, Debug)]
-pub enum Logic {
-    And,
-    Ior,
-    Xor,
 }
 
 pub unsafe fn logic(kind: Logic, r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
-    let (sa, sb) = unsafe { (abi::size(a), abi::size(b)) };
-    match kind {
-        Logic::And => {
-            // The GPU engine does non-negative AND so far (two's-complement
-            // cases are the CPU's until the logic kernels cover them).
-            let n = sa.unsigned_abs().min(sb.unsigned_abs()) as usize;
-            if let Route::Gpu(g) = route(Op::And, n, sa >= 0 && sb >= 0 && n > 0) {
-                match unsafe { and_on_gpu(g, r, a, b, n) } {
-                    Ok(()) => return,
-                    Err(e) => log!("and: GPU failed ({e}); finishing on the CPU"),
-                }
-            }
-            unsafe { cpu::mpz_and(r, a, b) }
-        }
-        Logic::Ior => {
-            route(Op::Ior, sa.unsigned_abs().max(sb.unsigned_abs()) as usize, false);
-            unsafe { cpu::mpz_ior(r, a, b) }
-        }
-        Logic::Xor => {
-            route(Op::Xor, sa.unsigned_abs().max(sb.unsigned_abs()) as usize, false);
-            unsafe { cpu::mpz_xor(r, a, b) }
-        }
+    unsafe {
+        let (sa, sb) = (signed(a), signed(b));
+        let (op, what, cpu_op): (Op, &str, unsafe extern "C" fn(mpz_ptr, mpz_srcptr, mpz_srcptr)) = match kind {
+            Logic::And => (Op::And, "mpz_and", cpu::mpz_and),
+            Logic::Ior => (Op::Ior, "mpz_ior", cpu::mpz_ior),
+            Logic::Xor => (Op::Xor, "mpz_xor", cpu::mpz_xor),
+        };
+        mpz_op(op, what, longer(a, b), true, r, |g| g.logic(kind, sa, sb), |t| cpu_op(t, a, b))
     }
-}
-
-/// Non-negative `a & b`: the low `n = min(|a|, |b|)` limbs, limb by limb.
-unsafe fn and_on_gpu(g: &gpu::Gpu, r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr, n: usize) -> Result<(), gpu::GpuError> {
-    let (la, lb) = unsafe { (&abi::limbs(a)[..n], &abi::limbs(b)[..n]) };
-    let result = g.and_n(la, lb)?;
-    if config::get().check {
-        // Before storing: `r` may be `a` or `b`.
-        unsafe { check_against_cpu("mpz_and", &result, false, |t| cpu::mpz_and(t, a, b)) };
-    }
-    unsafe { abi::store(r, &result, false) };
-    count_gpu_completion();
-    Ok(())
 }
 
 pub unsafe fn com(r: mpz_ptr, a: mpz_srcptr) {
-    route(Op::Com, unsafe { abi::limbs(a) }.len(), false);
-    unsafe { cpu::mpz_com(r, a) }
+    unsafe {
+        let sa = signed(a);
+        mpz_op(Op::Com, "mpz_com", sa.magnitude.len(), true, r, |g| g.com(sa), |t| cpu::mpz_com(t, a))
+    }
 }
 
 /// `CUGMP_CHECK=1`: compute the same operation with the CPU engine into a
 /// temporary and abort with a clear message if the GPU's result differs.
-unsafe fn check_against_cpu(what: &str, magnitude: &[mp_limb_t], negative: bool, reference: impl FnOnce(mpz_ptr)) {
+unsafe fn check_against_cpu(what: &str, magnitude: &[mp_limb_t], negative: bool, reference: &dyn Fn(mpz_ptr)) {
     let mut n = magnitude.len();
     while n > 0 && magnitude[n - 1] == 0 {
         n -= 1;

@@ -13,11 +13,20 @@ use rug::rand::RandState;
 use rug::Integer;
 use std::process::Command;
 
+type Bin = unsafe extern "C" fn(*mut Mpz, *const Mpz, *const Mpz);
+type ShiftFn = unsafe extern "C" fn(*mut Mpz, *const Mpz, c_ulong);
+
 struct Api {
     init: unsafe extern "C" fn(*mut Mpz),
     init2: unsafe extern "C" fn(*mut Mpz, c_ulong),
     clear: unsafe extern "C" fn(*mut Mpz),
-    and: unsafe extern "C" fn(*mut Mpz, *const Mpz, *const Mpz),
+    add: Bin,
+    sub: Bin,
+    and: Bin,
+    ior: Bin,
+    xor: Bin,
+    com: unsafe extern "C" fn(*mut Mpz, *const Mpz),
+    shifts: [(&'static str, ShiftFn); 4],
     mul: unsafe extern "C" fn(*mut Mpz, *const Mpz, *const Mpz),
     mpn_mul: unsafe extern "C" fn(*mut u64, *const u64, i64, *const u64, i64) -> u64,
     mpn_sqr: unsafe extern "C" fn(*mut u64, *const u64, i64),
@@ -33,7 +42,18 @@ fn api() -> Api {
             init: lib.sym("__gmpz_init"),
             init2: lib.sym("__gmpz_init2"),
             clear: lib.sym("__gmpz_clear"),
+            add: lib.sym("__gmpz_add"),
+            sub: lib.sym("__gmpz_sub"),
             and: lib.sym("__gmpz_and"),
+            ior: lib.sym("__gmpz_ior"),
+            xor: lib.sym("__gmpz_xor"),
+            com: lib.sym("__gmpz_com"),
+            shifts: [
+                ("mpz_mul_2exp", lib.sym("__gmpz_mul_2exp")),
+                ("mpz_tdiv_q_2exp", lib.sym("__gmpz_tdiv_q_2exp")),
+                ("mpz_fdiv_q_2exp", lib.sym("__gmpz_fdiv_q_2exp")),
+                ("mpz_cdiv_q_2exp", lib.sym("__gmpz_cdiv_q_2exp")),
+            ],
             mul: lib.sym("__gmpz_mul"),
             mpn_mul: lib.sym("__gmpn_mul"),
             mpn_sqr: lib.sym("__gmpn_sqr"),
@@ -63,38 +83,105 @@ fn from_mpz(m: &Mpz) -> Integer {
     m.value()
 }
 
-/// mpz_and on non-negative operands of many sizes; returns how many calls the
-/// GPU completed (by the library's own count).
-fn and_sweep(api: &Api) -> u64 {
+/// CUGMP_TEST_MAX_LIMBS bounds the sizes (compute-sanitizer runs are slow).
+fn max_limbs() -> u32 {
+    std::env::var("CUGMP_TEST_MAX_LIMBS").ok().and_then(|v| v.parse().ok()).unwrap_or(u32::MAX)
+}
+
+/// GMP's shifts, from rug: truncating, floor and ceiling quotients by 2^n.
+fn shift_reference(kind: usize, a: &Integer, n: u32) -> Integer {
+    match kind {
+        0 => Integer::from(a << n),
+        1 => {
+            let q = Integer::from(a.abs_ref()) >> n;
+            if *a < 0 { -q } else { q }
+        }
+        2 => Integer::from(a >> n),
+        _ => -Integer::from(Integer::from(-a) >> n),
+    }
+}
+
+/// Add, sub, and, ior, xor, com and the four shifts on the GPU against GMP:
+/// all sign combinations, zero, aliasing (rop = a), operands of equal and
+/// very different lengths, carry and borrow chains through the whole number
+/// (all ones plus one, a power of two minus one), every shift-count class,
+/// 1 to 2^24 limbs. Returns (operations the GPU completed, calls made).
+fn linear_sweep(api: &Api) -> (u64, u64) {
     let mut rng = RandState::new();
     let before = unsafe { (api.gpu_operations)() };
-    let mut calls = 0;
-    for &n in &[1u32, 2, 3, 31, 32, 33, 255, 256, 257, 1000, 4096, 65_537, 1 << 20] {
-        for pattern in 0..3 {
-            let a = match pattern {
-                0 => Integer::from(Integer::random_bits(64 * n, &mut rng)) | Integer::from(1) << (64 * n - 1),
-                1 => (Integer::from(1) << (64 * n)) - 1u32,
-                _ => Integer::from(1) << (64 * n - 1),
-            };
-            let b = Integer::from(Integer::random_bits(64 * n + 13, &mut rng));
-            let want = Integer::from(&a & &b);
-            let (ma, mb) = (to_mpz(api, &a), to_mpz(api, &b));
-            let mut r = to_mpz(api, &Integer::new());
-            unsafe { (api.and)(&mut *r, &*ma, &*mb) };
-            assert!(from_mpz(&r) == want, "MISMATCH: mpz_and on the GPU, {n} limbs, pattern {pattern}");
-            // Aliased: rop = a.
-            let mut ra = to_mpz(api, &a);
-            unsafe { (api.and)(&mut *ra, &*ra, &*mb) };
-            assert!(from_mpz(&ra) == want, "MISMATCH: mpz_and (rop = a) on the GPU, {n} limbs");
-            calls += 2;
-            for mut m in [ma, mb, r, ra] {
-                unsafe { (api.clear)(&mut *m) };
+    let mut calls = 0u64;
+    let binary: [(&str, Bin, fn(&Integer, &Integer) -> Integer); 5] = [
+        ("mpz_add", api.add, |a, b| Integer::from(a + b)),
+        ("mpz_sub", api.sub, |a, b| Integer::from(a - b)),
+        ("mpz_and", api.and, |a, b| Integer::from(a & b)),
+        ("mpz_ior", api.ior, |a, b| Integer::from(a | b)),
+        ("mpz_xor", api.xor, |a, b| Integer::from(a ^ b)),
+    ];
+    // Around the kernels' tile of 2048 limbs, and up to 2^24 limbs (2^30 bits).
+    let sizes = [1u32, 2, 3, 2047, 2048, 2049, 6145, 65_537, 1 << 20, 1 << 24];
+    for &n in sizes.iter().filter(|n| **n <= max_limbs()) {
+        let bits = 64 * n;
+        let all_ones = (Integer::from(1) << bits) - 1u32;
+        let power = Integer::from(1) << bits; // n + 1 limbs: minus one borrows through all
+        let random = Integer::from(Integer::random_bits(bits, &mut rng)) | (Integer::from(1) << (bits - 1));
+        let shorter = Integer::from(Integer::random_bits(bits / 2 + 1, &mut rng));
+        let mut xs = vec![Integer::new(), Integer::from(1), Integer::from(-1)];
+        // From 2^20 limbs on, fewer pairs (each call moves megabytes over PCIe).
+        let huge = n >= 1 << 20;
+        let patterns = if huge { vec![all_ones, random] } else { vec![all_ones, power, random, shorter] };
+        for x in patterns {
+            xs.push(-x.clone());
+            xs.push(x);
+        }
+        for (i, a) in xs.iter().enumerate() {
+            if huge && i < 3 {
+                continue; // small first operands: covered by the swapped pairs
             }
+            for b in &xs {
+                let (ma, mb) = (to_mpz(api, a), to_mpz(api, b));
+                for (name, op, reference) in &binary {
+                    let want = reference(a, b);
+                    let mut r = to_mpz(api, &Integer::new());
+                    unsafe { op(&mut *r, &*ma, &*mb) };
+                    assert!(from_mpz(&r) == want, "MISMATCH: {name} on the GPU, {n} limbs, signs {} {}", a.cmp0() as i32, b.cmp0() as i32);
+                    if huge {
+                        calls += 1;
+                        unsafe { (api.clear)(&mut *r) };
+                        continue;
+                    }
+                    // Aliased: rop = a.
+                    let mut ra = to_mpz(api, a);
+                    unsafe { op(&mut *ra, &*ra, &*mb) };
+                    assert!(from_mpz(&ra) == want, "MISMATCH: {name} (rop = a) on the GPU, {n} limbs");
+                    calls += 2;
+                    for mut m in [r, ra] {
+                        unsafe { (api.clear)(&mut *m) };
+                    }
+                }
+                for mut m in [ma, mb] {
+                    unsafe { (api.clear)(&mut *m) };
+                }
+            }
+            let mut ra = to_mpz(api, a);
+            unsafe { (api.com)(&mut *ra, &*ra) };
+            assert!(from_mpz(&ra) == Integer::from(!a), "MISMATCH: mpz_com on the GPU, {n} limbs");
+            calls += 1;
+            unsafe { (api.clear)(&mut *ra) };
+            let mut ma = to_mpz(api, a);
+            let top = a.significant_bits();
+            for count in [0, 1, 63, 64, 65, 128, 640, top.saturating_sub(1), top, top + 1, top + 64, top + 1000] {
+                for (kind, (name, op)) in api.shifts.iter().enumerate() {
+                    let mut r = to_mpz(api, &Integer::new());
+                    unsafe { op(&mut *r, &*ma, count as c_ulong) };
+                    assert!(from_mpz(&r) == shift_reference(kind, a, count), "MISMATCH: {name} by {count} on the GPU, {n} limbs, sign {}", a.cmp0() as i32);
+                    calls += 1;
+                    unsafe { (api.clear)(&mut *r) };
+                }
+            }
+            unsafe { (api.clear)(&mut *ma) };
         }
     }
-    let done = unsafe { (api.gpu_operations)() } - before;
-    assert!(done <= calls);
-    done
+    (unsafe { (api.gpu_operations)() } - before, calls)
 }
 
 fn operand(n: u32, pattern: u32, rng: &mut RandState) -> Integer {
@@ -114,8 +201,7 @@ fn mul_sweep(api: &Api) -> u64 {
         (1, 1), (2, 1), (3, 3), (17, 5), (64, 64), (100, 99), (1000, 1), (1000, 1000), (4097, 4095),
         (10_000, 10), (65_536, 65_536), (100_000, 100), (1_000_000, 1_000_000), (1 << 22, 1 << 22), (1 << 21, 1 << 11),
     ];
-    // CUGMP_TEST_MAX_LIMBS bounds the sizes (compute-sanitizer runs are slow).
-    let max: u32 = std::env::var("CUGMP_TEST_MAX_LIMBS").ok().and_then(|v| v.parse().ok()).unwrap_or(u32::MAX);
+    let max = max_limbs();
     for &(un, vn) in shapes.iter().filter(|(un, _)| *un <= max) {
         for pattern in 0..3 {
             let a = operand(un, pattern, &mut rng);
@@ -153,7 +239,7 @@ fn mul_sweep(api: &Api) -> u64 {
 
 /// The tests; each runs in its own child process with its own environment.
 const TESTS: &[(&str, &[(&str, &str)])] = &[
-    ("gpu_and_matches_gmp", &[]),
+    ("gpu_matches_gmp", &[]),
     ("gpu_oom_falls_back_to_cpu", &[("CUGMP_FAULT", "gpu-oom")]),
     ("gpu_launch_failure_falls_back_to_cpu", &[("CUGMP_FAULT", "gpu-launch")]),
     ("gpu_check_mode_passes", &[("CUGMP_CHECK", "1")]),
@@ -162,9 +248,14 @@ const TESTS: &[(&str, &[(&str, &str)])] = &[
 fn child(name: &str) {
     let api = api();
     assert_eq!(unsafe { (api.gpu_in_use)() }, 1, "no GPU in the child");
-    let on_gpu = and_sweep(&api) + mul_sweep(&api);
+    let (linear_on_gpu, linear_calls) = linear_sweep(&api);
+    let on_gpu = linear_on_gpu + mul_sweep(&api);
     match name {
-        "gpu_and_matches_gmp" | "gpu_check_mode_passes" => assert!(on_gpu > 0, "no operation ran on the GPU"),
+        "gpu_matches_gmp" | "gpu_check_mode_passes" => {
+            // Under CUGMP_GPU=force every add/sub/shift/logic call is the GPU's.
+            assert_eq!(linear_on_gpu, linear_calls, "some add/sub/shift/logic calls did not run on the GPU");
+            assert!(on_gpu > linear_on_gpu, "no product ran on the GPU");
+        }
         _ => assert_eq!(on_gpu, 0, "an injected GPU fault still counted as a GPU result"),
     }
     println!("{name}: {on_gpu} operations completed on the GPU");

@@ -80,3 +80,68 @@ pub unsafe extern "C" fn cugmp_threshold(op: *const c_char) -> c_long {
 pub extern "C" fn cugmp_gpu_operations() -> libc::c_ulong {
     dispatch::GPU_COMPLETED.load(std::sync::atomic::Ordering::Relaxed) as libc::c_ulong
 }
+
+/// Benchmark support: the mean time in seconds of `op` ("add", "sub", "shl",
+/// "and", "mul", "sqr") on `limbs`-limb operands already in device memory,
+/// over `reps` runs timed with CUDA events, into `*seconds`, and the bytes the
+/// operation reads and writes in device memory into `*bytes`. Returns 0, -1
+/// when no GPU is in use or it fails, -2 for an unknown name or NULL pointer.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cugmp_bench_resident(op: *const c_char, limbs: size_t, reps: c_int, seconds: *mut f64, bytes: *mut f64) -> c_int {
+    boundary!("cugmp_bench_resident", {
+        use gpu::resident::Resident;
+        if op.is_null() || seconds.is_null() || bytes.is_null() || limbs == 0 {
+            return -2;
+        }
+        let which = match unsafe { CStr::from_ptr(op) }.to_bytes() {
+            b"add" => Resident::Add,
+            b"sub" => Resident::Sub,
+            b"shl" => Resident::Shl,
+            b"and" => Resident::And,
+            b"mul" => Resident::Mul,
+            b"sqr" => Resident::Sqr,
+            _ => return -2,
+        };
+        match gpu::get().map(|g| g.time_resident(which, limbs, reps.max(1) as usize)) {
+            Some(Ok((s, b))) => {
+                unsafe {
+                    *seconds = s;
+                    *bytes = b as f64;
+                }
+                0
+            }
+            _ => -1,
+        }
+    })
+}
+
+/// Benchmark support: the mean time in seconds of adding two `limbs`-limb
+/// operands from host memory into host memory on the GPU, staged as `how`
+/// says: "pageable" (what mpz_add does under CUGMP_GPU=force), "pinned"
+/// (host copies through pinned staging buffers), "zero-copy" (the kernel
+/// reads and writes pinned host memory over PCIe), "pinned-operands" (DMA
+/// only, as if the operands lived in pinned memory). Returns as
+/// `cugmp_bench_resident`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cugmp_bench_transfer(how: *const c_char, limbs: size_t, reps: c_int, seconds: *mut f64) -> c_int {
+    boundary!("cugmp_bench_transfer", {
+        use gpu::resident::Transfer;
+        if how.is_null() || seconds.is_null() || limbs == 0 {
+            return -2;
+        }
+        let which = match unsafe { CStr::from_ptr(how) }.to_bytes() {
+            b"pageable" => Transfer::Pageable,
+            b"pinned" => Transfer::PinnedStaging,
+            b"zero-copy" => Transfer::ZeroCopy,
+            b"pinned-operands" => Transfer::PinnedOperands,
+            _ => return -2,
+        };
+        match gpu::get().map(|g| g.time_transfer(which, limbs, reps.max(1) as usize)) {
+            Some(Ok(s)) => {
+                unsafe { *seconds = s };
+                0
+            }
+            _ => -1,
+        }
+    })
+}

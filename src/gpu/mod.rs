@@ -5,7 +5,7 @@
 //! |--------------------|---------------------------------------------------|
 //! | driver             | cudarc (dynamic loading: no CUDA needed to build or to run without a GPU) |
 //! | [`Gpu`]            | the one context, the module of kernels, the stream |
-//! | operations         | `Gpu::and_n`, ...: host slices in, `Vec` out       |
+//! | operations         | `Gpu::mul`, `Gpu::add`, `shift`, `logic`, `com`: host slices in, host results out |
 //!
 //! [`get`] initialises once per process. It returns None, silently unless
 //! `CUGMP_LOG=1`, when the GPU is off, the library was built without kernels,
@@ -16,7 +16,7 @@ use crate::config::{self, log, Fault, GpuMode};
 use std::fmt;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use cudarc::driver::{CudaContext, CudaFunction, CudaStream, DriverError, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaContext, CudaFunction, CudaStream, DriverError, LaunchConfig};
 
 /// The kernels, compiled by build.rs from `cuda/*.cu` into one fatbin.
 #[cfg(cugmp_kernels)]
@@ -54,7 +54,12 @@ impl From<DriverError> for GpuError {
 }
 
 struct Kernels {
-    and_n: CudaFunction,
+    add: CudaFunction,
+    sub: CudaFunction,
+    shl: CudaFunction,
+    shr: CudaFunction,
+    any_low_bits: CudaFunction,
+    bitwise: CudaFunction,
     ntt_twiddles: CudaFunction,
     ntt_split16: CudaFunction,
     ntt_dif_stage: CudaFunction,
@@ -73,6 +78,8 @@ macro_rules! launch {
     }};
 }
 
+pub mod linear;
+pub mod resident;
 mod ntt;
 
 pub struct Gpu {
@@ -80,7 +87,6 @@ pub struct Gpu {
     pub total_mem: usize,
     pub compute_capability: (i32, i32),
     pub multiprocessors: u32,
-    #[allow(dead_code)]
     ctx: Arc<CudaContext>,
     kernels: Kernels,
     /// One stream for now: operations are serialised on it.
@@ -147,7 +153,12 @@ fn open() -> Result<Gpu, GpuError> {
     let ctx = CudaContext::new(0)?;
     let module = ctx.load_module(cudarc::nvrtc::Ptx::from_binary(fatbin().to_vec()))?;
     let kernels = Kernels {
-        and_n: module.load_function("cugmp_and_n")?,
+        add: module.load_function("cugmp_add")?,
+        sub: module.load_function("cugmp_sub")?,
+        shl: module.load_function("cugmp_shl")?,
+        shr: module.load_function("cugmp_shr")?,
+        any_low_bits: module.load_function("cugmp_any_low_bits")?,
+        bitwise: module.load_function("cugmp_bitwise")?,
         ntt_twiddles: module.load_function("cugmp_ntt_twiddles")?,
         ntt_split16: module.load_function("cugmp_ntt_split16")?,
         ntt_dif_stage: module.load_function("cugmp_ntt_dif_stage")?,
@@ -191,21 +202,5 @@ impl Gpu {
 
     fn stream(&self) -> Arc<CudaStream> {
         self.stream.lock().unwrap_or_else(|p| p.into_inner()).clone()
-    }
-
-    /// `a[i] & b[i]` for equal-length limb slices.
-    pub fn and_n(&self, a: &[u64], b: &[u64]) -> Result<Vec<u64>, GpuError> {
-        assert_eq!(a.len(), b.len(), "and_n takes equal lengths");
-        guarded(|| {
-            let stream = self.stream();
-            injected(Fault::GpuOom, "gpu-oom")?;
-            let da = stream.clone_htod(a)?;
-            let db = stream.clone_htod(b)?;
-            let mut dr = stream.alloc_zeros::<u64>(a.len())?;
-            let n = a.len() as u64;
-            injected(Fault::GpuLaunch, "gpu-launch")?;
-            launch!(self, stream, and_n, a.len(), &mut dr, &da, &db, &n);
-            Ok(stream.clone_dtoh(&dr)?)
-        })
     }
 }

@@ -4,8 +4,8 @@
 //! to 2^30 limbs; device memory is the practical limit, checked here).
 //!
 //! First version, correct before fast: one kernel launch per radix-2 stage,
-//! twiddles computed per product, and the last carry pass on the host (the
-//! GPU folds coefficients into limbs and leaves one carry bit per limb).
+//! twiddles computed per product. The last carry pass is the add kernel's
+//! parallel carry (src/gpu/linear.rs), on the device.
 
 use super::{injected, Gpu, GpuError};
 use crate::config::Fault;
@@ -42,12 +42,38 @@ pub fn transform_len(limbs: usize) -> usize {
 /// Device bytes one product of `un` x `vn` limbs needs.
 pub fn device_bytes(un: usize, vn: usize) -> usize {
     let n = transform_len(un + vn);
-    8 * (2 * n + n / 2) + 8 * (un + vn) * 2 + (un + vn)
+    // Two transforms, the twiddles, the folded limbs and their carries, the
+    // add kernel's tile states.
+    8 * (2 * n + n / 2) + 8 * (un + vn) * 2 + 4 * (un + vn).div_ceil(1024)
 }
 
 /// Largest operand the exactness bound allows (cuda/ntt.cu).
 const MAX_SHORT_LIMBS: usize = (1 << 30) - 1;
 const MAX_PRODUCT_LIMBS: usize = 1 << 30;
+
+fn check_bounds(un: usize, vn: usize) -> Result<(), GpuError> {
+    if un.min(vn) > MAX_SHORT_LIMBS || un + vn > MAX_PRODUCT_LIMBS {
+        Err(GpuError::TooLarge)
+    } else {
+        Ok(())
+    }
+}
+
+/// Device memory traffic of one product (un x vn limbs, or a square), in
+/// bytes, as the kernels are written now: each radix-2 stage reads and writes
+/// the whole transform once (twiddle reads, mostly cache hits, not counted).
+/// For reporting against the memory bandwidth.
+pub fn bytes_moved(un: usize, vn: usize, squaring: bool) -> u64 {
+    let n = transform_len(un + vn) as u64;
+    let stages = n.trailing_zeros() as u64;
+    let transforms = if squaring { 2 } else { 3 };
+    let split = 8 * (un + vn) as u64 + 8 * n * (transforms - 1);
+    let passes = transforms * stages * 16 * n; // each stage: read + write 8n
+    let pointwise = if squaring { 16 * n } else { 24 * n };
+    let combine = 32 * (un + vn) as u64 + 8 * n; // coefficients in, limbs and carries out
+    let carry = 24 * (un + vn) as u64;
+    split + passes + pointwise + combine + carry
+}
 
 impl Gpu {
     /// `u * v` (both non-empty, any lengths), `u.len() + v.len()` limbs, the
@@ -56,64 +82,65 @@ impl Gpu {
     pub fn mul(&self, u: &[u64], v: &[u64]) -> Result<Vec<u64>, GpuError> {
         let (un, vn) = (u.len(), v.len());
         assert!(un > 0 && vn > 0, "mul takes non-empty operands");
-        if un.min(vn) > MAX_SHORT_LIMBS || un + vn > MAX_PRODUCT_LIMBS {
-            return Err(GpuError::TooLarge);
-        }
+        check_bounds(un, vn)?;
         let squaring = std::ptr::eq(u, v);
         super::guarded(|| {
             let stream = self.stream();
-            let (free, _) = cudarc::driver::result::mem_get_info()?;
-            // Leave a tenth of the free memory to others.
-            if device_bytes(un, vn) > free / 10 * 9 {
-                return Err(GpuError::TooLarge);
-            }
             injected(Fault::GpuOom, "gpu-oom")?;
-            let n = transform_len(un + vn);
-            let w = pow_mod(GENERATOR, (P - 1) / n as u64);
-            let n_inv = pow_mod(n as u64, P - 2);
-
-            let mut tw = stream.alloc_zeros::<u64>(n / 2)?;
-            let half = (n / 2) as u64;
-            injected(Fault::GpuLaunch, "gpu-launch")?;
-            launch!(self, stream, ntt_twiddles, n / 2, &mut tw, &w, &half);
-            let mut a = self.forward(&stream, u, n, &tw)?;
-            let b = if squaring { None } else { Some(self.forward(&stream, v, n, &tw)?) };
-            let (nn, limbs) = (n as u64, (un + vn) as u64);
-            match &b {
-                Some(b) => launch!(self, stream, ntt_pointwise, n, &mut a, b, &nn, &n_inv),
-                None => launch!(self, stream, ntt_pointwise_sqr, n, &mut a, &nn, &n_inv),
-            }
-            let mut len = 1u64;
-            while len < nn {
-                launch!(self, stream, ntt_dit_stage, n / 2, &mut a, &tw, &nn, &len);
-                len *= 2;
-            }
-            let mut t = stream.alloc_zeros::<u64>(un + vn)?;
-            let mut c = stream.alloc_zeros::<u8>(un + vn)?;
-            launch!(self, stream, ntt_combine16, un + vn, &mut t, &mut c, &a, &limbs);
-            let mut limbs_out = stream.clone_dtoh(&t)?;
-            let carries = stream.clone_dtoh(&c)?;
-            // The remaining carries: each limb's carry bit plus the carry out of
-            // adding the previous one. The product fits in un + vn limbs, so
-            // nothing is left at the end.
-            let mut carry = 0u64;
-            for (limb, &bit) in limbs_out.iter_mut().zip(&carries) {
-                let (sum, overflow) = limb.overflowing_add(carry);
-                *limb = sum;
-                carry = bit as u64 + overflow as u64;
-            }
-            debug_assert_eq!(carry, 0);
-            Ok(limbs_out)
+            let du = stream.clone_htod(u)?;
+            let dv = if squaring { None } else { Some(stream.clone_htod(v)?) };
+            let t = self.product_dev(&stream, &du, un, dv.as_ref().map(|d| (d, vn)))?;
+            Ok(stream.clone_dtoh(&t)?)
         })
     }
 
-    /// Upload `x`, cut it into coefficients and transform it (DIF, output in
-    /// bit-reversed order).
-    fn forward(&self, stream: &Arc<CudaStream>, x: &[u64], n: usize, tw: &CudaSlice<u64>) -> Result<CudaSlice<u64>, GpuError> {
-        let dx = stream.clone_htod(x)?;
+    /// The product of device operands `u` (`un` limbs) and `v` (or `u`
+    /// squared when `v` is None), `un + vn` limbs on the device.
+    pub(super) fn product_dev(&self, stream: &Arc<CudaStream>, u: &CudaSlice<u64>, un: usize, v: Option<(&CudaSlice<u64>, usize)>) -> Result<CudaSlice<u64>, GpuError> {
+        let vn = v.map_or(un, |(_, vn)| vn);
+        check_bounds(un, vn)?;
+        let (free, _) = cudarc::driver::result::mem_get_info()?;
+        // Leave a tenth of the free memory to others.
+        if device_bytes(un, vn) > free / 10 * 9 {
+            return Err(GpuError::TooLarge);
+        }
+        injected(Fault::GpuOom, "gpu-oom")?;
+        let n = transform_len(un + vn);
+        let w = pow_mod(GENERATOR, (P - 1) / n as u64);
+        let n_inv = pow_mod(n as u64, P - 2);
+
+        let mut tw = stream.alloc_zeros::<u64>(n / 2)?;
+        let half = (n / 2) as u64;
+        injected(Fault::GpuLaunch, "gpu-launch")?;
+        launch!(self, stream, ntt_twiddles, n / 2, &mut tw, &w, &half);
+        let mut a = self.forward(stream, u, un, n, &tw)?;
+        let b = match v {
+            Some((v, vn)) => Some(self.forward(stream, v, vn, n, &tw)?),
+            None => None,
+        };
+        let (nn, limbs) = (n as u64, (un + vn) as u64);
+        match &b {
+            Some(b) => launch!(self, stream, ntt_pointwise, n, &mut a, b, &nn, &n_inv),
+            None => launch!(self, stream, ntt_pointwise_sqr, n, &mut a, &nn, &n_inv),
+        }
+        let mut len = 1u64;
+        while len < nn {
+            launch!(self, stream, ntt_dit_stage, n / 2, &mut a, &tw, &nn, &len);
+            len *= 2;
+        }
+        let mut t = stream.alloc_zeros::<u64>(un + vn)?;
+        let mut c = stream.alloc_zeros::<u64>(un + vn)?;
+        launch!(self, stream, ntt_combine16, un + vn, &mut t, &mut c, &a, &limbs);
+        self.add_in_place(stream, &mut t, &c, un + vn)?;
+        Ok(t)
+    }
+
+    /// Cut device limbs `x` (`xn` of them) into coefficients and transform
+    /// them (DIF, output in bit-reversed order).
+    fn forward(&self, stream: &Arc<CudaStream>, dx: &CudaSlice<u64>, xn: usize, n: usize, tw: &CudaSlice<u64>) -> Result<CudaSlice<u64>, GpuError> {
         let mut a = stream.alloc_zeros::<u64>(n)?;
-        let (nn, xn) = (n as u64, x.len() as u64);
-        launch!(self, stream, ntt_split16, n, &mut a, &dx, &xn, &nn);
+        let (nn, xn) = (n as u64, xn as u64);
+        launch!(self, stream, ntt_split16, n, &mut a, dx, &xn, &nn);
         let mut len = nn / 2;
         while len >= 1 {
             launch!(self, stream, ntt_dif_stage, n / 2, &mut a, tw, &nn, &len);

@@ -1,0 +1,267 @@
+//! cuGMP against GMP (rug) in the same process and run, random operands, end
+//! to end from host limbs to host limbs, plus the GPU's own figures. Prints
+//! markdown tables and writes, under $CUGMP_BENCH_OUT (default
+//! target/bench-results): speedup.csv, speedup.png (speedup against GMP versus
+//! operand size, one line per operation, log scale) and tables.md.
+//!
+//!   cargo bench --bench speedup [-- --quick]
+//!
+//! cuGMP is dlopen'ed in its own namespace (as in the tests) with
+//! CUGMP_GPU=force unless the environment says otherwise, so every size shows
+//! what the GPU does; the "auto" column says where the dispatcher sends it.
+#[path = "../tests/common/mod.rs"]
+mod common;
+mod plot;
+
+use common::{Library, Mpz};
+use libc::{c_char, c_int, c_long, c_ulong, size_t};
+use rug::rand::RandState;
+use rug::{Assign, Integer};
+use std::fmt::Write as _;
+use std::time::Instant;
+
+type Bin = unsafe extern "C" fn(*mut Mpz, *const Mpz, *const Mpz);
+type ShiftFn = unsafe extern "C" fn(*mut Mpz, *const Mpz, c_ulong);
+
+struct Api {
+    init2: unsafe extern "C" fn(*mut Mpz, c_ulong),
+    clear: unsafe extern "C" fn(*mut Mpz),
+    mul: Bin,
+    add: Bin,
+    sub: Bin,
+    and: Bin,
+    mul_2exp: ShiftFn,
+    gpu_name: unsafe extern "C" fn(*mut c_char, size_t) -> c_int,
+    threshold: unsafe extern "C" fn(*const c_char) -> c_long,
+    resident: unsafe extern "C" fn(*const c_char, size_t, c_int, *mut f64, *mut f64) -> c_int,
+    transfer: unsafe extern "C" fn(*const c_char, size_t, c_int, *mut f64) -> c_int,
+    _lib: Library,
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+/// Median milliseconds over `reps` runs, after one warm-up run.
+fn time_ms(reps: usize, mut f: impl FnMut()) -> f64 {
+    f();
+    median(
+        (0..reps)
+            .map(|_| {
+                let t = Instant::now();
+                f();
+                t.elapsed().as_secs_f64() * 1e3
+            })
+            .collect(),
+    )
+}
+
+fn cstr(s: &str) -> std::ffi::CString {
+    std::ffi::CString::new(s).unwrap()
+}
+
+impl Api {
+    fn load(&self, x: &Integer) -> Mpz {
+        let limbs = x.as_limbs();
+        let mut m = Mpz { alloc: 0, size: 0, d: std::ptr::null_mut() };
+        unsafe {
+            (self.init2)(&mut m, 64 * limbs.len().max(1) as c_ulong);
+            std::ptr::copy_nonoverlapping(limbs.as_ptr(), m.d, limbs.len());
+        }
+        m.size = if *x < 0 { -(limbs.len() as c_int) } else { limbs.len() as c_int };
+        m
+    }
+
+    /// "gpu from N limbs" or "cpu" for CUGMP_GPU=auto.
+    fn auto(&self, op: &str) -> String {
+        match unsafe { (self.threshold)(cstr(op).as_ptr()) } {
+            t if t >= 0 => format!("GPU from {t} limbs"),
+            _ => "CPU".into(),
+        }
+    }
+}
+
+struct Row {
+    op: &'static str,
+    limbs: usize,
+    gmp_ms: f64,
+    cugmp_ms: f64,
+}
+
+fn main() {
+    if std::env::var_os("CUGMP_GPU").is_none() {
+        std::env::set_var("CUGMP_GPU", "force");
+    }
+    let quick = std::env::args().any(|a| a == "--quick");
+    let lib = Library::open();
+    let api = unsafe {
+        Api {
+            init2: lib.sym("__gmpz_init2"),
+            clear: lib.sym("__gmpz_clear"),
+            mul: lib.sym("__gmpz_mul"),
+            add: lib.sym("__gmpz_add"),
+            sub: lib.sym("__gmpz_sub"),
+            and: lib.sym("__gmpz_and"),
+            mul_2exp: lib.sym("__gmpz_mul_2exp"),
+            gpu_name: lib.sym("cugmp_gpu_name"),
+            threshold: lib.sym("cugmp_threshold"),
+            resident: lib.sym("cugmp_bench_resident"),
+            transfer: lib.sym("cugmp_bench_transfer"),
+            _lib: lib,
+        }
+    };
+    let mut name = [0 as c_char; 128];
+    let device = if unsafe { (api.gpu_name)(name.as_mut_ptr(), name.len()) } == 0 {
+        unsafe { std::ffi::CStr::from_ptr(name.as_ptr()) }.to_string_lossy().into_owned()
+    } else {
+        "no GPU (CPU engine)".into()
+    };
+    let out_dir = std::env::var_os("CUGMP_BENCH_OUT").map(std::path::PathBuf::from).unwrap_or_else(|| common::target_dir().join("../bench-results"));
+    std::fs::create_dir_all(&out_dir).expect("output directory");
+    let date = std::process::Command::new("date").arg("+%Y-%m-%d").output().map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string()).unwrap_or_default();
+
+    let mut md = String::new();
+    let _ = writeln!(md, "Device: {device}; date {date}; GMP 6.3.0 (rug) on one core of the same host; CUGMP_GPU={}.\n", std::env::var("CUGMP_GPU").unwrap_or_default());
+    let _ = writeln!(md, "### End to end (host limbs to host limbs), random operands, median\n");
+    let _ = writeln!(md, "| op | n limbs | GMP ms | cuGMP ms | GMP / cuGMP | CUGMP_GPU=auto sends it to |");
+    let _ = writeln!(md, "|---|---|---|---|---|---|");
+    print!("{md}");
+    let mut rows: Vec<Row> = Vec::new();
+    let mut rng = RandState::new();
+    // From limbs: 10^8 limbs is more bits than random_bits takes (u32).
+    let random = |n: usize, rng: &mut RandState| {
+        let mut x = u64::from(rng.bits(32)) << 32 | u64::from(rng.bits(32)) | 1;
+        let mut limbs: Vec<u64> = (0..n)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x
+            })
+            .collect();
+        limbs[n - 1] |= 1 << 63;
+        Integer::from_digits(&limbs, rug::integer::Order::Lsf)
+    };
+
+    let mul_sizes: Vec<usize> = if quick { vec![1024, 10_000, 100_000] } else { vec![256, 1024, 4096, 10_000, 100_000, 1_000_000, 10_000_000] };
+    let linear_sizes: Vec<usize> = if quick { vec![10_000, 100_000] } else { vec![10_000, 100_000, 1_000_000, 10_000_000, 100_000_000] };
+    let mut emit = |md: &mut String, row: Row, auto: String| {
+        let line = format!("| {} | {} | {:.3} | {:.3} | {:.2}x | {} |", row.op, row.limbs, row.gmp_ms, row.cugmp_ms, row.gmp_ms / row.cugmp_ms, auto);
+        println!("{line}");
+        let _ = writeln!(md, "{line}");
+        rows.push(row);
+    };
+
+    for &n in &mul_sizes {
+        for square in [false, true] {
+            let a = random(n, &mut rng);
+            let b = if square { a.clone() } else { random(n, &mut rng) };
+            let reps = (2_000_000 / n).clamp(3, 200);
+            let mut r = Integer::new();
+            let gmp_ms = time_ms(reps, || if square { r.assign(a.square_ref()) } else { r.assign(&a * &b) });
+            let (ma, mb, mut mr) = (api.load(&a), api.load(&b), api.load(&Integer::new()));
+            let cugmp_ms = time_ms(reps, || unsafe { if square { (api.mul)(&mut mr, &ma, &ma) } else { (api.mul)(&mut mr, &ma, &mb) } });
+            assert!(mr.value() == r, "MISMATCH: mpz_mul at {n} limbs");
+            for mut m in [ma, mb, mr] {
+                unsafe { (api.clear)(&mut m) };
+            }
+            let op = if square { "sqr (mpz_mul a, a)" } else { "mul" };
+            emit(&mut md, Row { op, limbs: n, gmp_ms, cugmp_ms }, api.auto("mul"));
+        }
+    }
+
+    for &n in &linear_sizes {
+        let (a, b) = (random(n, &mut rng), random(n, &mut rng));
+        let reps = (20_000_000 / n).clamp(3, 100);
+        let linear: [(&'static str, &str); 4] = [("add", "add"), ("sub", "sub"), ("shift (mul_2exp 100001)", "shift"), ("and", "and")];
+        for (op, dispatch_name) in linear {
+            let mut r = Integer::new();
+            let gmp_ms = time_ms(reps, || match dispatch_name {
+                "add" => r.assign(&a + &b),
+                "sub" => r.assign(&a - &b),
+                "shift" => r.assign(&a << 100_001u32),
+                _ => r.assign(&a & &b),
+            });
+            let (ma, mb, mut mr) = (api.load(&a), api.load(&b), api.load(&Integer::new()));
+            let cugmp_ms = time_ms(reps, || unsafe {
+                match dispatch_name {
+                    "add" => (api.add)(&mut mr, &ma, &mb),
+                    "sub" => (api.sub)(&mut mr, &ma, &mb),
+                    "shift" => (api.mul_2exp)(&mut mr, &ma, 100_001),
+                    _ => (api.and)(&mut mr, &ma, &mb),
+                }
+            });
+            assert!(mr.value() == r, "MISMATCH: {op} at {n} limbs");
+            for mut m in [ma, mb, mr] {
+                unsafe { (api.clear)(&mut m) };
+            }
+            emit(&mut md, Row { op, limbs: n, gmp_ms, cugmp_ms }, api.auto(dispatch_name));
+        }
+    }
+
+    // The GPU alone: operands already in device memory.
+    let mut resident = String::new();
+    let _ = writeln!(resident, "\n### Device-resident kernels (operands in device memory, CUDA events, mean)\n");
+    let _ = writeln!(resident, "| op | n limbs | ms | bytes moved | GB/s |");
+    let _ = writeln!(resident, "|---|---|---|---|---|");
+    let resident_cases: Vec<(&str, usize)> = if quick {
+        vec![("add", 1 << 20), ("mul", 100_000)]
+    } else {
+        let mut v = Vec::new();
+        for op in ["add", "sub", "shl", "and"] {
+            for n in [1usize << 22, 1 << 24, 1 << 26] {
+                v.push((op, n));
+            }
+        }
+        v.extend([("mul", 1_000_000), ("sqr", 1_000_000), ("mul", 10_000_000), ("sqr", 10_000_000)]);
+        v
+    };
+    for (op, n) in resident_cases {
+        let (mut s, mut bytes) = (0.0, 0.0);
+        let reps = if op == "mul" || op == "sqr" { 5 } else { 20 };
+        if unsafe { (api.resident)(cstr(op).as_ptr(), n, reps, &mut s, &mut bytes) } == 0 {
+            let _ = writeln!(resident, "| {op} | {n} | {:.3} | {:.0} | {:.0} |", s * 1e3, bytes, bytes / s / 1e9);
+        } else {
+            let _ = writeln!(resident, "| {op} | {n} | (no GPU) | | |");
+        }
+    }
+    print!("{resident}");
+    md.push_str(&resident);
+
+    // Ways of getting host operands to the add kernel.
+    let mut transfer = String::new();
+    let _ = writeln!(transfer, "\n### mpz_add end to end: staging variants (ms, mean; GMP median)\n");
+    let _ = writeln!(transfer, "| n limbs | GMP | pageable (the ABI path) | pinned staging | zero-copy | pinned operands (DMA only) |");
+    let _ = writeln!(transfer, "|---|---|---|---|---|---|");
+    for &n in if quick { &[100_000usize][..] } else { &[1_000_000usize, 10_000_000, 100_000_000][..] } {
+        let (a, b) = (random(n, &mut rng), random(n, &mut rng));
+        let mut r = Integer::new();
+        let gmp_ms = time_ms(5, || r.assign(&a + &b));
+        let mut cells = vec![format!("{gmp_ms:.3}")];
+        for how in ["pageable", "pinned", "zero-copy", "pinned-operands"] {
+            let mut s = 0.0;
+            cells.push(if unsafe { (api.transfer)(cstr(how).as_ptr(), n, 5, &mut s) } == 0 { format!("{:.3}", s * 1e3) } else { "(no GPU)".into() });
+        }
+        let _ = writeln!(transfer, "| {n} | {} |", cells.join(" | "));
+    }
+    print!("{transfer}");
+    md.push_str(&transfer);
+
+    // The picture: one line per operation.
+    let mut series: Vec<plot::Series> = Vec::new();
+    let mut csv = String::from("op,limbs,gmp_ms,cugmp_ms,speedup\n");
+    for row in &rows {
+        let _ = writeln!(csv, "{},{},{},{},{}", row.op, row.limbs, row.gmp_ms, row.cugmp_ms, row.gmp_ms / row.cugmp_ms);
+        let label = row.op.split(' ').next().unwrap_or(row.op).to_string();
+        match series.iter_mut().find(|s| s.label == label) {
+            Some(s) => s.points.push((row.limbs as f64, row.gmp_ms / row.cugmp_ms)),
+            None => series.push(plot::Series { label, points: vec![(row.limbs as f64, row.gmp_ms / row.cugmp_ms)] }),
+        }
+    }
+    std::fs::write(out_dir.join("speedup.csv"), csv).expect("write csv");
+    std::fs::write(out_dir.join("tables.md"), &md).expect("write tables");
+    let title = format!("cuGMP vs GMP 6.3, {device}, {date}");
+    plot::write_png(&out_dir.join("speedup.png"), &title, "operand size (limbs)", "speedup (GMP time / cuGMP time)", &series).expect("write png");
+    println!("\nwrote {}/speedup.csv, tables.md, speedup.png", out_dir.display());
+}

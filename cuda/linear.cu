@@ -1,0 +1,196 @@
+// O(n) limb operations (GMP's mpn level, natural numbers): add and subtract
+// with a parallel carry, shifts, bitwise logic. Signs and two's complement
+// are composed from these by the host (src/gpu/linear.rs).
+//
+// Every index is 64-bit, so sizes past 2^32 limbs are fine.
+#include "cugmp.cuh"
+
+// ---------------------------------------------------------------------------
+// Add and subtract: r[0..n) = a[0..n) +/- b[0..m), m <= n, carry or borrow
+// out to *cout (when cout != 0). r may equal a (each block reads its own tile
+// before writing it, and no block reads another's tile).
+//
+// The carry is a scan with the associative operator on (g, p) pairs
+// ("generates a carry", "propagates the carry in"): a later segment (g2, p2)
+// after an earlier (g1, p1) is (g2 | (p2 & g1), p1 & p2). Single pass,
+// O(n) work, O(log n) depth: each block takes one tile of LINEAR_TILE limbs
+// (tiles numbered in the order blocks start, so every predecessor of a
+// running block has started), scans it in registers and warp shuffles,
+// publishes its aggregate, and looks back over its predecessors'
+// published states (decoupled look-back) for its carry in. The look-back
+// stops at the first predecessor whose aggregate does not propagate, which
+// for random operands is the first one; a carry through all-ones operands
+// walks back to the nearest tile that already knows its carry out.
+// ---------------------------------------------------------------------------
+
+#define LINEAR_THREADS 256
+#define LIMBS_PER_THREAD 8
+#define LINEAR_TILE (LINEAR_THREADS * LIMBS_PER_THREAD)
+
+// A tile's published state in one 32-bit word (flag and value are written
+// together, so a reader never sees a flag without its value).
+#define STATE_AGGREGATE 4u  // bits 0..1 are the tile's own (g, p)
+#define STATE_INCLUSIVE 8u  // bit 0 is the carry out of the tile, all earlier tiles included
+
+// (g, p) packed as g | p << 1.
+__device__ __forceinline__ u32 gp_combine(u32 later, u32 earlier) {
+    u32 g = (later & 1) | ((later >> 1) & earlier & 1);
+    u32 p = (later >> 1) & (earlier >> 1) & 1;
+    return g | (p << 1);
+}
+
+template <bool SUBTRACT>
+__device__ __forceinline__ void addsub_tile(limb_t *r, const limb_t *a, u64 n, const limb_t *b, u64 m,
+                                            limb_t *cout, u32 *state) {
+    // state[0] hands out tile numbers; state[1 + t] is tile t's published state.
+    __shared__ u64 tile_s;
+    __shared__ u32 warp_gp[LINEAR_THREADS / 32];
+    __shared__ u32 carry_into_tile;
+    if (threadIdx.x == 0) tile_s = atomicAdd(&state[0], 1u);
+    __syncthreads();
+    const u64 tile = tile_s;
+    const u64 base = tile * LINEAR_TILE + (u64)threadIdx.x * LIMBS_PER_THREAD;
+
+    limb_t s[LIMBS_PER_THREAD];
+    u32 gen = 0, prop = 0;  // bit k: limb k generates / propagates
+#pragma unroll
+    for (int k = 0; k < LIMBS_PER_THREAD; k++) {
+        u64 i = base + k;
+        limb_t x = i < n ? a[i] : 0, y = i < m ? b[i] : 0;
+        if (SUBTRACT) {
+            s[k] = x - y;
+            gen |= (u32)(x < y) << k;
+            prop |= (u32)(x == y || i >= n) << k;  // past the end: identity
+        } else {
+            s[k] = x + y;
+            gen |= (u32)(s[k] < x) << k;
+            prop |= (u32)(s[k] == ~(limb_t)0 || i >= n) << k;
+        }
+    }
+    // This thread's (g, p) over its limbs, lowest first.
+    u32 gp = 2;  // identity: no carry generated, carry in passes
+#pragma unroll
+    for (int k = 0; k < LIMBS_PER_THREAD; k++) gp = gp_combine(((gen >> k) & 1) | (((prop >> k) & 1) << 1), gp);
+
+    // Inclusive scan within the warp, then over the warps.
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    u32 incl = gp;
+#pragma unroll
+    for (int d = 1; d < 32; d <<= 1) {
+        u32 earlier = __shfl_up_sync(0xffffffffu, incl, d);
+        if (lane >= d) incl = gp_combine(incl, earlier);
+    }
+    if (lane == 31) warp_gp[warp] = incl;
+    __syncthreads();
+    u32 warp_prefix = 2, tile_gp = 2;  // exclusive prefix of this warp; the whole tile
+    for (int w = 0; w < LINEAR_THREADS / 32; w++) {
+        if (w < warp) warp_prefix = gp_combine(warp_gp[w], warp_prefix);
+        tile_gp = gp_combine(warp_gp[w], tile_gp);
+    }
+    u32 excl = __shfl_up_sync(0xffffffffu, incl, 1);
+    if (lane == 0) excl = 2;
+    excl = gp_combine(excl, warp_prefix);  // everything before this thread in the tile
+
+    if (threadIdx.x == 0) {
+        u32 carry_in = 0;
+        if (tile == 0) {
+            atomicExch(&state[1], STATE_INCLUSIVE | (tile_gp & 1));
+        } else {
+            atomicExch(&state[1 + tile], STATE_AGGREGATE | tile_gp);
+            u32 acc = 2;  // what lies between the predecessor looked at and this tile
+            for (u64 t = tile - 1;; t--) {
+                u32 st;
+                do st = atomicOr(&state[1 + t], 0u); while (st == 0);
+                if (st & STATE_INCLUSIVE) {
+                    carry_in = (acc & 1) | ((acc >> 1) & st & 1);
+                    break;
+                }
+                acc = gp_combine(acc, st & 3);
+                if (!(acc & 2)) {  // the carry stops somewhere in between
+                    carry_in = acc & 1;
+                    break;
+                }
+            }
+            u32 out = (tile_gp & 1) | ((tile_gp >> 1) & carry_in);
+            atomicExch(&state[1 + tile], STATE_INCLUSIVE | out);
+        }
+        carry_into_tile = carry_in;
+        u64 last = (n - 1) / LINEAR_TILE;
+        if (cout && tile == last) *cout = (tile_gp & 1) | ((tile_gp >> 1) & carry_in);
+    }
+    __syncthreads();
+    u32 c = (excl & 1) | ((excl >> 1) & carry_into_tile);
+#pragma unroll
+    for (int k = 0; k < LIMBS_PER_THREAD; k++) {
+        u64 i = base + k;
+        if (i < n) r[i] = SUBTRACT ? s[k] - c : s[k] + c;
+        c = ((gen >> k) & 1) | (((prop >> k) & 1) & c);
+    }
+}
+
+// state: 1 + ceil(n / LINEAR_TILE) zeroed words; one block of LINEAR_THREADS per tile.
+extern "C" __global__ void __launch_bounds__(LINEAR_THREADS)
+    cugmp_add(limb_t *r, const limb_t *a, u64 n, const limb_t *b, u64 m, limb_t *cout, u32 *state) {
+    addsub_tile<false>(r, a, n, b, m, cout, state);
+}
+
+extern "C" __global__ void __launch_bounds__(LINEAR_THREADS)
+    cugmp_sub(limb_t *r, const limb_t *a, u64 n, const limb_t *b, u64 m, limb_t *cout, u32 *state) {
+    addsub_tile<true>(r, a, n, b, m, cout, state);
+}
+
+// ---------------------------------------------------------------------------
+// Shifts by limbs + bits (bits in 0..63); out of place. Each output limb is
+// computed from at most two input limbs: no carries.
+// ---------------------------------------------------------------------------
+
+// r[0..n + limbs + 1) = a[0..n) << (64 * limbs + bits).
+extern "C" __global__ void cugmp_shl(limb_t *__restrict__ r, const limb_t *__restrict__ a, u64 n, u64 limbs, u32 bits) {
+    GRID_STRIDE(i, n + limbs + 1) {
+        limb_t v = 0;
+        if (i >= limbs) {
+            u64 j = i - limbs;  // a[j] lands here shifted by `bits`, a[j-1]'s top bits with it
+            if (j < n) v = a[j] << bits;
+            if (bits && j >= 1 && j - 1 < n) v |= a[j - 1] >> (64 - bits);
+        }
+        r[i] = v;
+    }
+}
+
+// r[0..n - limbs) = a[0..n) >> (64 * limbs + bits), limbs < n.
+extern "C" __global__ void cugmp_shr(limb_t *__restrict__ r, const limb_t *__restrict__ a, u64 n, u64 limbs, u32 bits) {
+    GRID_STRIDE(i, n - limbs) {
+        u64 j = i + limbs;
+        limb_t v = a[j] >> bits;
+        if (bits && j + 1 < n) v |= a[j + 1] << (64 - bits);
+        r[i] = v;
+    }
+}
+
+// *flag = 1 if any of the low 64 * limbs + bits bits of a[0..n) is set (for
+// the rounding of floor and ceiling shifts); *flag must start at 0.
+extern "C" __global__ void cugmp_any_low_bits(limb_t *flag, const limb_t *__restrict__ a, u64 n, u64 limbs, u32 bits) {
+    u64 end = limbs < n ? limbs + (bits != 0) : n;
+    GRID_STRIDE(i, end) {
+        limb_t mask = i < limbs ? ~(limb_t)0 : (((limb_t)1 << bits) - 1);
+        if (a[i] & mask) *flag = 1;  // every writer writes the same value
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Bitwise: r[i] = ((A ^ ia) OP (B ^ ib)) for i < n, where A = a[i] for
+// i < na and 0 above (likewise B), and ia, ib are 0 or all ones. With the
+// complements, the host builds GMP's two's-complement cases from magnitudes.
+// ---------------------------------------------------------------------------
+
+#define BITWISE_AND 0u
+#define BITWISE_IOR 1u
+#define BITWISE_XOR 2u
+
+extern "C" __global__ void cugmp_bitwise(limb_t *__restrict__ r, u64 n, const limb_t *__restrict__ a, u64 na, limb_t ia,
+                                         const limb_t *__restrict__ b, u64 nb, limb_t ib, u32 op) {
+    GRID_STRIDE(i, n) {
+        limb_t x = (i < na ? a[i] : 0) ^ ia, y = (i < nb ? b[i] : 0) ^ ib;
+        r[i] = op == BITWISE_AND ? (x & y) : op == BITWISE_IOR ? (x | y) : (x ^ y);
+    }
+}

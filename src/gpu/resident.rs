@@ -1,0 +1,162 @@
+//! Measurements the benchmarks ask the library for (through
+//! `cugmp_bench_resident` and `cugmp_bench_transfer`): kernel throughput with
+//! operands already on the device, and the ways of getting host operands to
+//! an add kernel and back, so the dispatcher's thresholds rest on numbers.
+
+use super::linear::addr;
+use super::{guarded, Gpu, GpuError};
+use cudarc::driver::sys::{CUevent_flags, CU_MEMHOSTALLOC_DEVICEMAP, CU_MEMHOSTALLOC_PORTABLE};
+use cudarc::driver::{CudaSlice, CudaStream, PinnedHostSlice, PushKernelArg};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Operations `time_resident` knows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Resident {
+    Add,
+    Sub,
+    Shl,
+    And,
+    Mul,
+    Sqr,
+}
+
+/// How host operands reach the add kernel (`time_transfer`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Transfer {
+    /// What the ABI path does: copies from and to pageable host memory.
+    Pageable,
+    /// Host copies into pinned staging buffers, DMA both ways.
+    PinnedStaging,
+    /// Host copies into pinned buffers; the kernel reads and writes them over PCIe.
+    ZeroCopy,
+    /// DMA from and to pinned buffers, no host copies: the floor if the
+    /// caller's limbs were pinned already.
+    PinnedOperands,
+}
+
+/// Deterministic limbs (xorshift), top limb nonzero.
+fn pseudo_random(n: usize, seed: u64) -> Vec<u64> {
+    let mut x = seed | 1;
+    let mut v: Vec<u64> = (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        })
+        .collect();
+    if let Some(top) = v.last_mut() {
+        *top |= 1 << 63;
+    }
+    v
+}
+
+impl Gpu {
+    /// Seconds per operation (mean over `reps`, timed with CUDA events) of
+    /// `op` on `n`-limb operands already on the device, and the bytes it
+    /// reads and writes in device memory.
+    pub fn time_resident(&self, op: Resident, n: usize, reps: usize) -> Result<(f64, u64), GpuError> {
+        guarded(|| {
+            let stream = self.stream();
+            let a = stream.clone_htod(&pseudo_random(n, 1))?;
+            let b = stream.clone_htod(&pseudo_random(n, 2))?;
+            let mut r = stream.alloc_zeros::<u64>(2 * n + 1)?;
+            let run = |stream: &Arc<CudaStream>, r: &mut CudaSlice<u64>| -> Result<u64, GpuError> {
+                let nn = n as u64;
+                Ok(match op {
+                    Resident::Add | Resident::Sub => {
+                        let rp = addr(r, stream);
+                        self.addsub_dev(stream, op == Resident::Sub, rp, addr(&a, stream), n, addr(&b, stream), n, rp + 8 * nn)?;
+                        24 * nn
+                    }
+                    Resident::Shl => {
+                        let (limbs, bits) = (0u64, 17u32);
+                        launch!(self, stream, shl, n + 1, r, &a, &nn, &limbs, &bits);
+                        16 * nn
+                    }
+                    Resident::And => {
+                        self.bitwise_dev(stream, super::linear::Logic::And, r, n, &a, n, 0, &b, n, 0)?;
+                        24 * nn
+                    }
+                    Resident::Mul => {
+                        self.product_dev(stream, &a, n, Some((&b, n)))?;
+                        super::ntt::bytes_moved(n, n, false)
+                    }
+                    Resident::Sqr => {
+                        self.product_dev(stream, &a, n, None)?;
+                        super::ntt::bytes_moved(n, n, true)
+                    }
+                })
+            };
+            run(&stream, &mut r)?; // warm-up
+            let start = self.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
+            let end = self.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
+            start.record(&stream)?;
+            let mut bytes = 0;
+            for _ in 0..reps.max(1) {
+                bytes = run(&stream, &mut r)?;
+            }
+            end.record(&stream)?;
+            let ms = start.elapsed_ms(&end)? as f64;
+            Ok((ms / 1e3 / reps.max(1) as f64, bytes))
+        })
+    }
+
+    /// Seconds per add of two `n`-limb host operands into a host result
+    /// (mean over `reps`, wall clock), staging as `how` says. Buffers are
+    /// allocated before timing, as a pool would hold them.
+    pub fn time_transfer(&self, how: Transfer, n: usize, reps: usize) -> Result<f64, GpuError> {
+        guarded(|| {
+            let (a, b) = (pseudo_random(n, 3), pseudo_random(n, 4));
+            let mut out = vec![0u64; n + 1];
+            let stream = self.stream();
+            let reps = reps.max(1);
+            if how == Transfer::Pageable {
+                let signed = |x: &[u64]| super::linear::Signed { negative: false, magnitude: unsafe { std::slice::from_raw_parts(x.as_ptr(), x.len()) } };
+                self.add(signed(&a), signed(&b))?;
+                let t = Instant::now();
+                for _ in 0..reps {
+                    let r = self.add(signed(&a), signed(&b))?;
+                    std::hint::black_box(r);
+                }
+                return Ok(t.elapsed().as_secs_f64() / reps as f64);
+            }
+            let flags = CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE;
+            let mut pa: PinnedHostSlice<u64> = unsafe { self.ctx.alloc_pinned_with_flags(n, flags) }?;
+            let mut pb: PinnedHostSlice<u64> = unsafe { self.ctx.alloc_pinned_with_flags(n, flags) }?;
+            let mut pr: PinnedHostSlice<u64> = unsafe { self.ctx.alloc_pinned_with_flags(n + 1, flags) }?;
+            let mut da = stream.alloc_zeros::<u64>(n)?;
+            let mut db = stream.alloc_zeros::<u64>(n)?;
+            let dr = stream.alloc_zeros::<u64>(n + 1)?;
+            let mut once = |stream: &Arc<CudaStream>| -> Result<(), GpuError> {
+                if how != Transfer::PinnedOperands {
+                    pa.as_mut_slice()?.copy_from_slice(&a);
+                    pb.as_mut_slice()?.copy_from_slice(&b);
+                }
+                if how == Transfer::ZeroCopy {
+                    // Unified addressing: a mapped pinned buffer's host address is its device address.
+                    let (ap, bp, rp) = (pa.as_ptr()? as u64, pb.as_ptr()? as u64, pr.as_mut_ptr()? as u64);
+                    self.addsub_dev(stream, false, rp, ap, n, bp, n, rp + 8 * n as u64)?;
+                } else {
+                    stream.memcpy_htod(&pa, &mut da)?;
+                    stream.memcpy_htod(&pb, &mut db)?;
+                    let rp = addr(&dr, stream);
+                    self.addsub_dev(stream, false, rp, addr(&da, stream), n, addr(&db, stream), n, rp + 8 * n as u64)?;
+                    stream.memcpy_dtoh(&dr, &mut pr)?;
+                }
+                stream.synchronize()?;
+                if how != Transfer::PinnedOperands {
+                    out.copy_from_slice(pr.as_slice()?);
+                }
+                Ok(())
+            };
+            once(&stream)?;
+            let t = Instant::now();
+            for _ in 0..reps {
+                once(&stream)?;
+            }
+            Ok(t.elapsed().as_secs_f64() / reps as f64)
+        })
+    }
+}
