@@ -4,7 +4,7 @@
 //! target/bench-results): speedup.csv, speedup.png (speedup against GMP versus
 //! operand size, one line per operation, log scale) and tables.md.
 //!
-//!   cargo bench --bench speedup [-- --quick]
+//!   cargo bench --bench speedup [-- --quick] [--only e2e|resident|transfer]
 //!
 //! cuGMP is dlopen'ed in its own namespace (as in the tests) with
 //! CUGMP_GPU=force unless the environment says otherwise, so every size shows
@@ -93,7 +93,11 @@ fn main() {
     if std::env::var_os("CUGMP_GPU").is_none() {
         std::env::set_var("CUGMP_GPU", "force");
     }
-    let quick = std::env::args().any(|a| a == "--quick");
+    let args: Vec<String> = std::env::args().collect();
+    let quick = args.iter().any(|a| a == "--quick");
+    // --only e2e|resident|transfer: one section (the others are skipped).
+    let only = args.iter().position(|a| a == "--only").and_then(|i| args.get(i + 1)).cloned();
+    let want = |section: &str| only.as_deref().is_none_or(|o| o == section);
     let lib = Library::open();
     let api = unsafe {
         Api {
@@ -144,8 +148,12 @@ fn main() {
         Integer::from_digits(&limbs, rug::integer::Order::Lsf)
     };
 
-    let mul_sizes: Vec<usize> = if quick { vec![1024, 10_000, 100_000] } else { vec![256, 1024, 4096, 10_000, 100_000, 1_000_000, 10_000_000] };
-    let linear_sizes: Vec<usize> = if quick { vec![10_000, 100_000] } else { vec![10_000, 100_000, 1_000_000, 10_000_000, 100_000_000] };
+    let mul_sizes: Vec<usize> = if !want("e2e") {
+        vec![]
+    } else if quick { vec![1024, 10_000, 100_000] } else { vec![256, 1024, 4096, 10_000, 100_000, 1_000_000, 10_000_000] };
+    let linear_sizes: Vec<usize> = if !want("e2e") {
+        vec![]
+    } else if quick { vec![10_000, 100_000] } else { vec![10_000, 100_000, 1_000_000, 10_000_000, 100_000_000] };
     let mut emit = |md: &mut String, row: Row, auto: String| {
         let line = format!("| {} | {} | {:.3} | {:.3} | {:.2}x | {} |", row.op, row.limbs, row.gmp_ms, row.cugmp_ms, row.gmp_ms / row.cugmp_ms, auto);
         println!("{line}");
@@ -205,7 +213,9 @@ fn main() {
     let _ = writeln!(resident, "\n### Device-resident kernels (operands in device memory, CUDA events, mean)\n");
     let _ = writeln!(resident, "| op | n limbs | ms | bytes moved | GB/s |");
     let _ = writeln!(resident, "|---|---|---|---|---|");
-    let resident_cases: Vec<(&str, usize)> = if quick {
+    let resident_cases: Vec<(&str, usize)> = if !want("resident") {
+        vec![]
+    } else if quick {
         vec![("add", 1 << 20), ("mul", 100_000)]
     } else {
         let mut v = Vec::new();
@@ -234,7 +244,14 @@ fn main() {
     let _ = writeln!(transfer, "\n### mpz_add end to end: staging variants (ms, mean; GMP median)\n");
     let _ = writeln!(transfer, "| n limbs | GMP | pageable (the ABI path) | pinned staging | zero-copy | pinned operands (DMA only) |");
     let _ = writeln!(transfer, "|---|---|---|---|---|---|");
-    for &n in if quick { &[100_000usize][..] } else { &[1_000_000usize, 10_000_000, 100_000_000][..] } {
+    let transfer_sizes = if !want("transfer") {
+        &[][..]
+    } else if quick {
+        &[100_000usize][..]
+    } else {
+        &[1_000_000usize, 10_000_000, 100_000_000][..]
+    };
+    for &n in transfer_sizes {
         let (a, b) = (random(n, &mut rng), random(n, &mut rng));
         let mut r = Integer::new();
         let gmp_ms = time_ms(5, || r.assign(&a + &b));

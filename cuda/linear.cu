@@ -26,6 +26,8 @@
 #define LINEAR_THREADS 256
 #define LIMBS_PER_THREAD 8
 #define LINEAR_TILE (LINEAR_THREADS * LIMBS_PER_THREAD)
+// Shared-memory slot of tile limb j: one pad limb after every LIMBS_PER_THREAD.
+#define PAD(j) ((j) + (j) / LIMBS_PER_THREAD)
 
 // A tile's published state in one 32-bit word (flag and value are written
 // together, so a reader never sees a flag without its value).
@@ -46,17 +48,32 @@ __device__ __forceinline__ void addsub_tile(limb_t *r, const limb_t *a, u64 n, c
     __shared__ u64 tile_s;
     __shared__ u32 warp_gp[LINEAR_THREADS / 32];
     __shared__ u32 carry_into_tile;
+    // The tile's operands, loaded coalesced (consecutive threads, consecutive
+    // limbs) and read back as each thread's LIMBS_PER_THREAD consecutive
+    // limbs; one pad limb per LIMBS_PER_THREAD keeps those reads free of
+    // bank conflicts. The sums go back the same way for a coalesced store.
+    __shared__ limb_t xs[LINEAR_TILE + LINEAR_THREADS], ys[LINEAR_TILE + LINEAR_THREADS];
     if (threadIdx.x == 0) tile_s = atomicAdd(&state[0], 1u);
     __syncthreads();
     const u64 tile = tile_s;
-    const u64 base = tile * LINEAR_TILE + (u64)threadIdx.x * LIMBS_PER_THREAD;
+    const u64 tile_base = tile * LINEAR_TILE;
+#pragma unroll
+    for (int k = 0; k < LIMBS_PER_THREAD; k++) {
+        u32 j = k * LINEAR_THREADS + threadIdx.x;
+        u64 i = tile_base + j;
+        xs[PAD(j)] = i < n ? a[i] : 0;
+        ys[PAD(j)] = i < m ? b[i] : 0;
+    }
+    __syncthreads();
+    const u64 base = tile_base + (u64)threadIdx.x * LIMBS_PER_THREAD;
 
     limb_t s[LIMBS_PER_THREAD];
     u32 gen = 0, prop = 0;  // bit k: limb k generates / propagates
 #pragma unroll
     for (int k = 0; k < LIMBS_PER_THREAD; k++) {
         u64 i = base + k;
-        limb_t x = i < n ? a[i] : 0, y = i < m ? b[i] : 0;
+        u32 j = PAD(threadIdx.x * LIMBS_PER_THREAD + k);
+        limb_t x = xs[j], y = ys[j];
         if (SUBTRACT) {
             s[k] = x - y;
             gen |= (u32)(x < y) << k;
@@ -122,9 +139,15 @@ __device__ __forceinline__ void addsub_tile(limb_t *r, const limb_t *a, u64 n, c
     u32 c = (excl & 1) | ((excl >> 1) & carry_into_tile);
 #pragma unroll
     for (int k = 0; k < LIMBS_PER_THREAD; k++) {
-        u64 i = base + k;
-        if (i < n) r[i] = SUBTRACT ? s[k] - c : s[k] + c;
+        xs[PAD(threadIdx.x * LIMBS_PER_THREAD + k)] = SUBTRACT ? s[k] - c : s[k] + c;
         c = ((gen >> k) & 1) | (((prop >> k) & 1) & c);
+    }
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < LIMBS_PER_THREAD; k++) {
+        u32 j = k * LINEAR_THREADS + threadIdx.x;
+        u64 i = tile_base + j;
+        if (i < n) r[i] = xs[PAD(j)];
     }
 }
 

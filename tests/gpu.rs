@@ -240,15 +240,18 @@ fn mul_sweep(api: &Api) -> u64 {
 /// The tests; each runs in its own child process with its own environment.
 const TESTS: &[(&str, &[(&str, &str)])] = &[
     ("gpu_matches_gmp", &[]),
-    ("gpu_oom_falls_back_to_cpu", &[("CUGMP_FAULT", "gpu-oom")]),
-    ("gpu_launch_failure_falls_back_to_cpu", &[("CUGMP_FAULT", "gpu-launch")]),
+    // The fallback does not depend on size: these stop at 2^20 limbs.
+    ("gpu_oom_falls_back_to_cpu", &[("CUGMP_FAULT", "gpu-oom"), ("CUGMP_TEST_MAX_LIMBS", "1048576")]),
+    ("gpu_launch_failure_falls_back_to_cpu", &[("CUGMP_FAULT", "gpu-launch"), ("CUGMP_TEST_MAX_LIMBS", "1048576")]),
     ("gpu_check_mode_passes", &[("CUGMP_CHECK", "1")]),
 ];
 
 fn child(name: &str) {
     let api = api();
     assert_eq!(unsafe { (api.gpu_in_use)() }, 1, "no GPU in the child");
+    let start = std::time::Instant::now();
     let (linear_on_gpu, linear_calls) = linear_sweep(&api);
+    let linear_s = start.elapsed().as_secs_f64();
     let on_gpu = linear_on_gpu + mul_sweep(&api);
     match name {
         "gpu_matches_gmp" | "gpu_check_mode_passes" => {
@@ -258,7 +261,7 @@ fn child(name: &str) {
         }
         _ => assert_eq!(on_gpu, 0, "an injected GPU fault still counted as a GPU result"),
     }
-    println!("{name}: {on_gpu} operations completed on the GPU");
+    println!("{name}: {on_gpu} operations completed on the GPU; add/sub/shift/logic sweep {linear_s:.0} s, all {:.0} s", start.elapsed().as_secs_f64());
 }
 
 fn main() {
@@ -284,18 +287,29 @@ fn main() {
 
     println!("\nrunning {} tests", selected.len());
     let (mut passed, mut failed, mut skipped) = (0, 0, 0);
-    for (name, env) in &selected {
-        if !gpu {
+    // The children run at once (they share the one GPU, as threads of
+    // separate programs would); results are printed in order.
+    let children: Vec<_> = selected
+        .iter()
+        .map(|(name, env)| {
+            if !gpu {
+                return (name, None);
+            }
+            let mut cmd = Command::new(std::env::current_exe().unwrap());
+            cmd.args(["--child", name]).env("CUGMP_GPU", "force").env_remove("CUGMP_FAULT").env_remove("CUGMP_CHECK");
+            for (k, v) in env.iter() {
+                cmd.env(k, v);
+            }
+            (name, Some(std::thread::spawn(move || cmd.output().expect("run child"))))
+        })
+        .collect();
+    for (name, child) in children {
+        let Some(child) = child else {
             println!("test {name} ... skipped (no usable GPU: cugmp_gpu_in_use() = 0 under CUGMP_GPU=force)");
             skipped += 1;
             continue;
-        }
-        let mut cmd = Command::new(std::env::current_exe().unwrap());
-        cmd.args(["--child", name]).env("CUGMP_GPU", "force").env_remove("CUGMP_FAULT").env_remove("CUGMP_CHECK");
-        for (k, v) in env.iter() {
-            cmd.env(k, v);
-        }
-        let out = cmd.output().expect("run child");
+        };
+        let out = child.join().expect("child thread");
         if out.status.success() {
             println!("test {name} ... ok ({})", String::from_utf8_lossy(&out.stdout).trim());
             passed += 1;

@@ -77,6 +77,15 @@ pub(super) fn addr(s: &CudaSlice<u64>, stream: &CudaStream) -> u64 {
     s.device_ptr(stream).0
 }
 
+/// A result known without device work (a zero operand, every bit shifted
+/// out). It still honours CUGMP_FAULT, so a fault test sees every call of the
+/// GPU engine fail and fall back.
+fn trivial(negative: bool, magnitude: Vec<u64>) -> Result<Owned, GpuError> {
+    injected(Fault::GpuOom, "gpu-oom")?;
+    injected(Fault::GpuLaunch, "gpu-launch")?;
+    Ok(Owned::new(negative, magnitude))
+}
+
 /// |a| vs |b| for normalized magnitudes (the host reads from the top, and for
 /// operands that differ it stops at the first limb).
 fn magnitude_cmp(a: &[u64], b: &[u64]) -> std::cmp::Ordering {
@@ -155,7 +164,7 @@ impl Gpu {
             let stream = self.stream();
             let (long, short) = if a.magnitude.len() >= b.magnitude.len() { (a, b) } else { (b, a) };
             if long.magnitude.is_empty() {
-                return Ok(Owned::new(false, Vec::new()));
+                return trivial(false, Vec::new());
             }
             let (n, m) = (long.magnitude.len(), short.magnitude.len());
             let (dl, ds) = (self.upload(&stream, long.magnitude)?, self.upload(&stream, short.magnitude)?);
@@ -167,7 +176,7 @@ impl Gpu {
             }
             // Opposite signs: the larger magnitude minus the smaller, with its sign.
             let (big, small, db, dsm) = match magnitude_cmp(long.magnitude, short.magnitude) {
-                std::cmp::Ordering::Equal => return Ok(Owned::new(false, Vec::new())),
+                std::cmp::Ordering::Equal => return trivial(false, Vec::new()),
                 std::cmp::Ordering::Greater => (long, short, &dl, &ds),
                 std::cmp::Ordering::Less => (short, long, &ds, &dl),
             };
@@ -183,7 +192,7 @@ impl Gpu {
         guarded(|| {
             let n = a.magnitude.len();
             if n == 0 {
-                return Ok(Owned::new(false, Vec::new()));
+                return trivial(false, Vec::new());
             }
             let stream = self.stream();
             let (limbs, bit) = ((bits / 64) as usize, (bits % 64) as u32);
@@ -194,7 +203,7 @@ impl Gpu {
             };
             if kind != Shift::Left && limbs >= n {
                 // Every bit shifted out, and a is nonzero: 0 or one unit away.
-                return Ok(Owned::new(a.negative, if round_up { vec![1] } else { Vec::new() }));
+                return trivial(a.negative, if round_up { vec![1] } else { Vec::new() });
             }
             let da = self.upload(&stream, a.magnitude)?;
             let (nn, ll) = (n as u64, limbs as u64);
@@ -230,7 +239,7 @@ impl Gpu {
                 (false, false) => {
                     let n = if op == Logic::And { na.min(nb) } else { na.max(nb) };
                     if n == 0 {
-                        return Ok(Owned::new(false, Vec::new()));
+                        return trivial(false, Vec::new());
                     }
                     let mut r = stream.alloc_zeros::<u64>(n)?;
                     self.bitwise_dev(&stream, op, &mut r, n, &da, na, 0, &db, nb, 0)?;
@@ -241,7 +250,7 @@ impl Gpu {
                     match op {
                         Logic::And => {
                             if na == 0 {
-                                return Ok(Owned::new(false, Vec::new()));
+                                return trivial(false, Vec::new());
                             }
                             let mut r = stream.alloc_zeros::<u64>(na)?;
                             self.bitwise_dev(&stream, op, &mut r, na, &da, na, 0, &db1, nb, ALL_ONES)?;
