@@ -37,6 +37,9 @@ fn main() {
 
     embed_gmp(&manifest, &out);
     build_kernels(&manifest, &out);
+    // cugmp-info dlopens libcugmp.so.10; installed in <prefix>/bin, it finds
+    // the library in <prefix>/lib.
+    println!("cargo:rustc-link-arg-bins=-Wl,-rpath,$ORIGIN/../lib");
 }
 
 fn embed_gmp(manifest: &Path, out: &Path) {

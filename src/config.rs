@@ -8,6 +8,8 @@
 //! * `CUGMP_FAULT=mul|gpu-oom|gpu-launch`: deliberately corrupt or fail, to prove
 //!   the tests and the fallbacks catch it. Never set in production.
 //! * `CUGMP_CHECK=1`: recompute every GPU result on the CPU and abort on a mismatch.
+//! * `CUGMP_STATS=1`: print per-operation counts, bytes copied, GPU time and
+//!   fallbacks to stderr when the process exits.
 
 use std::sync::OnceLock;
 
@@ -34,6 +36,7 @@ pub struct Config {
     pub log: bool,
     pub fault: Option<Fault>,
     pub check: bool,
+    pub stats: bool,
 }
 
 fn flag(name: &str) -> bool {
@@ -61,7 +64,7 @@ impl Config {
                 None
             }
         };
-        Config { gpu, log: flag("CUGMP_LOG"), fault, check: flag("CUGMP_CHECK") }
+        Config { gpu, log: flag("CUGMP_LOG"), fault, check: flag("CUGMP_CHECK"), stats: flag("CUGMP_STATS") }
     }
 }
 
@@ -93,6 +96,7 @@ extern "C" fn on_load() {
             cfg.gpu,
             if crate::gpu::KERNELS_COMPILED { "compiled in" } else { "not compiled in" }
         );
+        crate::stats::print_at_exit_if_asked();
     });
 }
 

@@ -33,6 +33,10 @@ unsafe extern "C" {
     pub fn mpz_set_str(rop: mpz_ptr, s: *const c_char, base: c_int) -> c_int;
     #[link_name = "__cugmp_cpu__gmpz_get_str"]
     pub fn mpz_get_str(s: *mut c_char, base: c_int, op: mpz_srcptr) -> *mut c_char;
+    #[link_name = "__cugmp_cpu__gmpz_import"]
+    pub fn mpz_import(rop: mpz_ptr, count: size_t, order: c_int, size: size_t, endian: c_int, nails: size_t, op: *const c_void);
+    #[link_name = "__cugmp_cpu__gmpz_neg"]
+    pub fn mpz_neg(r: mpz_ptr, a: mpz_srcptr);
     #[link_name = "__cugmp_cpu__gmpz_add"]
     pub fn mpz_add(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr);
     #[link_name = "__cugmp_cpu__gmpz_sub"]

@@ -10,7 +10,7 @@ use crate::abi::{self, mp_bitcnt_t, mp_limb_t, mp_size_t, mpz_ptr, mpz_srcptr};
 use crate::config::{self, log, Fault, GpuMode};
 use crate::gpu::linear::{Owned, Signed};
 pub use crate::gpu::linear::{Logic, Shift};
-use crate::{cpu, gpu};
+use crate::{cpu, gpu, stats};
 use libc::{c_char, c_int};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -66,14 +66,6 @@ pub fn auto_threshold(op: Op) -> Option<usize> {
     }
 }
 
-/// Operations completed on the GPU by this process (tests use it to prove the
-/// GPU did the work, not the CPU fallback).
-pub static GPU_COMPLETED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-
-fn count_gpu_completion() {
-    GPU_COMPLETED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-}
-
 enum Route {
     Cpu,
     Gpu(&'static gpu::Gpu),
@@ -91,6 +83,9 @@ fn route(op: Op, limbs: usize, gpu_capable: bool) -> Route {
         };
     let chosen = if wants_gpu { gpu::get().map(Route::Gpu) } else { None };
     let route = chosen.unwrap_or(Route::Cpu);
+    if matches!(route, Route::Cpu) {
+        stats::cpu_call(op);
+    }
     log!("{} {} limbs -> {}", op.name(), limbs, if matches!(route, Route::Gpu(_)) { "gpu" } else { "cpu" });
     route
 }
@@ -133,17 +128,22 @@ unsafe fn mpz_op(
     cpu_op: impl Fn(mpz_ptr),
 ) {
     if let Route::Gpu(g) = route(op, limbs, gpu_capable) {
+        stats::gpu_attempt_starts();
+        let start = std::time::Instant::now();
         match gpu_op(g) {
             Ok(result) => {
+                stats::gpu_call(op, start.elapsed());
                 if config::get().check {
                     // Before storing: `r` may be an operand.
                     unsafe { check_against_cpu(what, &result.magnitude, result.negative, &cpu_op) };
                 }
                 unsafe { abi::store(r, &result.magnitude, result.negative) };
-                count_gpu_completion();
                 return;
             }
-            Err(e) => log!("{what}: GPU failed ({e}); finishing on the CPU"),
+            Err(e) => {
+                stats::fallback(op, &e);
+                log!("{what}: GPU failed ({e}); finishing on the CPU");
+            }
         }
     }
     cpu_op(r)
@@ -188,9 +188,12 @@ pub unsafe fn mul(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
 unsafe fn mpn_product_on_gpu(rp: *mut mp_limb_t, up: *const mp_limb_t, un: usize, vp: *const mp_limb_t, vn: usize, what: &str) -> bool {
     let Route::Gpu(g) = route(Op::Mul, un.min(vn), un > 0 && vn > 0) else { return false };
     let (u, v) = unsafe { (std::slice::from_raw_parts(up, un), std::slice::from_raw_parts(vp, vn)) };
+    stats::gpu_attempt_starts();
+    let start = std::time::Instant::now();
     let product = if std::ptr::eq(u, v) { g.mul(u, u) } else { g.mul(u, v) };
     match product {
         Ok(p) => {
+            stats::gpu_call(Op::Mul, start.elapsed());
             if config::get().check {
                 let mut want = vec![0; un + vn];
                 unsafe { cpu::mpn_mul(want.as_mut_ptr(), up, un as mp_size_t, vp, vn as mp_size_t) };
@@ -200,10 +203,10 @@ unsafe fn mpn_product_on_gpu(rp: *mut mp_limb_t, up: *const mp_limb_t, un: usize
                 }
             }
             unsafe { std::ptr::copy_nonoverlapping(p.as_ptr(), rp, un + vn) };
-            count_gpu_completion();
             true
         }
         Err(e) => {
+            stats::fallback(Op::Mul, &e);
             log!("{what}: GPU failed ({e}); finishing on the CPU");
             false
         }

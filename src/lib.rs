@@ -6,8 +6,9 @@
 //! | [`abi`]      | every exported symbol, GMP's types, the panic boundary, limbs' allocation through GMP's memory functions | the driver, kernels |
 //! | [`dispatch`] | per operation: CPU or GPU, fault injection, the run-time check | memory layout of `mpz_t` beyond [`abi::Mpz`] |
 //! | [`cpu`]      | the embedded GMP 6.3 (renamed `__cugmp_cpu__gmp*`), typed     | anything GPU             |
-//! | [`gpu`]      | the CUDA driver (through cudarc), device memory, kernels; works on limb slices (`mpn` level) | signs, `mpz_t` |
+//! | [`gpu`]      | the CUDA driver (through cudarc), device memory, kernels; works on limb slices and signed magnitudes | `mpz_t`, GMP's allocator |
 //! | [`config`]   | the environment variables, read once                          |                          |
+//! | [`stats`]    | per operation counts, bytes and times (`CUGMP_STATS`)         |                          |
 //!
 //! Data flows top to bottom once: abi -> dispatch -> (cpu | gpu).
 
@@ -16,3 +17,4 @@ pub mod config;
 pub mod cpu;
 pub mod dispatch;
 pub mod gpu;
+pub mod stats;

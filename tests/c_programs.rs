@@ -71,3 +71,23 @@ fn mpz_ops_matches_gmp() {
 fn demo_matches_gmp() {
     three_ways("demo_factorial", &["20000", "100000"]);
 }
+
+/// The C++ example on gmpxx.h and the system's libgmpxx: built once, run on
+/// the system's libgmp (the reference) and on cuGMP through the
+/// libgmp.so.10 alias; the outputs must be identical and cuGMP must have
+/// served the second run.
+#[test]
+fn gmpxx_program_runs_on_cugmp() {
+    let stage = common::stage();
+    let src = common::manifest().join("c_tests/fib_gmpxx.cpp");
+    let exe = stage.join("fib_gmpxx");
+    common::run_ok(Command::new("c++").args(["-O2", "-std=c++17", "-Wall", "-Werror"]).arg(&src).arg("-o").arg(&exe).args(["-lgmpxx", "-lgmp"]));
+    let reference = common::run_ok(Command::new(&exe).arg("50000"));
+    let mut on_cugmp = Command::new(&exe);
+    on_cugmp.arg("50000").env("LD_LIBRARY_PATH", stage.join("alias")).env("CUGMP_LOG", "1");
+    let out = common::run_ok(&mut on_cugmp);
+    assert!(!reference.stdout.is_empty());
+    assert_eq!(String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&reference.stdout), "gmpxx program differs on cuGMP");
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(log.contains("libcugmp") && log.contains("loaded"), "cuGMP did not serve the gmpxx program:\n{log}");
+}

@@ -78,7 +78,7 @@ pub unsafe extern "C" fn cugmp_threshold(op: *const c_char) -> c_long {
 /// after a GPU failure are not counted).
 #[unsafe(no_mangle)]
 pub extern "C" fn cugmp_gpu_operations() -> libc::c_ulong {
-    dispatch::GPU_COMPLETED.load(std::sync::atomic::Ordering::Relaxed) as libc::c_ulong
+    crate::stats::gpu_total() as libc::c_ulong
 }
 
 /// Benchmark support: the mean time in seconds of `op` ("add", "sub", "shl",
@@ -144,4 +144,93 @@ pub unsafe extern "C" fn cugmp_bench_transfer(how: *const c_char, limbs: size_t,
             _ => -1,
         }
     })
+}
+
+/// The GPU in use: total memory in bytes, compute capability, multiprocessor
+/// count (any pointer may be NULL). Returns 0, or -1 when no GPU is in use.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cugmp_gpu_info(total_mem: *mut size_t, cc_major: *mut c_int, cc_minor: *mut c_int, multiprocessors: *mut c_int) -> c_int {
+    boundary!("cugmp_gpu_info", {
+        let Some(g) = gpu::get() else { return -1 };
+        unsafe {
+            if !total_mem.is_null() {
+                *total_mem = g.total_mem;
+            }
+            if !cc_major.is_null() {
+                *cc_major = g.compute_capability.0;
+            }
+            if !cc_minor.is_null() {
+                *cc_minor = g.compute_capability.1;
+            }
+            if !multiprocessors.is_null() {
+                *multiprocessors = g.multiprocessors as c_int;
+            }
+        }
+        0
+    })
+}
+
+/// A quick self-test: products (1 to 10^5 limbs, squares among them), sums
+/// and two's-complement logic computed by the GPU engine and compared with
+/// the embedded GMP. Returns how many differed (0 is a pass) and writes how
+/// many were checked to `*checked` (if not NULL); -1 when no GPU is in use,
+/// -2 when the GPU failed (an error, not a wrong result).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cugmp_self_test(checked: *mut c_int) -> c_int {
+    boundary!("cugmp_self_test", {
+        use crate::gpu::linear::{Logic, Signed};
+        use crate::gpu::resident::pseudo_random;
+        let Some(g) = gpu::get() else { return -1 };
+        let (mut done, mut wrong) = (0, 0);
+        for (k, (un, vn)) in [(1usize, 1usize), (7, 3), (100, 100), (5000, 4999), (100_000, 100_000), (100_000, 100), (3000, 3000)].into_iter().enumerate() {
+            let u = pseudo_random(un, 2 * k as u64 + 1);
+            let v = if k == 6 { u.clone() } else { pseudo_random(vn, 2 * k as u64 + 2) };
+            let product = if k == 6 { g.mul(&u, &u) } else { g.mul(&u, &v) };
+            let Ok(product) = product else { return -2 };
+            let mut want = vec![0; un + vn];
+            unsafe { cpu::mpn_mul(want.as_mut_ptr(), u.as_ptr(), un as _, v.as_ptr(), vn as _) };
+            done += 1;
+            wrong += (product != want) as c_int;
+
+            // a + (-b) and a AND (-b) against GMP's mpz functions.
+            let (a, b) = (Signed { negative: false, magnitude: &u }, Signed { negative: true, magnitude: &v });
+            for which in 0..2 {
+                let got = if which == 0 { g.add(a, b) } else { g.logic(Logic::And, a, b) };
+                let Ok(got) = got else { return -2 };
+                let want = unsafe { cpu_mpz_result(&u, &v, which) };
+                done += 1;
+                wrong += (got != want) as c_int;
+            }
+        }
+        if !checked.is_null() {
+            unsafe { *checked = done };
+        }
+        wrong
+    })
+}
+
+/// `u + (-v)` (which = 0) or `u & (-v)` (which = 1) by the embedded GMP.
+unsafe fn cpu_mpz_result(u: &[u64], v: &[u64], which: u32) -> crate::gpu::linear::Owned {
+    use super::__mpz_struct;
+    use std::mem::MaybeUninit;
+    let mut t = [MaybeUninit::<__mpz_struct>::uninit(), MaybeUninit::uninit(), MaybeUninit::uninit()];
+    unsafe {
+        for x in &mut t {
+            cpu::mpz_init(x.as_mut_ptr());
+        }
+        let [r, a, b] = &mut t;
+        cpu::mpz_import(a.as_mut_ptr(), u.len(), -1, 8, 0, 0, u.as_ptr() as *const libc::c_void);
+        cpu::mpz_import(b.as_mut_ptr(), v.len(), -1, 8, 0, 0, v.as_ptr() as *const libc::c_void);
+        cpu::mpz_neg(b.as_mut_ptr(), b.as_ptr());
+        if which == 0 {
+            cpu::mpz_add(r.as_mut_ptr(), a.as_ptr(), b.as_ptr());
+        } else {
+            cpu::mpz_and(r.as_mut_ptr(), a.as_ptr(), b.as_ptr());
+        }
+        let result = crate::gpu::linear::Owned::new(super::size(r.as_ptr()) < 0, super::limbs(r.as_ptr()).to_vec());
+        for x in &mut t {
+            cpu::mpz_clear(x.as_mut_ptr());
+        }
+        result
+    }
 }

@@ -127,12 +127,12 @@ impl Gpu {
         if x.is_empty() {
             Ok(stream.alloc_zeros::<u64>(1)?)
         } else {
-            Ok(stream.clone_htod(x)?)
+            self.htod(stream, x)
         }
     }
 
     fn download(&self, stream: &Arc<CudaStream>, x: &CudaSlice<u64>, negative: bool) -> Result<Owned, GpuError> {
-        Ok(Owned::new(negative, stream.clone_dtoh(x)?))
+        Ok(Owned::new(negative, self.dtoh(stream, x)?))
     }
 
     /// `-(R + 1)` for `R` of `n` limbs held in `r`, which has room for n + 1.
@@ -234,7 +234,7 @@ impl Gpu {
         guarded(|| {
             let stream = self.stream();
             let (da, db) = (self.upload(&stream, a.magnitude)?, self.upload(&stream, b.magnitude)?);
-            let one = stream.clone_htod(&[1u64])?;
+            let one = self.htod(&stream, &[1u64])?;
             match (a.negative, b.negative) {
                 (false, false) => {
                     let n = if op == Logic::And { na.min(nb) } else { na.max(nb) };

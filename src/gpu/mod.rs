@@ -200,6 +200,18 @@ impl Gpu {
         LaunchConfig { grid_dim: (blocks as u32, 1, 1), block_dim: (THREADS, 1, 1), shared_mem_bytes: 0 }
     }
 
+    /// Host to device, counted for CUGMP_STATS.
+    fn htod(&self, stream: &Arc<CudaStream>, x: &[u64]) -> Result<cudarc::driver::CudaSlice<u64>, GpuError> {
+        crate::stats::copied_to_gpu(std::mem::size_of_val(x));
+        Ok(stream.clone_htod(x)?)
+    }
+
+    /// Device to host, counted for CUGMP_STATS.
+    fn dtoh(&self, stream: &Arc<CudaStream>, x: &cudarc::driver::CudaSlice<u64>) -> Result<Vec<u64>, GpuError> {
+        crate::stats::copied_from_gpu(8 * x.len());
+        Ok(stream.clone_dtoh(x)?)
+    }
+
     fn stream(&self) -> Arc<CudaStream> {
         self.stream.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }

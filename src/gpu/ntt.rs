@@ -87,10 +87,10 @@ impl Gpu {
         super::guarded(|| {
             let stream = self.stream();
             injected(Fault::GpuOom, "gpu-oom")?;
-            let du = stream.clone_htod(u)?;
-            let dv = if squaring { None } else { Some(stream.clone_htod(v)?) };
+            let du = self.htod(&stream, u)?;
+            let dv = if squaring { None } else { Some(self.htod(&stream, v)?) };
             let t = self.product_dev(&stream, &du, un, dv.as_ref().map(|d| (d, vn)))?;
-            Ok(stream.clone_dtoh(&t)?)
+            self.dtoh(&stream, &t)
         })
     }
 

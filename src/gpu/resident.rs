@@ -36,7 +36,7 @@ pub enum Transfer {
 }
 
 /// Deterministic limbs (xorshift), top limb nonzero.
-fn pseudo_random(n: usize, seed: u64) -> Vec<u64> {
+pub fn pseudo_random(n: usize, seed: u64) -> Vec<u64> {
     let mut x = seed | 1;
     let mut v: Vec<u64> = (0..n)
         .map(|_| {
