@@ -118,6 +118,21 @@ int cugmp_bench_resident(const char *op, size_t limbs, int reps, double *seconds
 int cugmp_bench_transfer(const char *how, size_t limbs, int reps, double *seconds);
 
 /*
+ The GPU in use: total memory in bytes, compute capability, multiprocessor
+ count (any pointer may be NULL). Returns 0, or -1 when no GPU is in use.
+ */
+int cugmp_gpu_info(size_t *total_mem, int *cc_major, int *cc_minor, int *multiprocessors);
+
+/*
+ A quick self-test: products (1 to 10^5 limbs, squares among them), sums
+ and two's-complement logic computed by the GPU engine and compared with
+ the embedded GMP. Returns how many differed (0 is a pass) and writes how
+ many were checked to `*checked` (if not NULL); -1 when no GPU is in use,
+ -2 when the GPU failed (an error, not a wrong result).
+ */
+int cugmp_self_test(int *checked);
+
+/*
  `{rp, un+vn} = {up, un} * {vp, vn}`, `un >= vn >= 1`; returns the top limb.
  */
 mp_limb_t __gmpn_mul(mp_limb_t *rp, const mp_limb_t *up, mp_size_t un, const mp_limb_t *vp, mp_size_t vn);
@@ -171,6 +186,10 @@ extern void overflow_in_mpz(void);
 extern int mpz_set_str(mpz_ptr rop, const char *s, int base);
 
 extern char *mpz_get_str(char *s, int base, mpz_srcptr op);
+
+extern void mpz_import(mpz_ptr rop, size_t count, int order, size_t size, int endian, size_t nails, const void *op);
+
+extern void mpz_neg(mpz_ptr r, mpz_srcptr a);
 
 extern void mpz_add(mpz_ptr r, mpz_srcptr a, mpz_srcptr b);
 

@@ -8,6 +8,9 @@
 //! * `CUGMP_FAULT=mul|gpu-oom|gpu-launch`: deliberately corrupt or fail, to prove
 //!   the tests and the fallbacks catch it. Never set in production.
 //! * `CUGMP_CHECK=1`: recompute every GPU result on the CPU and abort on a mismatch.
+//! * `CUGMP_GPU_MEM_LIMIT=bytes` (suffixes K, M, G: powers of 1024): the most
+//!   device memory cuGMP's operations may hold at once; an operation that
+//!   would need more runs on the CPU.
 //! * `CUGMP_STATS=1`: print per-operation counts, bytes copied, GPU time and
 //!   fallbacks to stderr when the process exits.
 
@@ -37,6 +40,7 @@ pub struct Config {
     pub fault: Option<Fault>,
     pub check: bool,
     pub stats: bool,
+    pub gpu_mem_limit: Option<usize>,
 }
 
 fn flag(name: &str) -> bool {
@@ -64,8 +68,30 @@ impl Config {
                 None
             }
         };
-        Config { gpu, log: flag("CUGMP_LOG"), fault, check: flag("CUGMP_CHECK"), stats: flag("CUGMP_STATS") }
+        let gpu_mem_limit = match std::env::var("CUGMP_GPU_MEM_LIMIT") {
+            Ok(v) if !v.is_empty() => {
+                let parsed = parse_bytes(&v);
+                if parsed.is_none() {
+                    eprintln!("cugmp: CUGMP_GPU_MEM_LIMIT={v:?} is not a byte count (e.g. 512M, 4G); no limit");
+                }
+                parsed
+            }
+            _ => None,
+        };
+        Config { gpu, log: flag("CUGMP_LOG"), fault, check: flag("CUGMP_CHECK"), stats: flag("CUGMP_STATS"), gpu_mem_limit }
     }
+}
+
+/// "4096", "64K", "512M", "4G" (powers of 1024).
+fn parse_bytes(v: &str) -> Option<usize> {
+    let v = v.trim();
+    let (digits, shift) = match v.as_bytes().last()?.to_ascii_uppercase() {
+        b'K' => (&v[..v.len() - 1], 10),
+        b'M' => (&v[..v.len() - 1], 20),
+        b'G' => (&v[..v.len() - 1], 30),
+        _ => (v, 0),
+    };
+    digits.trim().parse::<usize>().ok()?.checked_mul(1 << shift)
 }
 
 pub fn get() -> &'static Config {
@@ -103,3 +129,15 @@ extern "C" fn on_load() {
 #[used]
 #[unsafe(link_section = ".init_array")]
 static ON_LOAD: extern "C" fn() = on_load;
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn byte_counts_parse() {
+        assert_eq!(super::parse_bytes("4096"), Some(4096));
+        assert_eq!(super::parse_bytes("64k"), Some(65536));
+        assert_eq!(super::parse_bytes("3G"), Some(3 << 30));
+        assert_eq!(super::parse_bytes("lots"), None);
+        assert_eq!(super::parse_bytes("G"), None);
+    }
+}

@@ -467,3 +467,43 @@ fn thresholds_are_reported() {
     assert_eq!(ask("no-such-op"), -2);
     assert_eq!(unsafe { threshold(std::ptr::null()) }, -2);
 }
+
+/// GMP is reentrant and so must cuGMP be: 16 threads, each on its own
+/// variables, run mixed products, sums and logic for CUGMP_STRESS_SECONDS
+/// (default 2) with every result checked. (The GPU version with 64 threads
+/// and throughput figures is in tests/gpu.rs.)
+#[test]
+fn threads_match_gmp() {
+    let seconds: u64 = std::env::var("CUGMP_STRESS_SECONDS").ok().and_then(|v| v.parse().ok()).unwrap_or(2);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(seconds);
+    let api = api();
+    let checked: u64 = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..16u64)
+            .map(|t| {
+                scope.spawn(move || {
+                    let mut rng = rng();
+                    rng.seed(&Integer::from(t + 1));
+                    let mut ops = 0u64;
+                    while std::time::Instant::now() < deadline {
+                        let n = 1 + rng.bits(12);
+                        let a = Integer::from(Integer::random_bits(64 * n, &mut rng));
+                        let b = -Integer::from(Integer::random_bits(64 * (1 + rng.bits(12)), &mut rng));
+                        let (op, want, name): (Bin, Integer, &str) = match rng.bits(2) {
+                            0 => (api.mul, Integer::from(&a * &b), "mpz_mul"),
+                            1 => (api.add, Integer::from(&a + &b), "mpz_add"),
+                            2 => (api.xor, Integer::from(&a ^ &b), "mpz_xor"),
+                            _ => (api.and, Integer::from(&a & &b), "mpz_and"),
+                        };
+                        let (mut za, mut zb, mut r) = (Z::from(&a), Z::from(&b), Z::new());
+                        unsafe { op(r.ptr(), za.ptr(), zb.ptr()) };
+                        same(&format!("{name} in thread {t}"), &r.get(), &want);
+                        ops += 1;
+                    }
+                    ops
+                })
+            })
+            .collect();
+        workers.into_iter().map(|w| w.join().expect("a worker panicked")).sum()
+    });
+    assert!(checked >= 16, "the threads did no work");
+}

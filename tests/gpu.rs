@@ -237,18 +237,147 @@ fn mul_sweep(api: &Api) -> u64 {
     unsafe { (api.gpu_operations)() - before }
 }
 
+/// `CUGMP_GPU_MEM_LIMIT=1M`: products that need more device memory than that
+/// are right and come from the CPU; small ones still run on the GPU.
+fn mem_limit(api: &Api) -> String {
+    let mut rng = RandState::new();
+    let ops = || unsafe { (api.gpu_operations)() };
+    let mut product = |n: u32| {
+        let (a, b) = (operand(n, 0, &mut rng), operand(n, 0, &mut rng));
+        let (ma, mb, mut r) = (to_mpz(api, &a), to_mpz(api, &b), to_mpz(api, &Integer::new()));
+        unsafe { (api.mul)(&mut *r, &*ma, &*mb) };
+        assert!(from_mpz(&r) == Integer::from(&a * &b), "MISMATCH: {n}-limb product under CUGMP_GPU_MEM_LIMIT");
+        for mut m in [ma, mb, r] {
+            unsafe { (api.clear)(&mut *m) };
+        }
+    };
+    let before = ops();
+    product(100_000);
+    assert_eq!(ops(), before, "a product needing more than CUGMP_GPU_MEM_LIMIT ran on the GPU");
+    product(100);
+    assert_eq!(ops(), before + 1, "a small product under the limit did not run on the GPU");
+    "100000-limb product on the CPU, 100-limb product on the GPU".into()
+}
+
+/// The process uses the GPU, forks; the child computes (on the CPU engine:
+/// the parent's context is not valid there) and must be right and not hang;
+/// the parent goes on using the GPU.
+fn fork_child(api: &Api) -> String {
+    let mut rng = RandState::new();
+    let (a, b) = (operand(20_000, 0, &mut rng), operand(20_000, 2, &mut rng));
+    let want = Integer::from(&a * &b);
+    let check = |what: &str| {
+        let (ma, mb, mut r) = (to_mpz(api, &a), to_mpz(api, &b), to_mpz(api, &Integer::new()));
+        unsafe { (api.mul)(&mut *r, &*ma, &*mb) };
+        let ok = from_mpz(&r) == want;
+        for mut m in [ma, mb, r] {
+            unsafe { (api.clear)(&mut *m) };
+        }
+        assert!(ok, "MISMATCH: product in the {what}");
+    };
+    let before = unsafe { (api.gpu_operations)() };
+    check("parent before fork");
+    assert_eq!(unsafe { (api.gpu_operations)() }, before + 1, "the parent's product did not run on the GPU");
+    let pid = unsafe { libc::fork() };
+    assert!(pid >= 0, "fork failed");
+    if pid == 0 {
+        let start = unsafe { (api.gpu_operations)() };
+        let ok = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| check("forked child"))).is_ok();
+        let on_gpu = unsafe { (api.gpu_operations)() } - start;
+        unsafe { libc::_exit(if ok && on_gpu == 0 { 0 } else { 1 }) };
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    let mut status = 0;
+    loop {
+        let r = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
+        if r == pid {
+            break;
+        }
+        if std::time::Instant::now() > deadline {
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            panic!("the forked child hung");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "the forked child got a wrong result or used the GPU (status {status})");
+    check("parent after fork");
+    assert_eq!(unsafe { (api.gpu_operations)() }, before + 2, "the parent's product after fork did not run on the GPU");
+    "child right on the CPU engine, parent still on the GPU".into()
+}
+
+/// Threads on their own variables, mixed GPU-sized products, adds and logic,
+/// every result checked against GMP, for CUGMP_STRESS_SECONDS (default 20)
+/// per thread count; throughput in operations per second for each count.
+fn threads(api: &Api) -> String {
+    let seconds: u64 = std::env::var("CUGMP_STRESS_SECONDS").ok().and_then(|v| v.parse().ok()).unwrap_or(20);
+    let mut report = Vec::new();
+    let gpu_before = unsafe { (api.gpu_operations)() };
+    for count in [1usize, 4, 16, 64] {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(seconds);
+        let done: u64 = std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..count)
+                .map(|t| {
+                    scope.spawn(move || {
+                        let mut rng = RandState::new();
+                        rng.seed(&Integer::from(t as u64 * 7919 + count as u64));
+                        let mut ops = 0u64;
+                        while std::time::Instant::now() < deadline {
+                            let kind = rng.bits(2);
+                            let n = 4096 + rng.bits(14);
+                            let a = operand(n, rng.bits(1), &mut rng);
+                            let b = -operand(n / (1 + rng.bits(3)), 0, &mut rng);
+                            let (op, want): (Bin, Integer) = match kind {
+                                0 | 1 => (api.mul, Integer::from(&a * &b)),
+                                2 => (api.add, Integer::from(&a + &b)),
+                                _ => (api.and, Integer::from(&a & &b)),
+                            };
+                            let (ma, mb, mut r) = (to_mpz(api, &a), to_mpz(api, &b), to_mpz(api, &Integer::new()));
+                            unsafe { op(&mut *r, &*ma, &*mb) };
+                            assert!(from_mpz(&r) == want, "MISMATCH: thread {t} of {count}, kind {kind}, {n} limbs");
+                            for mut m in [ma, mb, r] {
+                                unsafe { (api.clear)(&mut *m) };
+                            }
+                            ops += 1;
+                        }
+                        ops
+                    })
+                })
+                .collect();
+            workers.into_iter().map(|w| w.join().expect("a worker thread panicked")).sum()
+        });
+        report.push(format!("{count} threads: {done} ops checked, {:.0} ops/s", done as f64 / seconds as f64));
+    }
+    let on_gpu = unsafe { (api.gpu_operations)() } - gpu_before;
+    assert!(on_gpu > 0, "no threaded operation ran on the GPU");
+    format!("{}; {on_gpu} on the GPU", report.join("; "))
+}
+
 /// The tests; each runs in its own child process with its own environment.
 const TESTS: &[(&str, &[(&str, &str)])] = &[
+    ("gpu_mem_limit_falls_back", &[("CUGMP_GPU_MEM_LIMIT", "1M")]),
+    ("gpu_fork_child_computes", &[]),
     ("gpu_matches_gmp", &[]),
     // The fallback does not depend on size: these stop at 2^20 limbs.
     ("gpu_oom_falls_back_to_cpu", &[("CUGMP_FAULT", "gpu-oom"), ("CUGMP_TEST_MAX_LIMBS", "1048576")]),
     ("gpu_launch_failure_falls_back_to_cpu", &[("CUGMP_FAULT", "gpu-launch"), ("CUGMP_TEST_MAX_LIMBS", "1048576")]),
     ("gpu_check_mode_passes", &[("CUGMP_CHECK", "1")]),
+    // Last: it runs alone, after the others have finished.
+    ("gpu_threads_stress", &[]),
 ];
 
 fn child(name: &str) {
     let api = api();
     assert_eq!(unsafe { (api.gpu_in_use)() }, 1, "no GPU in the child");
+    let special: Option<fn(&Api) -> String> = match name {
+        "gpu_mem_limit_falls_back" => Some(mem_limit),
+        "gpu_fork_child_computes" => Some(fork_child),
+        "gpu_threads_stress" => Some(threads),
+        _ => None,
+    };
+    if let Some(test) = special {
+        println!("{name}: {}", test(&api));
+        return;
+    }
     let start = std::time::Instant::now();
     let (linear_on_gpu, linear_calls) = linear_sweep(&api);
     let linear_s = start.elapsed().as_secs_f64();
@@ -288,28 +417,40 @@ fn main() {
     println!("\nrunning {} tests", selected.len());
     let (mut passed, mut failed, mut skipped) = (0, 0, 0);
     // The children run at once (they share the one GPU, as threads of
-    // separate programs would); results are printed in order.
+    // separate programs would), except the thread stress test, which runs
+    // alone afterwards so its throughput figures are its own. Results are
+    // printed in order.
+    let spawn = |name: &str, env: &[(&str, &str)]| {
+        let mut cmd = Command::new(std::env::current_exe().unwrap());
+        cmd.args(["--child", name]).env("CUGMP_GPU", "force").env_remove("CUGMP_FAULT").env_remove("CUGMP_CHECK");
+        for (k, v) in env.iter() {
+            cmd.env(k, v);
+        }
+        std::thread::spawn(move || cmd.output().expect("run child"))
+    };
+    let alone = |name: &str| name == "gpu_threads_stress";
     let children: Vec<_> = selected
         .iter()
-        .map(|(name, env)| {
-            if !gpu {
-                return (name, None);
-            }
-            let mut cmd = Command::new(std::env::current_exe().unwrap());
-            cmd.args(["--child", name]).env("CUGMP_GPU", "force").env_remove("CUGMP_FAULT").env_remove("CUGMP_CHECK");
-            for (k, v) in env.iter() {
-                cmd.env(k, v);
-            }
-            (name, Some(std::thread::spawn(move || cmd.output().expect("run child"))))
+        .map(|(name, env)| (*name, *env, if gpu && !alone(name) { Some(spawn(name, env)) } else { None }))
+        .collect();
+    let finished: Vec<_> = children
+        .into_iter()
+        .map(|(name, env, running)| {
+            let out = match running {
+                Some(c) => Some(c.join().expect("child thread")),
+                None if gpu => Some(spawn(name, env).join().expect("child thread")),
+                None => None,
+            };
+            (name, out)
         })
         .collect();
-    for (name, child) in children {
+    for (name, child) in finished {
         let Some(child) = child else {
             println!("test {name} ... skipped (no usable GPU: cugmp_gpu_in_use() = 0 under CUGMP_GPU=force)");
             skipped += 1;
             continue;
         };
-        let out = child.join().expect("child thread");
+        let out = child;
         if out.status.success() {
             println!("test {name} ... ok ({})", String::from_utf8_lossy(&out.stdout).trim());
             passed += 1;

@@ -167,6 +167,7 @@ impl Gpu {
                 return trivial(false, Vec::new());
             }
             let (n, m) = (long.magnitude.len(), short.magnitude.len());
+            let _claim = super::reserve(8 * (n + m + n + 1) + n / 512 + 64)?;
             let (dl, ds) = (self.upload(&stream, long.magnitude)?, self.upload(&stream, short.magnitude)?);
             if long.negative == short.negative {
                 let r = stream.alloc_zeros::<u64>(n + 1)?;
@@ -205,6 +206,7 @@ impl Gpu {
                 // Every bit shifted out, and a is nonzero: 0 or one unit away.
                 return trivial(a.negative, if round_up { vec![1] } else { Vec::new() });
             }
+            let _claim = super::reserve(8 * (2 * n + limbs + 2) + n / 512 + 64)?;
             let da = self.upload(&stream, a.magnitude)?;
             let (nn, ll) = (n as u64, limbs as u64);
             let out = if kind == Shift::Left { n.checked_add(limbs + 1).ok_or(GpuError::TooLarge)? } else { n - limbs + 1 };
@@ -233,6 +235,8 @@ impl Gpu {
         let (na, nb) = (a.magnitude.len(), b.magnitude.len());
         guarded(|| {
             let stream = self.stream();
+            // Operands, their decrements, the result.
+            let _claim = super::reserve(8 * (3 * (na + nb) + 2) + (na + nb) / 256 + 64)?;
             let (da, db) = (self.upload(&stream, a.magnitude)?, self.upload(&stream, b.magnitude)?);
             let one = self.htod(&stream, &[1u64])?;
             match (a.negative, b.negative) {

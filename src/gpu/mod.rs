@@ -96,7 +96,41 @@ pub struct Gpu {
 /// The process's GPU engine, or None (see the module doc).
 pub fn get() -> Option<&'static Gpu> {
     static GPU: OnceLock<Option<Gpu>> = OnceLock::new();
-    GPU.get_or_init(init).as_ref()
+    static OWNER: OnceLock<u32> = OnceLock::new();
+    let gpu = GPU.get_or_init(init).as_ref()?;
+    // A CUDA context does not survive fork(): a child process (whose pid
+    // differs from the one that opened the device) computes on the CPU engine.
+    if *OWNER.get_or_init(std::process::id) != std::process::id() {
+        log!("forked child: the parent's CUDA context is unusable here; CPU engine only");
+        return None;
+    }
+    Some(gpu)
+}
+
+/// Device bytes cuGMP's operations hold now, against `CUGMP_GPU_MEM_LIMIT`.
+static RESERVED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// A claim on `bytes` of the device memory cuGMP may use, released on drop.
+pub(crate) struct Reservation(usize);
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        RESERVED.fetch_sub(self.0, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// Claim `bytes` for one operation: TooLarge (the CPU takes the operation)
+/// when that would take cuGMP past `CUGMP_GPU_MEM_LIMIT`. Whether the device
+/// has the memory is the allocator's answer; a failure there falls back too.
+pub(crate) fn reserve(bytes: usize) -> Result<Reservation, GpuError> {
+    use std::sync::atomic::Ordering::Relaxed;
+    let limit = config::get().gpu_mem_limit.unwrap_or(usize::MAX);
+    let before = RESERVED.fetch_add(bytes, Relaxed);
+    if before.saturating_add(bytes) > limit {
+        RESERVED.fetch_sub(bytes, Relaxed);
+        return Err(GpuError::TooLarge);
+    }
+    Ok(Reservation(bytes))
 }
 
 fn init() -> Option<Gpu> {

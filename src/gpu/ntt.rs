@@ -104,6 +104,7 @@ impl Gpu {
         if device_bytes(un, vn) > free / 10 * 9 {
             return Err(GpuError::TooLarge);
         }
+        let _claim = super::reserve(device_bytes(un, vn))?;
         injected(Fault::GpuOom, "gpu-oom")?;
         let n = transform_len(un + vn);
         let w = pow_mod(GENERATOR, (P - 1) / n as u64);
