@@ -8,6 +8,7 @@
 #   pack/gmp-tests/   GMP 6.3's own test programs (tests/mpz, tests/mpn), linked
 #                     to libgmp.so.10, run there through pack/alias
 #   pack/bench/       benchmark binaries, when benches/ has any
+#   pack/install/     scripts/install.sh's tree: bin/cugmp-info, bin/demo_factorial
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -39,6 +40,14 @@ for line in sys.stdin:
 fi
 cp target/release/deps/libcugmp.so pack/deps/libcugmp.so
 ln -s ../deps/libcugmp.so pack/alias/libgmp.so.10
+
+# An installed tree (scripts/install.sh) with cugmp-info and the C example
+# built through pkg-config, for checking cugmp-info and CUGMP_STATS there.
+cargo build --release --bin cugmp-info 2>/dev/null
+bash scripts/install.sh --prefix "$root/pack/install" --lib target/release/deps/libcugmp.so --info target/release/cugmp-info >/dev/null
+# shellcheck disable=SC2046
+cc -O2 -std=c11 -D_POSIX_C_SOURCE=200809L -DUSE_CUGMP_H c_tests/demo_factorial.c -o pack/install/bin/demo_factorial \
+    $(PKG_CONFIG_PATH=pack/install/lib/pkgconfig pkg-config --cflags --libs cugmp) -Wl,-rpath,'$ORIGIN/../lib'
 
 # GMP's own test programs, built (not run) by the test-suite script's tree.
 CUGMP_GMP_BUILD_ONLY=1 bash scripts/gmp-testsuite.sh target/release/deps/libcugmp.so mpz mpn >/dev/null
