@@ -133,19 +133,22 @@ fn main() {
     print!("{md}");
     let mut rows: Vec<Row> = Vec::new();
     let mut rng = RandState::new();
-    // From limbs: 10^8 limbs is more bits than random_bits takes (u32).
+    // n random limbs, the top bit set. random_bits and shifts take u32 bit
+    // counts, and 10^8 limbs is more bits than that: built from the top in
+    // pieces of at most 2^24 limbs.
     let random = |n: usize, rng: &mut RandState| {
-        let mut x = u64::from(rng.bits(32)) << 32 | u64::from(rng.bits(32)) | 1;
-        let mut limbs: Vec<u64> = (0..n)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                x
-            })
-            .collect();
-        limbs[n - 1] |= 1 << 63;
-        Integer::from_digits(&limbs, rug::integer::Order::Lsf)
+        let mut x = Integer::new();
+        let mut left = n;
+        while left > 0 {
+            let k = left.min(1 << 24) as u32;
+            let mut piece = Integer::from(Integer::random_bits(64 * k, rng));
+            if x == 0 {
+                piece.set_bit(64 * k - 1, true);
+            }
+            x = (x << (64 * k)) | piece;
+            left -= k as usize;
+        }
+        x
     };
 
     let mul_sizes: Vec<usize> = if !want("e2e") {
