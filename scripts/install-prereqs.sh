@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what a fresh machine lacks to build and test cuGMP:
-#  - m4 (GMP's build), a C compiler, libgmp-dev (a program linked to the
-#    system's GMP for the LD_PRELOAD test), pkg-config;
+#  - m4 (GMP's build), C and C++ compilers, libgmp-dev (programs linked to
+#    the system's GMP and libgmpxx for the LD_PRELOAD and gmpxx tests),
+#    pkg-config (the install test);
 #  - nvcc 13.0 from PyPI into .tools/ when no CUDA toolkit is found (the GPU
 #    machines' driver is CUDA 13.0: newer PTX would not load there).
 # Idempotent; safe to run on every CI run.
@@ -11,9 +12,11 @@ cd "$(dirname "$0")/.."
 need_apt=()
 command -v m4 >/dev/null || need_apt+=(m4)
 command -v cc >/dev/null || need_apt+=(gcc)
+command -v c++ >/dev/null || need_apt+=(g++) # the gmpxx example
 command -v make >/dev/null || need_apt+=(make)
 command -v pkg-config >/dev/null || need_apt+=(pkg-config)
-[ -e /usr/include/gmp.h ] || [ -e /usr/include/x86_64-linux-gnu/gmp.h ] || need_apt+=(libgmp-dev)
+# libgmp-dev also brings gmpxx.h and libgmpxx (the C++ example's test).
+[ -e /usr/include/gmpxx.h ] && { [ -e /usr/include/gmp.h ] || [ -e /usr/include/x86_64-linux-gnu/gmp.h ]; } || need_apt+=(libgmp-dev)
 if [ ${#need_apt[@]} -gt 0 ]; then
     echo "install-prereqs: apt-get install ${need_apt[*]}"
     SUDO=; [ "$(id -u)" -eq 0 ] || SUDO=sudo
