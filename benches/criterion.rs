@@ -9,30 +9,21 @@ mod common;
 
 use common::{Library, Mpz};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use libc::{c_int, c_ulong};
+use libc::c_ulong;
 use rug::rand::RandState;
 use rug::{Assign, Integer};
 use std::time::Duration;
 
 type Bin = unsafe extern "C" fn(*mut Mpz, *const Mpz, *const Mpz);
 
-fn load(init2: unsafe extern "C" fn(*mut Mpz, c_ulong), x: &Integer) -> Mpz {
-    let limbs = x.as_limbs();
-    let mut m = Mpz { alloc: 0, size: 0, d: std::ptr::null_mut() };
-    unsafe {
-        init2(&mut m, 64 * limbs.len().max(1) as c_ulong);
-        std::ptr::copy_nonoverlapping(limbs.as_ptr(), m.d, limbs.len());
-    }
-    m.size = limbs.len() as c_int;
-    m
-}
-
 fn products(c: &mut Criterion) {
     if std::env::var_os("CUGMP_GPU").is_none() {
         std::env::set_var("CUGMP_GPU", "force");
     }
     let lib = Library::open();
+    let init: unsafe extern "C" fn(*mut Mpz) = unsafe { lib.sym("__gmpz_init") };
     let init2: unsafe extern "C" fn(*mut Mpz, c_ulong) = unsafe { lib.sym("__gmpz_init2") };
+    let load = |x: &Integer| Mpz::load(init, init2, x);
     let ops: [(&str, Bin, fn(&mut Integer, &Integer, &Integer)); 3] = [
         ("mul", unsafe { lib.sym("__gmpz_mul") }, |r, a, b| r.assign(a * b)),
         ("sqr", unsafe { lib.sym("__gmpz_mul") }, |r, a, _| r.assign(a.square_ref())),
@@ -47,7 +38,7 @@ fn products(c: &mut Criterion) {
             let b = if name == "sqr" { a.clone() } else { Integer::from(Integer::random_bits(64 * n, &mut rng)) };
             let mut r = Integer::new();
             group.bench_with_input(BenchmarkId::new("GMP", n), &n, |bench, _| bench.iter(|| gmp(&mut r, &a, &b)));
-            let (ma, mb, mut mr) = (load(init2, &a), load(init2, &b), load(init2, &Integer::new()));
+            let (ma, mb, mut mr) = (load(&a), load(&b), load(&Integer::new()));
             let second = if name == "sqr" { &ma as *const Mpz } else { &mb as *const Mpz };
             group.bench_with_input(BenchmarkId::new("cuGMP", n), &n, |bench, _| bench.iter(|| unsafe { cugmp(&mut mr, &ma, second) }));
         }

@@ -24,6 +24,7 @@ type Bin = unsafe extern "C" fn(*mut Mpz, *const Mpz, *const Mpz);
 type ShiftFn = unsafe extern "C" fn(*mut Mpz, *const Mpz, c_ulong);
 
 struct Api {
+    init: unsafe extern "C" fn(*mut Mpz),
     init2: unsafe extern "C" fn(*mut Mpz, c_ulong),
     clear: unsafe extern "C" fn(*mut Mpz),
     mul: Bin,
@@ -63,14 +64,7 @@ fn cstr(s: &str) -> std::ffi::CString {
 
 impl Api {
     fn load(&self, x: &Integer) -> Mpz {
-        let limbs = x.as_limbs();
-        let mut m = Mpz { alloc: 0, size: 0, d: std::ptr::null_mut() };
-        unsafe {
-            (self.init2)(&mut m, 64 * limbs.len().max(1) as c_ulong);
-            std::ptr::copy_nonoverlapping(limbs.as_ptr(), m.d, limbs.len());
-        }
-        m.size = if *x < 0 { -(limbs.len() as c_int) } else { limbs.len() as c_int };
-        m
+        Mpz::load(self.init, self.init2, x)
     }
 
     /// "gpu from N limbs" or "cpu" for CUGMP_GPU=auto.
@@ -101,6 +95,7 @@ fn main() {
     let lib = Library::open();
     let api = unsafe {
         Api {
+            init: lib.sym("__gmpz_init"),
             init2: lib.sym("__gmpz_init2"),
             clear: lib.sym("__gmpz_clear"),
             mul: lib.sym("__gmpz_mul"),

@@ -93,18 +93,7 @@ impl Z {
     }
 
     fn from(x: &Integer) -> Z {
-        if *x == 0 {
-            return Z::new();
-        }
-        let limbs = x.as_limbs();
-        let mut m = Box::new(Mpz::blank());
-        unsafe {
-            (api().init2)(&mut *m, (limbs.len() * 64) as c_ulong);
-            assert!(m.alloc as usize >= limbs.len(), "mpz_init2 allocated too little");
-            std::ptr::copy_nonoverlapping(limbs.as_ptr(), m.d, limbs.len());
-        }
-        m.size = if *x < 0 { -(limbs.len() as c_int) } else { limbs.len() as c_int };
-        Z(m)
+        Z(Box::new(Mpz::load(api().init, api().init2, x)))
     }
 
     fn ptr(&mut self) -> Ptr {

@@ -65,18 +65,7 @@ fn api() -> Api {
 }
 
 fn to_mpz(api: &Api, x: &Integer) -> Box<Mpz> {
-    let mut m = Box::new(Mpz { alloc: 0, size: 0, d: std::ptr::null_mut() });
-    let limbs = x.as_limbs();
-    unsafe {
-        if limbs.is_empty() {
-            (api.init)(&mut *m);
-        } else {
-            (api.init2)(&mut *m, 64 * limbs.len() as c_ulong);
-            std::ptr::copy_nonoverlapping(limbs.as_ptr(), m.d, limbs.len());
-        }
-    }
-    m.size = if *x < 0 { -(limbs.len() as c_int) } else { limbs.len() as c_int };
-    m
+    Box::new(Mpz::load(api.init, api.init2, x))
 }
 
 fn from_mpz(m: &Mpz) -> Integer {

@@ -116,6 +116,25 @@ impl Mpz {
         Mpz { alloc: -1, size: -1, d: std::ptr::null_mut() }
     }
 
+    /// `x` in a fresh variable of the library under test: zero through its
+    /// `mpz_init` (GMP's shared dummy limb), anything else through its
+    /// `mpz_init2` with the limbs copied in.
+    pub fn load(init: unsafe extern "C" fn(*mut Mpz), init2: unsafe extern "C" fn(*mut Mpz, libc::c_ulong), x: &rug::Integer) -> Mpz {
+        let mut m = Mpz::blank();
+        let limbs = x.as_limbs();
+        unsafe {
+            if limbs.is_empty() {
+                init(&mut m);
+                return m;
+            }
+            init2(&mut m, 64 * limbs.len() as libc::c_ulong);
+            assert!(m.alloc as usize >= limbs.len(), "mpz_init2 allocated too little");
+            std::ptr::copy_nonoverlapping(limbs.as_ptr(), m.d, limbs.len());
+        }
+        m.size = if *x < 0 { -(limbs.len() as libc::c_int) } else { limbs.len() as libc::c_int };
+        m
+    }
+
     /// The value, checking GMP's invariants on the way: `_mp_d` never NULL,
     /// `|size| <= alloc` (or the shared limb of a fresh zero), no high zero limb.
     pub fn value(&self) -> rug::Integer {
