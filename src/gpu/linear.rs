@@ -161,29 +161,24 @@ impl Gpu {
     /// `a + b` (`mpz_add`; `mpz_sub` passes b with its sign flipped).
     pub fn add(&self, a: Signed, b: Signed) -> Result<Owned, GpuError> {
         guarded(|| {
-            let stream = self.stream();
-            let (long, short) = if a.magnitude.len() >= b.magnitude.len() { (a, b) } else { (b, a) };
-            if long.magnitude.is_empty() {
-                return trivial(false, Vec::new());
-            }
-            let (n, m) = (long.magnitude.len(), short.magnitude.len());
-            let _claim = super::reserve(8 * (n + m + n + 1) + n / 512 + 64)?;
-            let (dl, ds) = (self.upload(&stream, long.magnitude)?, self.upload(&stream, short.magnitude)?);
-            if long.negative == short.negative {
-                let r = stream.alloc_zeros::<u64>(n + 1)?;
-                let rp = addr(&r, &stream);
-                self.addsub_dev(&stream, false, rp, addr(&dl, &stream), n, addr(&ds, &stream), m, rp + 8 * n as u64)?;
-                return self.download(&stream, &r, long.negative);
-            }
-            // Opposite signs: the larger magnitude minus the smaller, with its sign.
-            let (big, small, db, dsm) = match magnitude_cmp(long.magnitude, short.magnitude) {
-                std::cmp::Ordering::Equal => return trivial(false, Vec::new()),
-                std::cmp::Ordering::Greater => (long, short, &dl, &ds),
-                std::cmp::Ordering::Less => (short, long, &ds, &dl),
+            // Same signs: |big| + |small|, big the longer. Opposite signs:
+            // |big| - |small|, big the larger magnitude (equal ones cancel).
+            // Either way the result takes big's sign.
+            let subtract = a.negative != b.negative;
+            let (big, small) = match (subtract, magnitude_cmp(a.magnitude, b.magnitude)) {
+                (_, std::cmp::Ordering::Equal) if subtract || a.magnitude.is_empty() => return trivial(false, Vec::new()),
+                (_, std::cmp::Ordering::Less) => (b, a),
+                _ => (a, b),
             };
             let (n, m) = (big.magnitude.len(), small.magnitude.len());
-            let r = stream.alloc_zeros::<u64>(n)?;
-            self.addsub_dev(&stream, true, addr(&r, &stream), addr(db, &stream), n, addr(dsm, &stream), m, 0)?;
+            let stream = self.stream();
+            let _claim = super::reserve(8 * (n + m + n + 1) + n / 512 + 64)?;
+            let (db, ds) = (self.upload(&stream, big.magnitude)?, self.upload(&stream, small.magnitude)?);
+            // A sum has a carry limb on top; a difference of m <= n limbs does not.
+            let r = stream.alloc_zeros::<u64>(n + !subtract as usize)?;
+            let rp = addr(&r, &stream);
+            let cout = if subtract { 0 } else { rp + 8 * n as u64 };
+            self.addsub_dev(&stream, subtract, rp, addr(&db, &stream), n, addr(&ds, &stream), m, cout)?;
             self.download(&stream, &r, big.negative)
         })
     }
@@ -238,7 +233,8 @@ impl Gpu {
             // Operands, their decrements, the result.
             let _claim = super::reserve(8 * (3 * (na + nb) + 2) + (na + nb) / 256 + 64)?;
             let (da, db) = (self.upload(&stream, a.magnitude)?, self.upload(&stream, b.magnitude)?);
-            let one = self.htod(&stream, &[1u64])?;
+            // The 1 of |x| - 1 and -(R + 1), for the cases with a negative operand.
+            let one = || self.htod(&stream, &[1u64]);
             match (a.negative, b.negative) {
                 (false, false) => {
                     let n = if op == Logic::And { na.min(nb) } else { na.max(nb) };
@@ -250,6 +246,7 @@ impl Gpu {
                     self.download(&stream, &r, false)
                 }
                 (false, true) => {
+                    let one = one()?;
                     let db1 = self.minus_one(&stream, &db, nb, &one)?;
                     match op {
                         Logic::And => {
@@ -274,6 +271,7 @@ impl Gpu {
                     }
                 }
                 (true, true) => {
+                    let one = one()?;
                     let (da1, db1) = (self.minus_one(&stream, &da, na, &one)?, self.minus_one(&stream, &db, nb, &one)?);
                     match op {
                         Logic::And | Logic::Ior => {

@@ -86,7 +86,6 @@ impl Gpu {
         let squaring = std::ptr::eq(u, v);
         super::guarded(|| {
             let stream = self.stream();
-            injected(Fault::GpuOom, "gpu-oom")?;
             let du = self.htod(&stream, u)?;
             let dv = if squaring { None } else { Some(self.htod(&stream, v)?) };
             let t = self.product_dev(&stream, &du, un, dv.as_ref().map(|d| (d, vn)))?;

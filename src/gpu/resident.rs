@@ -113,11 +113,11 @@ impl Gpu {
             let stream = self.stream();
             let reps = reps.max(1);
             if how == Transfer::Pageable {
-                let signed = |x: &[u64]| super::linear::Signed { negative: false, magnitude: unsafe { std::slice::from_raw_parts(x.as_ptr(), x.len()) } };
-                self.add(signed(&a), signed(&b))?;
+                let (sa, sb) = (super::linear::Signed { negative: false, magnitude: &a }, super::linear::Signed { negative: false, magnitude: &b });
+                self.add(sa, sb)?;
                 let t = Instant::now();
                 for _ in 0..reps {
-                    let r = self.add(signed(&a), signed(&b))?;
+                    let r = self.add(sa, sb)?;
                     std::hint::black_box(r);
                 }
                 return Ok(t.elapsed().as_secs_f64() / reps as f64);
