@@ -23,14 +23,31 @@
 // walks back to the nearest tile that already knows its carry out.
 // ---------------------------------------------------------------------------
 
+// Chosen by measurement on an H200 (2^22..2^26 limbs, RESULTS.md): 8 limbs
+// a thread staged through shared memory beat 4 limbs a thread (more blocks
+// per SM, more tiles) and beat direct 16-byte loads of each thread's own
+// limbs (no shared memory: 73% of a copy's bandwidth against 86%).
 #define LINEAR_THREADS 256
+// At least this many blocks resident per SM (<= 64 registers a thread). It
+// also works around ptxas 13.0 failing ("register allocation failed with
+// register count of 7") on sm_90 for these kernels with no minimum given.
+#define LINEAR_MIN_BLOCKS 4
 #define LIMBS_PER_THREAD 8
 #define LINEAR_TILE (LINEAR_THREADS * LIMBS_PER_THREAD)
 // Shared-memory slot of tile limb j: one pad limb after every LIMBS_PER_THREAD.
 #define PAD(j) ((j) + (j) / LIMBS_PER_THREAD)
 
-// A tile's published state in one 32-bit word (flag and value are written
-// together, so a reader never sees a flag without its value).
+// The scan's state lives in one buffer the host keeps for the life of the
+// context, so no call pays for allocating or clearing it:
+//   state[0]      hands out tile numbers (blocks take them in the order they start);
+//   state[1]      counts finished tiles; the last block resets both counters,
+//                 so the next kernel on the stream starts from zero;
+//   state[2 + t]  tile t's published state: epoch << 4 | flags | value, one
+//                 64-bit word written at once, so a reader never sees a flag
+//                 without its value. The host passes a new epoch to every
+//                 call, so a word left by an earlier call reads as "not yet
+//                 published" and the buffer needs no clearing (the epoch has
+//                 60 bits: it never wraps).
 #define STATE_AGGREGATE 4u  // bits 0..1 are the tile's own (g, p)
 #define STATE_INCLUSIVE 8u  // bit 0 is the carry out of the tile, all earlier tiles included
 
@@ -43,8 +60,7 @@ __device__ __forceinline__ u32 gp_combine(u32 later, u32 earlier) {
 
 template <bool SUBTRACT>
 __device__ __forceinline__ void addsub_tile(limb_t *r, const limb_t *a, u64 n, const limb_t *b, u64 m,
-                                            limb_t *cout, u32 *state) {
-    // state[0] hands out tile numbers; state[1 + t] is tile t's published state.
+                                            limb_t *cout, unsigned long long *state, u64 epoch) {
     __shared__ u64 tile_s;
     __shared__ u32 warp_gp[LINEAR_THREADS / 32];
     __shared__ u32 carry_into_tile;
@@ -53,27 +69,44 @@ __device__ __forceinline__ void addsub_tile(limb_t *r, const limb_t *a, u64 n, c
     // limbs; one pad limb per LIMBS_PER_THREAD keeps those reads free of
     // bank conflicts. The sums go back the same way for a coalesced store.
     __shared__ limb_t xs[LINEAR_TILE + LINEAR_THREADS], ys[LINEAR_TILE + LINEAR_THREADS];
-    if (threadIdx.x == 0) tile_s = atomicAdd(&state[0], 1u);
+    if (threadIdx.x == 0) tile_s = atomicAdd(&state[0], 1ull);
     __syncthreads();
     const u64 tile = tile_s;
     const u64 tile_base = tile * LINEAR_TILE;
+    const u64 base = tile_base + (u64)threadIdx.x * LIMBS_PER_THREAD;
+    // This thread's LIMBS_PER_THREAD consecutive limbs of each operand.
+    limb_t xv[LIMBS_PER_THREAD], yv[LIMBS_PER_THREAD];
+    {
+        // Every load issued before the first shared-memory store, so each
+        // thread has 2 * LIMBS_PER_THREAD loads in flight.
+        limb_t x[LIMBS_PER_THREAD], y[LIMBS_PER_THREAD];
 #pragma unroll
-    for (int k = 0; k < LIMBS_PER_THREAD; k++) {
-        u32 j = k * LINEAR_THREADS + threadIdx.x;
-        u64 i = tile_base + j;
-        xs[PAD(j)] = i < n ? a[i] : 0;
-        ys[PAD(j)] = i < m ? b[i] : 0;
+        for (int k = 0; k < LIMBS_PER_THREAD; k++) {
+            u64 i = tile_base + k * LINEAR_THREADS + threadIdx.x;
+            x[k] = i < n ? a[i] : 0;
+            y[k] = i < m ? b[i] : 0;
+        }
+#pragma unroll
+        for (int k = 0; k < LIMBS_PER_THREAD; k++) {
+            u32 j = k * LINEAR_THREADS + threadIdx.x;
+            xs[PAD(j)] = x[k];
+            ys[PAD(j)] = y[k];
+        }
     }
     __syncthreads();
-    const u64 base = tile_base + (u64)threadIdx.x * LIMBS_PER_THREAD;
+#pragma unroll
+    for (int k = 0; k < LIMBS_PER_THREAD; k++) {
+        u32 j = PAD(threadIdx.x * LIMBS_PER_THREAD + k);
+        xv[k] = xs[j];
+        yv[k] = ys[j];
+    }
 
     limb_t s[LIMBS_PER_THREAD];
     u32 gen = 0, prop = 0;  // bit k: limb k generates / propagates
 #pragma unroll
     for (int k = 0; k < LIMBS_PER_THREAD; k++) {
         u64 i = base + k;
-        u32 j = PAD(threadIdx.x * LIMBS_PER_THREAD + k);
-        limb_t x = xs[j], y = ys[j];
+        limb_t x = xv[k], y = yv[k];
         if (SUBTRACT) {
             s[k] = x - y;
             gen |= (u32)(x < y) << k;
@@ -109,15 +142,23 @@ __device__ __forceinline__ void addsub_tile(limb_t *r, const limb_t *a, u64 n, c
     excl = gp_combine(excl, warp_prefix);  // everything before this thread in the tile
 
     if (threadIdx.x == 0) {
+        unsigned long long *published = state + 2;
+        const unsigned long long stamp = (unsigned long long)epoch << 4;
         u32 carry_in = 0;
         if (tile == 0) {
-            atomicExch(&state[1], STATE_INCLUSIVE | (tile_gp & 1));
+            atomicExch(&published[0], stamp | STATE_INCLUSIVE | (tile_gp & 1));
         } else {
-            atomicExch(&state[1 + tile], STATE_AGGREGATE | tile_gp);
+            atomicExch(&published[tile], stamp | STATE_AGGREGATE | tile_gp);
             u32 acc = 2;  // what lies between the predecessor looked at and this tile
             for (u64 t = tile - 1;; t--) {
-                u32 st;
-                do st = atomicOr(&state[1 + t], 0u); while (st == 0);
+                // Poll with plain loads (an atomic per poll would queue at
+                // L2 behind the other blocks' traffic), backing off a little.
+                unsigned long long word = *(volatile unsigned long long *)&published[t];
+                while ((word >> 4) != epoch) {
+                    __nanosleep(64);
+                    word = *(volatile unsigned long long *)&published[t];
+                }
+                u32 st = (u32)word & 15u;
                 if (st & STATE_INCLUSIVE) {
                     carry_in = (acc & 1) | ((acc >> 1) & st & 1);
                     break;
@@ -129,19 +170,27 @@ __device__ __forceinline__ void addsub_tile(limb_t *r, const limb_t *a, u64 n, c
                 }
             }
             u32 out = (tile_gp & 1) | ((tile_gp >> 1) & carry_in);
-            atomicExch(&state[1 + tile], STATE_INCLUSIVE | out);
+            atomicExch(&published[tile], stamp | STATE_INCLUSIVE | out);
         }
         carry_into_tile = carry_in;
         u64 last = (n - 1) / LINEAR_TILE;
         if (cout && tile == last) *cout = (tile_gp & 1) | ((tile_gp >> 1) & carry_in);
+        // Every block has taken its ticket before the last one finishes, so
+        // the last one may reset the counters for the next call.
+        if (atomicAdd(&state[1], 1ull) == last) {
+            state[0] = 0;
+            state[1] = 0;
+        }
     }
     __syncthreads();
     u32 c = (excl & 1) | ((excl >> 1) & carry_into_tile);
 #pragma unroll
     for (int k = 0; k < LIMBS_PER_THREAD; k++) {
-        xs[PAD(threadIdx.x * LIMBS_PER_THREAD + k)] = SUBTRACT ? s[k] - c : s[k] + c;
+        s[k] = SUBTRACT ? s[k] - c : s[k] + c;
         c = ((gen >> k) & 1) | (((prop >> k) & 1) & c);
     }
+#pragma unroll
+    for (int k = 0; k < LIMBS_PER_THREAD; k++) xs[PAD(threadIdx.x * LIMBS_PER_THREAD + k)] = s[k];
     __syncthreads();
 #pragma unroll
     for (int k = 0; k < LIMBS_PER_THREAD; k++) {
@@ -151,42 +200,61 @@ __device__ __forceinline__ void addsub_tile(limb_t *r, const limb_t *a, u64 n, c
     }
 }
 
-// state: 1 + ceil(n / LINEAR_TILE) zeroed words; one block of LINEAR_THREADS per tile.
-extern "C" __global__ void __launch_bounds__(LINEAR_THREADS)
-    cugmp_add(limb_t *r, const limb_t *a, u64 n, const limb_t *b, u64 m, limb_t *cout, u32 *state) {
-    addsub_tile<false>(r, a, n, b, m, cout, state);
+// state: 2 + ceil(n / LINEAR_TILE) words (above); one block of LINEAR_THREADS per tile.
+extern "C" __global__ void __launch_bounds__(LINEAR_THREADS, LINEAR_MIN_BLOCKS)
+    cugmp_add(limb_t *r, const limb_t *a, u64 n, const limb_t *b, u64 m, limb_t *cout, unsigned long long *state, u64 epoch) {
+    addsub_tile<false>(r, a, n, b, m, cout, state, epoch);
 }
 
-extern "C" __global__ void __launch_bounds__(LINEAR_THREADS)
-    cugmp_sub(limb_t *r, const limb_t *a, u64 n, const limb_t *b, u64 m, limb_t *cout, u32 *state) {
-    addsub_tile<true>(r, a, n, b, m, cout, state);
+extern "C" __global__ void __launch_bounds__(LINEAR_THREADS, LINEAR_MIN_BLOCKS)
+    cugmp_sub(limb_t *r, const limb_t *a, u64 n, const limb_t *b, u64 m, limb_t *cout, unsigned long long *state, u64 epoch) {
+    addsub_tile<true>(r, a, n, b, m, cout, state, epoch);
 }
 
 // ---------------------------------------------------------------------------
 // Shifts by limbs + bits (bits in 0..63); out of place. Each output limb is
-// computed from at most two input limbs: no carries.
+// computed from at most two input limbs: no carries. These and the bitwise
+// kernel are element-wise: one block per ELEMENTWISE_BLOCK consecutive
+// limbs (grid = ceil(n / ELEMENTWISE_BLOCK)), each thread ELEMENTS_PER_THREAD
+// of them, a block's stride apart so every load is coalesced.
 // ---------------------------------------------------------------------------
 
 // r[0..n + limbs + 1) = a[0..n) << (64 * limbs + bits).
-extern "C" __global__ void cugmp_shl(limb_t *__restrict__ r, const limb_t *__restrict__ a, u64 n, u64 limbs, u32 bits) {
-    GRID_STRIDE(i, n + limbs + 1) {
-        limb_t v = 0;
-        if (i >= limbs) {
-            u64 j = i - limbs;  // a[j] lands here shifted by `bits`, a[j-1]'s top bits with it
-            if (j < n) v = a[j] << bits;
-            if (bits && j >= 1 && j - 1 < n) v |= a[j - 1] >> (64 - bits);
-        }
-        r[i] = v;
+extern "C" __global__ void __launch_bounds__(ELEMENTWISE_THREADS)
+    cugmp_shl(limb_t *__restrict__ r, const limb_t *__restrict__ a, u64 n, u64 limbs, u32 bits) {
+    const u64 total = n + limbs + 1;
+    limb_t lo[ELEMENTS_PER_THREAD], hi[ELEMENTS_PER_THREAD];
+    // All loads first, so each thread has ELEMENTS_PER_THREAD in flight.
+#pragma unroll
+    for (int k = 0; k < ELEMENTS_PER_THREAD; k++) {
+        u64 i = ELEMENT(k);
+        u64 j = i - limbs;  // a[j] lands here shifted by `bits`, a[j-1]'s top bits with it
+        bool in = i < total && i >= limbs;
+        hi[k] = in && j < n ? a[j] : 0;
+        lo[k] = in && bits && j >= 1 && j - 1 < n ? a[j - 1] : 0;
+    }
+#pragma unroll
+    for (int k = 0; k < ELEMENTS_PER_THREAD; k++) {
+        u64 i = ELEMENT(k);
+        if (i < total) r[i] = (hi[k] << bits) | (bits ? lo[k] >> (64 - bits) : 0);
     }
 }
 
 // r[0..n - limbs) = a[0..n) >> (64 * limbs + bits), limbs < n.
-extern "C" __global__ void cugmp_shr(limb_t *__restrict__ r, const limb_t *__restrict__ a, u64 n, u64 limbs, u32 bits) {
-    GRID_STRIDE(i, n - limbs) {
-        u64 j = i + limbs;
-        limb_t v = a[j] >> bits;
-        if (bits && j + 1 < n) v |= a[j + 1] << (64 - bits);
-        r[i] = v;
+extern "C" __global__ void __launch_bounds__(ELEMENTWISE_THREADS)
+    cugmp_shr(limb_t *__restrict__ r, const limb_t *__restrict__ a, u64 n, u64 limbs, u32 bits) {
+    const u64 total = n - limbs;
+    limb_t lo[ELEMENTS_PER_THREAD], hi[ELEMENTS_PER_THREAD];
+#pragma unroll
+    for (int k = 0; k < ELEMENTS_PER_THREAD; k++) {
+        u64 i = ELEMENT(k), j = i + limbs;
+        lo[k] = i < total ? a[j] : 0;
+        hi[k] = i < total && bits && j + 1 < n ? a[j + 1] : 0;
+    }
+#pragma unroll
+    for (int k = 0; k < ELEMENTS_PER_THREAD; k++) {
+        u64 i = ELEMENT(k);
+        if (i < total) r[i] = (lo[k] >> bits) | (bits ? hi[k] << (64 - bits) : 0);
     }
 }
 
@@ -210,10 +278,19 @@ extern "C" __global__ void cugmp_any_low_bits(limb_t *flag, const limb_t *__rest
 #define BITWISE_IOR 1u
 #define BITWISE_XOR 2u
 
-extern "C" __global__ void cugmp_bitwise(limb_t *__restrict__ r, u64 n, const limb_t *__restrict__ a, u64 na, limb_t ia,
-                                         const limb_t *__restrict__ b, u64 nb, limb_t ib, u32 op) {
-    GRID_STRIDE(i, n) {
-        limb_t x = (i < na ? a[i] : 0) ^ ia, y = (i < nb ? b[i] : 0) ^ ib;
-        r[i] = op == BITWISE_AND ? (x & y) : op == BITWISE_IOR ? (x | y) : (x ^ y);
+extern "C" __global__ void __launch_bounds__(ELEMENTWISE_THREADS)
+    cugmp_bitwise(limb_t *__restrict__ r, u64 n, const limb_t *__restrict__ a, u64 na, limb_t ia,
+                  const limb_t *__restrict__ b, u64 nb, limb_t ib, u32 op) {
+    limb_t x[ELEMENTS_PER_THREAD], y[ELEMENTS_PER_THREAD];
+#pragma unroll
+    for (int k = 0; k < ELEMENTS_PER_THREAD; k++) {
+        u64 i = ELEMENT(k);
+        x[k] = (i < na ? a[i] : 0) ^ ia;
+        y[k] = (i < nb ? b[i] : 0) ^ ib;
+    }
+#pragma unroll
+    for (int k = 0; k < ELEMENTS_PER_THREAD; k++) {
+        u64 i = ELEMENT(k);
+        if (i < n) r[i] = op == BITWISE_AND ? (x[k] & y[k]) : op == BITWISE_IOR ? (x[k] | y[k]) : (x[k] ^ y[k]);
     }
 }

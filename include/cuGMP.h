@@ -98,7 +98,8 @@ long cugmp_threshold(const char *op);
 unsigned long cugmp_gpu_operations(void);
 
 /*
- Benchmark support: the mean time in seconds of `op` ("add", "sub", "shl",
+ Benchmark support: the mean time in seconds of `op` ("copy" (a
+ device-to-device copy, the bandwidth ceiling), "add", "sub", "shl", "shr",
  "and", "mul", "sqr") on `limbs`-limb operands already in device memory,
  over `reps` runs timed with CUDA events, into `*seconds`, and the bytes the
  operation reads and writes in device memory into `*bytes`. Returns 0, -1

@@ -81,7 +81,8 @@ pub extern "C" fn cugmp_gpu_operations() -> libc::c_ulong {
     crate::stats::gpu_total() as libc::c_ulong
 }
 
-/// Benchmark support: the mean time in seconds of `op` ("add", "sub", "shl",
+/// Benchmark support: the mean time in seconds of `op` ("copy" (a
+/// device-to-device copy, the bandwidth ceiling), "add", "sub", "shl", "shr",
 /// "and", "mul", "sqr") on `limbs`-limb operands already in device memory,
 /// over `reps` runs timed with CUDA events, into `*seconds`, and the bytes the
 /// operation reads and writes in device memory into `*bytes`. Returns 0, -1
@@ -94,9 +95,11 @@ pub unsafe extern "C" fn cugmp_bench_resident(op: *const c_char, limbs: size_t, 
             return -2;
         }
         let which = match unsafe { CStr::from_ptr(op) }.to_bytes() {
+            b"copy" => Resident::Copy,
             b"add" => Resident::Add,
             b"sub" => Resident::Sub,
             b"shl" => Resident::Shl,
+            b"shr" => Resident::Shr,
             b"and" => Resident::And,
             b"mul" => Resident::Mul,
             b"sqr" => Resident::Sqr,

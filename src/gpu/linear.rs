@@ -71,6 +71,16 @@ pub enum Logic {
 
 const ALL_ONES: u64 = !0;
 
+/// The add/sub kernels' scan state (see cuda/linear.cu): two counters the
+/// kernel resets itself, then one published word per tile tagged with the
+/// call's epoch, so the buffer is allocated once (grown when a longer
+/// operand comes) and never cleared.
+#[derive(Default)]
+pub(crate) struct ScanState {
+    words: Option<CudaSlice<u64>>,
+    epoch: u64,
+}
+
 /// A device address, for kernels whose operands may alias or start inside a
 /// buffer. Only valid while `s` lives; every use here is on the one stream.
 pub(super) fn addr(s: &CudaSlice<u64>, stream: &CudaStream) -> u64 {
@@ -102,12 +112,22 @@ impl Gpu {
         if tiles > i32::MAX as usize {
             return Err(GpuError::TooLarge);
         }
-        let state = stream.alloc_zeros::<u32>(1 + tiles)?;
         injected(Fault::GpuLaunch, "gpu-launch")?;
+        // Held until the launch is queued: kernels on the stream then use the
+        // buffer one after another, each with its own epoch.
+        let mut scan = self.scan.lock().unwrap_or_else(|p| p.into_inner());
+        if scan.words.as_ref().is_none_or(|w| w.len() < 2 + tiles) {
+            // A fresh buffer is zeros: epoch 0 is never a call's, so none of
+            // it reads as published. The old one is freed in stream order.
+            scan.words = Some(stream.alloc_zeros::<u64>(2 + tiles.next_power_of_two())?);
+        }
+        scan.epoch += 1;
+        let epoch = scan.epoch;
+        let state = scan.words.as_ref().ok_or(GpuError::TooLarge)?;
         let (nn, mm) = (n as u64, m as u64);
         let f = if subtract { &self.kernels.sub } else { &self.kernels.add };
         let mut builder = stream.launch_builder(f);
-        builder.arg(&r).arg(&a).arg(&nn).arg(&b).arg(&mm).arg(&cout).arg(&state);
+        builder.arg(&r).arg(&a).arg(&nn).arg(&b).arg(&mm).arg(&cout).arg(state).arg(&epoch);
         let cfg = LaunchConfig { grid_dim: (tiles as u32, 1, 1), block_dim: (LINEAR_THREADS, 1, 1), shared_mem_bytes: 0 };
         unsafe { builder.launch(cfg) }?;
         Ok(())
@@ -154,7 +174,7 @@ impl Gpu {
     pub(super) fn bitwise_dev(&self, stream: &Arc<CudaStream>, op: Logic, r: &mut CudaSlice<u64>, n: usize, a: &CudaSlice<u64>, na: usize, ia: u64, b: &CudaSlice<u64>, nb: usize, ib: u64) -> Result<(), GpuError> {
         injected(Fault::GpuLaunch, "gpu-launch")?;
         let (nn, na, nb, code) = (n as u64, na as u64, nb as u64, op as u32);
-        launch!(self, stream, bitwise, n, r, &nn, a, &na, &ia, b, &nb, &ib, &code);
+        launch_elementwise!(self, stream, bitwise, n, r, &nn, a, &na, &ia, b, &nb, &ib, &code);
         Ok(())
     }
 
@@ -208,9 +228,9 @@ impl Gpu {
             let mut r = stream.alloc_zeros::<u64>(out)?;
             injected(Fault::GpuLaunch, "gpu-launch")?;
             if kind == Shift::Left {
-                launch!(self, stream, shl, out, &mut r, &da, &nn, &ll, &bit);
+                launch_elementwise!(self, stream, shl, out, &mut r, &da, &nn, &ll, &bit);
             } else {
-                launch!(self, stream, shr, n - limbs, &mut r, &da, &nn, &ll, &bit);
+                launch_elementwise!(self, stream, shr, n - limbs, &mut r, &da, &nn, &ll, &bit);
             }
             if round_up {
                 // Plus one when any bit shifted out was set; the spare top limb takes the carry.

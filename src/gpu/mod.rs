@@ -69,13 +69,27 @@ struct Kernels {
     ntt_combine16: CudaFunction,
 }
 
-/// Launch kernel `$name` over `$n` elements (grid-stride) on `$stream`.
-macro_rules! launch {
-    ($gpu:expr, $stream:expr, $name:ident, $n:expr, $($arg:expr),+) => {{
+/// Launch kernel `$name` with geometry `$cfg` on `$stream`.
+macro_rules! launch_with {
+    ($gpu:expr, $stream:expr, $name:ident, $cfg:expr, $($arg:expr),+) => {{
         let mut builder = $stream.launch_builder(&$gpu.kernels.$name);
         $( builder.arg($arg); )+
-        unsafe { builder.launch($gpu.grid_for($n)) }?;
+        unsafe { builder.launch($cfg) }?;
     }};
+}
+
+/// Launch grid-stride kernel `$name` over `$n` elements on `$stream`.
+macro_rules! launch {
+    ($gpu:expr, $stream:expr, $name:ident, $n:expr, $($arg:expr),+) => {
+        launch_with!($gpu, $stream, $name, $gpu.grid_for($n), $($arg),+)
+    };
+}
+
+/// Launch element-wise kernel `$name` (ELEMENT(k) in cuda/cugmp.cuh) over `$n` limbs.
+macro_rules! launch_elementwise {
+    ($gpu:expr, $stream:expr, $name:ident, $n:expr, $($arg:expr),+) => {
+        launch_with!($gpu, $stream, $name, $gpu.elementwise_grid($n)?, $($arg),+)
+    };
 }
 
 pub mod linear;
@@ -91,6 +105,8 @@ pub struct Gpu {
     kernels: Kernels,
     /// One stream for now: operations are serialised on it.
     stream: Mutex<Arc<CudaStream>>,
+    /// The add/sub kernels' scan state (cuda/linear.cu), kept across calls.
+    scan: Mutex<linear::ScanState>,
 }
 
 /// The process's GPU engine, or None (see the module doc).
@@ -208,6 +224,7 @@ fn open() -> Result<Gpu, GpuError> {
         compute_capability: ctx.compute_capability()?,
         multiprocessors: sms.max(1) as u32,
         stream: Mutex::new(ctx.default_stream()),
+        scan: Mutex::new(linear::ScanState::default()),
         ctx,
         kernels,
     })
@@ -232,6 +249,15 @@ impl Gpu {
         const THREADS: u32 = 256;
         let blocks = n.div_ceil(THREADS as usize).clamp(1, 32 * self.multiprocessors as usize);
         LaunchConfig { grid_dim: (blocks as u32, 1, 1), block_dim: (THREADS, 1, 1), shared_mem_bytes: 0 }
+    }
+
+    /// Launch geometry for an element-wise kernel over `n` limbs: one block
+    /// per ELEMENTWISE_BLOCK of them (cuda/cugmp.cuh).
+    fn elementwise_grid(&self, n: usize) -> Result<LaunchConfig, GpuError> {
+        const THREADS: u32 = 256;
+        const BLOCK: usize = THREADS as usize * 4;
+        let blocks = u32::try_from(n.div_ceil(BLOCK).max(1)).map_err(|_| GpuError::TooLarge)?;
+        Ok(LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (THREADS, 1, 1), shared_mem_bytes: 0 })
     }
 
     /// Host to device, counted for CUGMP_STATS.

@@ -13,9 +13,12 @@ use std::time::Instant;
 /// Operations `time_resident` knows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Resident {
+    /// A device-to-device copy of n limbs: the ceiling the O(n) kernels are measured against.
+    Copy,
     Add,
     Sub,
     Shl,
+    Shr,
     And,
     Mul,
     Sqr,
@@ -70,9 +73,18 @@ impl Gpu {
                         self.addsub_dev(stream, op == Resident::Sub, rp, addr(&a, stream), n, addr(&b, stream), n, rp + 8 * nn)?;
                         24 * nn
                     }
+                    Resident::Copy => {
+                        stream.memcpy_dtod(&a, &mut r.slice_mut(..n))?;
+                        16 * nn
+                    }
                     Resident::Shl => {
                         let (limbs, bits) = (0u64, 17u32);
-                        launch!(self, stream, shl, n + 1, r, &a, &nn, &limbs, &bits);
+                        launch_elementwise!(self, stream, shl, n + 1, r, &a, &nn, &limbs, &bits);
+                        16 * nn
+                    }
+                    Resident::Shr => {
+                        let (limbs, bits) = (0u64, 17u32);
+                        launch_elementwise!(self, stream, shr, n, r, &a, &nn, &limbs, &bits);
                         16 * nn
                     }
                     Resident::And => {
