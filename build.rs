@@ -15,7 +15,8 @@
 //! 4. For every renamed function that `src/abi` does not define itself, emit a
 //!    naked `jmp` trampoline under GMP's name (`OUT_DIR/trampolines.rs`): works for
 //!    every signature, variadic ones included.
-//! 5. Compile `cuda/*.cu` as one translation unit into one fatbin (SASS sm_80 and
+//! 5. Link with `--wrap` on GMP's large-product routines (src/abi/hooks.rs).
+//! 6. Compile `cuda/*.cu` as one translation unit into one fatbin (SASS sm_80 and
 //!    sm_90, PTX compute_90) for `include_bytes!`; set `cfg(cugmp_kernels)`.
 
 use std::collections::BTreeSet;
@@ -83,6 +84,13 @@ fn embed_gmp(manifest: &Path, out: &Path) {
 
     println!("cargo:rustc-link-search=native={}", out.display());
     println!("cargo:rustc-link-lib=static:+whole-archive=cugmp_cpu");
+    // GMP's large-product routines, as the rest of GMP calls them, go to
+    // cuGMP's hooks (src/abi/hooks.rs), which call `__real_` + the name for
+    // the CPU. Every artifact that links the embedded GMP needs this.
+    for f in ["__gmpn_nussbaumer_mul", "__gmpn_mulmod_bnm1", "__gmpn_sqrmod_bnm1"] {
+        assert!(functions.contains(f), "the embedded GMP has no {f} to hook");
+        println!("cargo:rustc-link-arg=-Wl,--wrap={CPU_PREFIX}{f}");
+    }
     // Read by scripts/link-cdylib.sh (rustc passes its environment to the linker).
     println!("cargo:rustc-env=CUGMP_DATA_EXPORTS={}", out.join("data_exports.txt").display());
     println!("cargo:rustc-env=CUGMP_GMP_EXPORTS={}", out.join("gmp_exports.txt").display());

@@ -4,11 +4,14 @@
 //! target/bench-results): speedup.csv, speedup.png (speedup against GMP versus
 //! operand size, one line per operation, log scale) and tables.md.
 //!
-//!   cargo bench --bench speedup [-- --quick] [--only e2e|resident|transfer]
+//!   cargo bench --bench speedup [-- --quick] [--only e2e|resident|transfer|hooks]
 //!
 //! cuGMP is dlopen'ed in its own namespace (as in the tests) with
 //! CUGMP_GPU=force unless the environment says otherwise, so every size shows
 //! what the GPU does; the "auto" column says where the dispatcher sends it.
+//! `--only hooks` (a run of its own, CUGMP_GPU=auto unless set): GMP's own
+//! algorithms whose products reach the GPU through the hooks (division,
+//! square root, radix conversion).
 #[path = "../tests/common/mod.rs"]
 mod common;
 mod plot;
@@ -32,6 +35,10 @@ struct Api {
     sub: Bin,
     and: Bin,
     mul_2exp: ShiftFn,
+    tdiv_qr: unsafe extern "C" fn(*mut Mpz, *mut Mpz, *const Mpz, *const Mpz),
+    sqrt: unsafe extern "C" fn(*mut Mpz, *const Mpz),
+    get_str: unsafe extern "C" fn(*mut c_char, c_int, *const Mpz) -> *mut c_char,
+    free_func: unsafe extern "C" fn(*mut libc::c_void, size_t),
     gpu_name: unsafe extern "C" fn(*mut c_char, size_t) -> c_int,
     threshold: unsafe extern "C" fn(*const c_char) -> c_long,
     resident: unsafe extern "C" fn(*const c_char, size_t, c_int, *mut f64, *mut f64) -> c_int,
@@ -84,14 +91,17 @@ struct Row {
 }
 
 fn main() {
-    if std::env::var_os("CUGMP_GPU").is_none() {
-        std::env::set_var("CUGMP_GPU", "force");
-    }
     let args: Vec<String> = std::env::args().collect();
     let quick = args.iter().any(|a| a == "--quick");
-    // --only e2e|resident|transfer: one section (the others are skipped).
+    // --only e2e|resident|transfer|hooks: one section (the others are
+    // skipped). The hooks section runs only when asked for.
     let only = args.iter().position(|a| a == "--only").and_then(|i| args.get(i + 1)).cloned();
-    let want = |section: &str| only.as_deref().is_none_or(|o| o == section);
+    let want = |section: &str| only.as_deref().is_none_or(|o| o == section) && (section != "hooks" || only.is_some());
+    if std::env::var_os("CUGMP_GPU").is_none() {
+        // Under force GMP's internal products down to 64 limbs would go to
+        // the GPU: the hooks are measured as a program would run them.
+        std::env::set_var("CUGMP_GPU", if want("hooks") { "auto" } else { "force" });
+    }
     let lib = Library::open();
     let api = unsafe {
         Api {
@@ -103,6 +113,10 @@ fn main() {
             sub: lib.sym("__gmpz_sub"),
             and: lib.sym("__gmpz_and"),
             mul_2exp: lib.sym("__gmpz_mul_2exp"),
+            tdiv_qr: lib.sym("__gmpz_tdiv_qr"),
+            sqrt: lib.sym("__gmpz_sqrt"),
+            get_str: lib.sym("__gmpz_get_str"),
+            free_func: *lib.sym::<*const unsafe extern "C" fn(*mut libc::c_void, size_t)>("__gmp_free_func"),
             gpu_name: lib.sym("cugmp_gpu_name"),
             threshold: lib.sym("cugmp_threshold"),
             resident: lib.sym("cugmp_bench_resident"),
@@ -203,6 +217,39 @@ fn main() {
                 unsafe { (api.clear)(&mut m) };
             }
             emit(&mut md, Row { op, limbs: n, gmp_ms, cugmp_ms }, api.auto(dispatch_name));
+        }
+    }
+
+    // GMP's algorithms whose products go through the hooks.
+    let hook_sizes: Vec<usize> = if !want("hooks") {
+        vec![]
+    } else if quick { vec![10_000] } else { vec![10_000, 100_000, 1_000_000] };
+    for &n in &hook_sizes {
+        let a = random(2 * n, &mut rng);
+        let d = random(n, &mut rng);
+        let reps = 3;
+        let (ma, mdiv, mut mq, mut mr) = (api.load(&a), api.load(&d), api.load(&Integer::new()), api.load(&Integer::new()));
+        let (mut q, mut r) = (Integer::new(), Integer::new());
+        let gmp_ms = time_ms(reps, || (&mut q, &mut r).assign(a.div_rem_ref(&d)));
+        let cugmp_ms = time_ms(reps, || unsafe { (api.tdiv_qr)(&mut mq, &mut mr, &ma, &mdiv) });
+        assert!(mq.value() == q && mr.value() == r, "MISMATCH: mpz_tdiv_qr at {n} limbs");
+        emit(&mut md, Row { op: "tdiv_qr (2n by n)", limbs: n, gmp_ms, cugmp_ms }, api.auto("gmp-internal mul"));
+        let gmp_ms = time_ms(reps, || q.assign(a.sqrt_ref()));
+        let cugmp_ms = time_ms(reps, || unsafe { (api.sqrt)(&mut mq, &ma) });
+        assert!(mq.value() == q, "MISMATCH: mpz_sqrt at {n} limbs");
+        emit(&mut md, Row { op: "sqrt (2n limbs)", limbs: n, gmp_ms, cugmp_ms }, api.auto("gmp-internal mul"));
+        let mut text = String::new();
+        let gmp_ms = time_ms(reps, || text = d.to_string());
+        let mut ours = String::new();
+        let cugmp_ms = time_ms(reps, || unsafe {
+            let p = (api.get_str)(std::ptr::null_mut(), 10, &mdiv);
+            ours = std::ffi::CStr::from_ptr(p).to_string_lossy().into_owned();
+            (api.free_func)(p as *mut libc::c_void, ours.len() + 1);
+        });
+        assert!(ours == text, "MISMATCH: mpz_get_str at {n} limbs");
+        emit(&mut md, Row { op: "get_str base 10", limbs: n, gmp_ms, cugmp_ms }, api.auto("gmp-internal mul"));
+        for mut m in [ma, mdiv, mq, mr] {
+            unsafe { (api.clear)(&mut m) };
         }
     }
 

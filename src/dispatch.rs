@@ -25,6 +25,9 @@ pub enum Op {
     Ior,
     Xor,
     Com,
+    /// A product inside GMP's own algorithms (division, roots, radix
+    /// conversion, ...), reached through the hooks in src/abi/hooks.rs.
+    Internal,
 }
 
 impl Op {
@@ -40,11 +43,12 @@ impl Op {
             Op::Ior => "ior",
             Op::Xor => "xor",
             Op::Com => "com",
+            Op::Internal => "gmp-internal mul",
         }
     }
 
-    pub const ALL: [Op; 10] =
-        [Op::SetStr, Op::GetStr, Op::Add, Op::Sub, Op::Mul, Op::Shift, Op::And, Op::Ior, Op::Xor, Op::Com];
+    pub const ALL: [Op; 11] =
+        [Op::SetStr, Op::GetStr, Op::Add, Op::Sub, Op::Mul, Op::Shift, Op::And, Op::Ior, Op::Xor, Op::Com, Op::Internal];
 }
 
 /// Operand size (limbs) from which `CUGMP_GPU=auto` sends `op` to the GPU, or
@@ -59,12 +63,18 @@ pub fn auto_threshold(op: Op) -> Option<usize> {
         // (2.5x faster). Unbalanced products with a short side below this
         // stay on GMP, whose cost there is small.
         Op::Mul => Some(4096),
+        // GMP's internal products (the same engine, the same crossover).
+        Op::Internal => Some(4096),
         // Add, sub, shifts and logic: O(n) work on O(n) bytes, and on the ABI
         // path the operands cross PCIe both ways. Not yet measured to win
         // end to end (RESULTS.md): CPU.
         _ => None,
     }
 }
+
+/// Under `CUGMP_GPU=force`, the smallest of GMP's internal products (shorter
+/// operand, limbs) sent to the GPU.
+const FORCE_INTERNAL_MIN: usize = 64;
 
 enum Route {
     Cpu,
@@ -78,6 +88,11 @@ fn route(op: Op, limbs: usize, gpu_capable: bool) -> Route {
     let wants_gpu = gpu_capable
         && match cfg.gpu {
             GpuMode::Off => false,
+            // GMP's own algorithms make a great many small products (its
+            // mulmod_bnm1 recursion bottoms out near 16 limbs): under force
+            // those from FORCE_INTERNAL_MIN limbs go to the GPU, which keeps
+            // GMP's test suite under force within its time.
+            GpuMode::Force if op == Op::Internal => limbs >= FORCE_INTERNAL_MIN,
             GpuMode::Force => true,
             GpuMode::Auto => auto_threshold(op).is_some_and(|t| limbs >= t),
         };
@@ -183,33 +198,116 @@ pub unsafe fn mul(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
     }
 }
 
-/// `{rp, un+vn} = {up, un} * {vp, vn}` on the GPU when routed there; false if
-/// the CPU must do it. `rp` may not overlap the operands (GMP's rule for mpn_mul).
-unsafe fn mpn_product_on_gpu(rp: *mut mp_limb_t, up: *const mp_limb_t, un: usize, vp: *const mp_limb_t, vn: usize, what: &str) -> bool {
-    let Route::Gpu(g) = route(Op::Mul, un.min(vn), un > 0 && vn > 0) else { return false };
+thread_local! {
+    /// Nonzero while this thread computes a CPU reference (CUGMP_CHECK): GMP's
+    /// internal products then stay on the CPU too, so the reference is GMP's
+    /// alone and never the GPU checked against itself.
+    static CPU_REFERENCE: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// Run `f` as a CPU reference computation (see CPU_REFERENCE).
+fn cpu_reference<T>(f: impl FnOnce() -> T) -> T {
+    CPU_REFERENCE.with(|c| c.set(c.get() + 1));
+    let out = f();
+    CPU_REFERENCE.with(|c| c.set(c.get() - 1));
+    out
+}
+
+/// `{up, un} * {vp, vn}` (un + vn limbs, `un >= vn >= 1`) on the GPU when
+/// `op` is routed there; None if the CPU must do it.
+unsafe fn product_on_gpu(op: Op, up: *const mp_limb_t, un: usize, vp: *const mp_limb_t, vn: usize, what: &str) -> Option<Vec<mp_limb_t>> {
+    if op == Op::Internal && CPU_REFERENCE.with(|c| c.get()) > 0 {
+        return None;
+    }
+    let Route::Gpu(g) = route(op, un.min(vn), un > 0 && vn > 0) else { return None };
     let (u, v) = unsafe { (std::slice::from_raw_parts(up, un), std::slice::from_raw_parts(vp, vn)) };
     stats::gpu_attempt_starts();
     let start = std::time::Instant::now();
     let product = if std::ptr::eq(u, v) { g.mul(u, u) } else { g.mul(u, v) };
     match product {
         Ok(p) => {
-            stats::gpu_call(Op::Mul, start.elapsed());
+            stats::gpu_call(op, start.elapsed());
             if config::get().check {
                 let mut want = vec![0; un + vn];
-                unsafe { cpu::mpn_mul(want.as_mut_ptr(), up, un as mp_size_t, vp, vn as mp_size_t) };
+                cpu_reference(|| unsafe { cpu::mpn_mul(want.as_mut_ptr(), up, un as mp_size_t, vp, vn as mp_size_t) });
                 if want != p {
                     eprintln!("cugmp: CUGMP_CHECK: the GPU's {what} of {un}x{vn} limbs differs from the CPU engine's; aborting");
                     std::process::abort();
                 }
             }
+            Some(p)
+        }
+        Err(e) => {
+            stats::fallback(op, &e);
+            log!("{what}: GPU failed ({e}); finishing on the CPU");
+            None
+        }
+    }
+}
+
+/// `{rp, un+vn} = {up, un} * {vp, vn}` on the GPU when routed there; false if
+/// the CPU must do it. `rp` may not overlap the operands (GMP's rule for mpn_mul).
+unsafe fn mpn_product_on_gpu(rp: *mut mp_limb_t, up: *const mp_limb_t, un: usize, vp: *const mp_limb_t, vn: usize, what: &str) -> bool {
+    match unsafe { product_on_gpu(Op::Mul, up, un, vp, vn, what) } {
+        Some(p) => {
             unsafe { std::ptr::copy_nonoverlapping(p.as_ptr(), rp, un + vn) };
             true
         }
-        Err(e) => {
-            stats::fallback(Op::Mul, &e);
-            log!("{what}: GPU failed ({e}); finishing on the CPU");
-            false
+        None => false,
+    }
+}
+
+/// GMP's `mpn_nussbaumer_mul` (its FFT product, which its `mpn_mul`,
+/// `mpn_mul_n` and `mpn_sqr` call above MUL_FFT_THRESHOLD):
+/// `{pp, an+bn} = {ap, an} * {bp, bn}`, `an >= bn > 0`, on the GPU when
+/// routed there, else `cpu` (GMP's own routine).
+pub unsafe fn internal_product(pp: *mut mp_limb_t, ap: *const mp_limb_t, an: usize, bp: *const mp_limb_t, bn: usize, cpu: impl FnOnce()) {
+    match unsafe { product_on_gpu(Op::Internal, ap, an, bp, bn, "mpn_nussbaumer_mul") } {
+        Some(p) => unsafe { std::ptr::copy_nonoverlapping(p.as_ptr(), pp, an + bn) },
+        None => cpu(),
+    }
+    inject_product_fault(pp, an + bn);
+}
+
+/// GMP's `mpn_mulmod_bnm1` (and `mpn_sqrmod_bnm1` with b = a):
+/// `{rp, min(rn, an+bn)} = {ap, an} * {bp, bn} mod (B^rn - 1)`,
+/// `0 < bn <= an <= rn`, with GMP's representation: zero only when an
+/// operand is zero, the class of zero otherwise as B^rn - 1. On the GPU (a
+/// full product folded once) when routed there, else `cpu`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn internal_mulmod_bnm1(rp: *mut mp_limb_t, rn: usize, ap: *const mp_limb_t, an: usize, bp: *const mp_limb_t, bn: usize, cpu: impl FnOnce()) {
+    match unsafe { product_on_gpu(Op::Internal, ap, an, bp, bn, "mpn_mulmod_bnm1") } {
+        Some(p) => fold_mod_bnm1(&p, unsafe { std::slice::from_raw_parts_mut(rp, rn.min(an + bn)) }),
+        None => cpu(),
+    }
+    inject_product_fault(rp, rn.min(an + bn));
+}
+
+/// `r = p mod (B^r.len() - 1)` for `p` of r.len() to 2 r.len() limbs: the
+/// low half plus the high half, the carry out added back at the bottom (B^rn
+/// is 1 modulo B^rn - 1). A nonzero multiple of B^rn - 1 comes out as
+/// B^rn - 1, never 0, which is GMP's representation.
+fn fold_mod_bnm1(p: &[mp_limb_t], r: &mut [mp_limb_t]) {
+    let rn = r.len();
+    debug_assert!(rn <= p.len() && p.len() <= 2 * rn);
+    let (lo, hi) = p.split_at(rn);
+    r.copy_from_slice(lo);
+    let mut carry = 0u64;
+    for (i, x) in r.iter_mut().enumerate() {
+        let h = hi.get(i).copied().unwrap_or(0);
+        let (s1, c1) = x.overflowing_add(h);
+        let (s2, c2) = s1.overflowing_add(carry);
+        *x = s2;
+        carry = (c1 || c2) as u64;
+    }
+    // lo + hi < 2 B^rn, so after the end-around carry the sum is below B^rn.
+    for x in r.iter_mut() {
+        if carry == 0 {
+            break;
         }
+        let (s, c) = x.overflowing_add(carry);
+        *x = s;
+        carry = c as u64;
     }
 }
 
@@ -283,12 +381,39 @@ unsafe fn check_against_cpu(what: &str, magnitude: &[mp_limb_t], negative: bool,
     let mut t = std::mem::MaybeUninit::<abi::__mpz_struct>::uninit();
     unsafe {
         cpu::mpz_init(t.as_mut_ptr());
-        reference(t.as_mut_ptr());
+        cpu_reference(|| reference(t.as_mut_ptr()));
         let same = abi::limbs(t.as_ptr()) == &magnitude[..n] && (abi::size(t.as_ptr()) < 0) == (negative && n > 0);
         cpu::mpz_clear(t.as_mut_ptr());
         if !same {
             eprintln!("cugmp: CUGMP_CHECK: the GPU's {what} of {n} limbs differs from the CPU engine's; aborting");
             std::process::abort();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fold_mod_bnm1;
+
+    #[test]
+    fn fold_keeps_gmp_representation_of_zero() {
+        let m = u64::MAX;
+        // (B^2 - 1) * 1 = B^2 - 1: stays all ones (the class of zero, nonzero operands).
+        let mut r = [0; 2];
+        fold_mod_bnm1(&[m, m, 0, 0], &mut r);
+        assert_eq!(r, [m, m]);
+        // 2 (B^2 - 1) = B^2 + (B^2 - 2): carry out, added back, all ones again.
+        fold_mod_bnm1(&[m - 1, m, 1, 0], &mut r);
+        assert_eq!(r, [m, m]);
+        // Zero stays zero.
+        fold_mod_bnm1(&[0, 0, 0, 0], &mut r);
+        assert_eq!(r, [0, 0]);
+        // B^2 + 5 = 6 mod B^2 - 1.
+        fold_mod_bnm1(&[5, 0, 1, 0], &mut r);
+        assert_eq!(r, [6, 0]);
+        // an + bn <= rn: the caller passes r of an + bn limbs, the product itself.
+        let mut r3 = [9; 3];
+        fold_mod_bnm1(&[7, 8], &mut r3[..2]);
+        assert_eq!(r3, [7, 8, 9]);
     }
 }

@@ -43,6 +43,10 @@ struct Api {
     mpn_mul: unsafe extern "C" fn(*mut u64, *const u64, i64, *const u64, i64) -> u64,
     mpn_mul_n: unsafe extern "C" fn(*mut u64, *const u64, *const u64, i64),
     mpn_sqr: unsafe extern "C" fn(*mut u64, *const u64, i64),
+    tdiv_qr: unsafe extern "C" fn(Ptr, Ptr, Ptr, Ptr),
+    sqrt: Un,
+    gcd: Bin,
+    powm: unsafe extern "C" fn(Ptr, Ptr, Ptr, Ptr),
     free_func: *const unsafe extern "C" fn(*mut c_void, usize),
     _lib: Library,
 }
@@ -75,6 +79,10 @@ fn api() -> &'static Api {
                 mpn_mul: lib.sym("__gmpn_mul"),
                 mpn_mul_n: lib.sym("__gmpn_mul_n"),
                 mpn_sqr: lib.sym("__gmpn_sqr"),
+                tdiv_qr: lib.sym("__gmpz_tdiv_qr"),
+                sqrt: lib.sym("__gmpz_sqrt"),
+                gcd: lib.sym("__gmpz_gcd"),
+                powm: lib.sym("__gmpz_powm"),
                 free_func: lib.sym("__gmp_free_func"),
                 _lib: lib,
             }
@@ -394,6 +402,43 @@ fn million_limbs_match_gmp() {
     same("mpz_set_str 10^5 limbs", &back.get(), &c);
 }
 
+/// GMP's own algorithms, whose large products go through cuGMP's hooks
+/// (src/abi/hooks.rs: mpn_nussbaumer_mul, mpn_mulmod_bnm1,
+/// mpn_sqrmod_bnm1): division (2n by n), square root, radix conversion, gcd
+/// and modular powers at sizes where GMP uses its FFT and mu-division paths.
+/// Under CUGMP_GPU=force those products run on the GPU; on CI, on the CPU
+/// through the hooks. `planted_fault_is_caught` corrupts the hooks' products
+/// and requires this test to notice.
+#[test]
+fn gmp_internal_products_match_gmp() {
+    let mut r = rng();
+    for n in [3_000u32, 20_000, 70_000] {
+        let a = Integer::from(Integer::random_bits(64 * 2 * n, &mut r));
+        let d = Integer::from(Integer::random_bits(64 * n, &mut r)) | (Integer::from(1) << (64 * n - 1));
+        let (mut za, mut zd, mut q, mut rem) = (Z::from(&a), Z::from(&d), Z::new(), Z::new());
+        unsafe { (api().tdiv_qr)(q.ptr(), rem.ptr(), za.ptr(), zd.ptr()) };
+        let (wq, wr) = a.clone().div_rem(d.clone());
+        same(&format!("mpz_tdiv_qr {}/{n} limbs (quotient)", 2 * n), &q.get(), &wq);
+        same(&format!("mpz_tdiv_qr {}/{n} limbs (remainder)", 2 * n), &rem.get(), &wr);
+        unsafe { (api().sqrt)(q.ptr(), za.ptr()) };
+        same(&format!("mpz_sqrt {} limbs", 2 * n), &q.get(), &a.clone().sqrt());
+        let b = Integer::from(&a * &d) + 1u32;
+        let mut zb = Z::from(&b);
+        unsafe { (api().gcd)(q.ptr(), za.ptr(), zb.ptr()) };
+        same(&format!("mpz_gcd {} limbs", 2 * n), &q.get(), &Integer::from(a.gcd_ref(&b)));
+        if n <= 20_000 {
+            let s = get_str(&mut zd, 10).unwrap();
+            assert!(s == d.to_string(), "MISMATCH in mpz_get_str base 10, {n} limbs");
+        }
+    }
+    let base = Integer::from(Integer::random_bits(64 * 5000, &mut r));
+    let modulus = Integer::from(Integer::random_bits(64 * 5000, &mut r)) | 1u32;
+    let exp = Integer::from(0x1234_5678_9abc_def1_u64);
+    let (mut zb, mut ze, mut zm, mut z) = (Z::from(&base), Z::from(&exp), Z::from(&modulus), Z::new());
+    unsafe { (api().powm)(z.ptr(), zb.ptr(), ze.ptr(), zm.ptr()) };
+    same("mpz_powm 5000 limbs", &z.get(), &base.pow_mod(&exp, &modulus).unwrap());
+}
+
 #[test]
 fn init2_and_clear_follow_gmp() {
     for bits in [0u64, 1, 63, 64, 65, 1000] {
@@ -415,13 +460,7 @@ fn init2_and_clear_follow_gmp() {
 /// The reference GMP is rug's, not the library under test.
 #[test]
 fn reference_is_independent() {
-    let name = CString::new("cugmp_version").unwrap();
-    assert!(
-        unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) }.is_null(),
-        "libcugmp.so leaked into the global scope: the reference could be resolving to it"
-    );
-    let reference = gmp::mpz_mul as *const () as usize;
-    assert_ne!(reference, api().mul as usize, "the reference mpz_mul is the library under test");
+    api()._lib.assert_reference_is_independent(gmp::mpz_mul as *const () as usize);
 }
 
 /// A corrupted product (CUGMP_FAULT=mul) must make the suite fail.
@@ -430,7 +469,7 @@ fn planted_fault_is_caught() {
     let exe = std::env::current_exe().unwrap();
     let run = |fault: Option<&str>| {
         let mut cmd = std::process::Command::new(&exe);
-        cmd.args(["--exact", "mul_matches_gmp", "mpn_products_match_gmp", "--test-threads=1"]);
+        cmd.args(["--exact", "mul_matches_gmp", "mpn_products_match_gmp", "gmp_internal_products_match_gmp", "--test-threads=1"]);
         cmd.env_remove("CUGMP_FAULT");
         if let Some(f) = fault {
             cmd.env("CUGMP_FAULT", f);
@@ -439,10 +478,12 @@ fn planted_fault_is_caught() {
         (out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr))
     };
     let (clean_ok, clean_log) = run(None);
-    assert!(clean_ok && clean_log.contains("2 passed"), "the unfaulted run must pass both tests:\n{clean_log}");
+    assert!(clean_ok && clean_log.contains("3 passed"), "the unfaulted run must pass the three tests:\n{clean_log}");
     let (faulted_ok, faulted_log) = run(Some("mul"));
     assert!(!faulted_ok, "CUGMP_FAULT=mul went unnoticed:\n{faulted_log}");
-    assert!(faulted_log.contains("MISMATCH in mpz_mul") && faulted_log.contains("MISMATCH in mpn_mul"), "{faulted_log}");
+    for what in ["MISMATCH in mpz_mul", "MISMATCH in mpn_mul", "MISMATCH in mpz_tdiv_qr"] {
+        assert!(faulted_log.contains(what), "CUGMP_FAULT=mul: no \"{what}\":\n{faulted_log}");
+    }
 }
 
 /// cugmp_threshold reports the dispatcher's crossovers, and rejects bad names.

@@ -9,6 +9,7 @@
 #![allow(non_camel_case_types, non_snake_case, clippy::missing_safety_doc)]
 
 pub mod compat;
+mod hooks;
 pub mod info;
 pub mod mpn;
 pub mod mpz;

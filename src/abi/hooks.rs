@@ -1,0 +1,65 @@
+//! Hooks into the embedded GMP's own algorithms. build.rs links with
+//! `--wrap` on the private names of GMP's large-product routines, so every
+//! call GMP makes to them from another of its files (its mpn_mul, mpn_mul_n
+//! and mpn_sqr above MUL_FFT_THRESHOLD; its division, inversion and
+//! Hensel division through mulmod_bnm1; its square roots through
+//! sqrmod_bnm1) lands here, and the dispatcher computes it on the GPU or
+//! calls the original (`__real_...`). A routine's calls to itself inside its
+//! own file (mulmod_bnm1's recursion) are not wrapped: they stay on the CPU.
+//! Then division, roots, gcd, powm, radix conversion, mpf and mpq get GPU
+//! products with no code of their own.
+//!
+//! These are not exported: scripts/link-cdylib.sh leaves `__wrap_` names
+//! out of the library's symbol table.
+
+use super::{boundary, mp_limb_t, mp_size_t};
+use crate::dispatch;
+
+unsafe extern "C" {
+    fn __real___cugmp_cpu__gmpn_nussbaumer_mul(pp: *mut mp_limb_t, ap: *const mp_limb_t, an: mp_size_t, bp: *const mp_limb_t, bn: mp_size_t);
+    fn __real___cugmp_cpu__gmpn_mulmod_bnm1(
+        rp: *mut mp_limb_t,
+        rn: mp_size_t,
+        ap: *const mp_limb_t,
+        an: mp_size_t,
+        bp: *const mp_limb_t,
+        bn: mp_size_t,
+        tp: *mut mp_limb_t,
+    );
+    fn __real___cugmp_cpu__gmpn_sqrmod_bnm1(rp: *mut mp_limb_t, rn: mp_size_t, ap: *const mp_limb_t, an: mp_size_t, tp: *mut mp_limb_t);
+}
+
+/// `{pp, an+bn} = {ap, an} * {bp, bn}`, `an >= bn > 0`.
+#[unsafe(no_mangle)]
+unsafe extern "C" fn __wrap___cugmp_cpu__gmpn_nussbaumer_mul(pp: *mut mp_limb_t, ap: *const mp_limb_t, an: mp_size_t, bp: *const mp_limb_t, bn: mp_size_t) {
+    boundary!("mpn_nussbaumer_mul", unsafe {
+        dispatch::internal_product(pp, ap, an as usize, bp, bn as usize, || __real___cugmp_cpu__gmpn_nussbaumer_mul(pp, ap, an, bp, bn))
+    })
+}
+
+/// `{rp, min(rn, an+bn)} = {ap, an} * {bp, bn} mod (B^rn - 1)`; `tp` is
+/// GMP's scratch, used only by the CPU routine.
+#[unsafe(no_mangle)]
+unsafe extern "C" fn __wrap___cugmp_cpu__gmpn_mulmod_bnm1(
+    rp: *mut mp_limb_t,
+    rn: mp_size_t,
+    ap: *const mp_limb_t,
+    an: mp_size_t,
+    bp: *const mp_limb_t,
+    bn: mp_size_t,
+    tp: *mut mp_limb_t,
+) {
+    boundary!("mpn_mulmod_bnm1", unsafe {
+        dispatch::internal_mulmod_bnm1(rp, rn as usize, ap, an as usize, bp, bn as usize, || {
+            __real___cugmp_cpu__gmpn_mulmod_bnm1(rp, rn, ap, an, bp, bn, tp)
+        })
+    })
+}
+
+/// `{rp, min(rn, 2an)} = {ap, an}^2 mod (B^rn - 1)`.
+#[unsafe(no_mangle)]
+unsafe extern "C" fn __wrap___cugmp_cpu__gmpn_sqrmod_bnm1(rp: *mut mp_limb_t, rn: mp_size_t, ap: *const mp_limb_t, an: mp_size_t, tp: *mut mp_limb_t) {
+    boundary!("mpn_sqrmod_bnm1", unsafe {
+        dispatch::internal_mulmod_bnm1(rp, rn as usize, ap, an as usize, ap, an as usize, || __real___cugmp_cpu__gmpn_sqrmod_bnm1(rp, rn, ap, an, tp))
+    })
+}
