@@ -15,6 +15,7 @@ command -v cc >/dev/null || need_apt+=(gcc)
 command -v c++ >/dev/null || need_apt+=(g++) # the gmpxx example
 command -v make >/dev/null || need_apt+=(make)
 command -v pkg-config >/dev/null || need_apt+=(pkg-config)
+command -v valgrind >/dev/null || need_apt+=(valgrind) # tests/c_programs.rs: the C tests under memcheck
 # libgmp-dev also brings gmpxx.h and libgmpxx (the C++ example's test).
 [ -e /usr/include/gmpxx.h ] && { [ -e /usr/include/gmp.h ] || [ -e /usr/include/x86_64-linux-gnu/gmp.h ]; } || need_apt+=(libgmp-dev)
 if [ ${#need_apt[@]} -gt 0 ]; then

@@ -91,3 +91,77 @@ fn gmpxx_program_runs_on_cugmp() {
     let log = String::from_utf8_lossy(&out.stderr);
     assert!(log.contains("libcugmp") && log.contains("loaded"), "cuGMP did not serve the gmpxx program:\n{log}");
 }
+
+/// c_tests/bad_input.c, one case per run, on the reference GMP and on cuGMP
+/// (both headers): the same stdout, the same stderr and the same way of ending (exit status or signal).
+/// Under CUGMP_GPU=force (the GPU machine) the overflowing cases reach the
+/// GPU engine first, which must refuse them and leave GMP to stop the program.
+#[test]
+fn bad_input_behaves_as_in_gmp() {
+    use std::os::unix::process::ExitStatusExt;
+    let stage = common::stage();
+    let src = common::manifest().join("c_tests/bad_input.c");
+    let bin = |suffix: &str| -> PathBuf { stage.join(format!("bad_input-{suffix}")) };
+    build(&src, &bin("cugmp-h"), true, &stage);
+    build(&src, &bin("gmp-h"), false, &stage);
+    build(&src, &bin("ref"), false, &stage);
+    let outcome = |exe: &Path, case: &str| {
+        let out = Command::new(exe).arg(case).env_remove("CUGMP_LOG").output().expect("run bad_input");
+        let end = match (out.status.code(), out.status.signal()) {
+            (Some(code), _) => format!("exit {code}"),
+            (None, Some(sig)) => format!("signal {sig}"),
+            _ => "unknown".to_string(),
+        };
+        (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned(), end)
+    };
+    for case in ["bases", "get_str_null", "mul_2exp_overflow", "init2_overflow", "realloc2_overflow", "pow_overflow"] {
+        let reference = outcome(&bin("ref"), case);
+        if case.ends_with("overflow") {
+            // The reference must show what is being compared: GMP 6.3 stops
+            // the program (its overflow handler raises SIGFPE).
+            assert!(reference.2.starts_with("signal"), "{case}: GMP did not stop the program: {reference:?}");
+        } else {
+            assert_eq!(reference.2, "exit 0", "{case}: {reference:?}");
+        }
+        for variant in ["cugmp-h", "gmp-h"] {
+            assert_eq!(outcome(&bin(variant), case), reference, "bad_input {case} built with {variant} differs from GMP");
+        }
+    }
+}
+
+/// The C programs on libcugmp.so (CPU engine) under valgrind's memcheck:
+/// no invalid access, no use of uninitialised memory, no definite leak. A
+/// planted use-after-free shows that valgrind runs and that its errors fail
+/// this test.
+#[test]
+fn c_programs_clean_under_valgrind() {
+    let stage = common::stage();
+    let have = Command::new("valgrind").arg("--version").output().is_ok_and(|o| o.status.success());
+    assert!(have, "valgrind is not installed (scripts/install-prereqs.sh installs it)");
+    let memcheck = |exe: &Path, args: &[&str]| {
+        let out = Command::new("valgrind")
+            .args(["-q", "--error-exitcode=99", "--leak-check=full", "--errors-for-leak-kinds=definite", "--track-origins=yes"])
+            .arg(exe)
+            .args(args)
+            .env("CUGMP_GPU", "off")
+            .output()
+            .expect("run valgrind");
+        (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+
+    let planted = stage.join("planted_use_after_free.c");
+    std::fs::write(&planted, "#include <stdlib.h>\nint main(void) { volatile char *p = malloc(8); p[0] = 1; free((void *)p); return p[0] == 1 ? 0 : 1; }\n").unwrap();
+    let planted_exe = stage.join("planted_use_after_free");
+    common::run_ok(Command::new("cc").arg(&planted).arg("-o").arg(&planted_exe));
+    let (code, log) = memcheck(&planted_exe, &[]);
+    assert_eq!(code, Some(99), "valgrind missed a planted use-after-free:\n{log}");
+
+    for (name, args) in [("mpz_ops", &[][..]), ("demo_factorial", &["3000", "20000"][..]), ("bad_input", &["bases"][..]), ("bad_input", &["get_str_null"][..])] {
+        let exe = stage.join(format!("{name}-valgrind"));
+        if !exe.exists() {
+            build(&common::manifest().join("c_tests").join(format!("{name}.c")), &exe, true, &stage);
+        }
+        let (code, log) = memcheck(&exe, args);
+        assert_eq!(code, Some(0), "{name} {args:?} under valgrind:\n{log}");
+    }
+}

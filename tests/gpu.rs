@@ -30,6 +30,11 @@ struct Api {
     mul: unsafe extern "C" fn(*mut Mpz, *const Mpz, *const Mpz),
     mpn_mul: unsafe extern "C" fn(*mut u64, *const u64, i64, *const u64, i64) -> u64,
     mpn_sqr: unsafe extern "C" fn(*mut u64, *const u64, i64),
+    tdiv_qr: unsafe extern "C" fn(*mut Mpz, *mut Mpz, *const Mpz, *const Mpz),
+    sqrt: unsafe extern "C" fn(*mut Mpz, *const Mpz),
+    get_str: unsafe extern "C" fn(*mut libc::c_char, c_int, *const Mpz) -> *mut libc::c_char,
+    /// GMP's free function as it is when the library is opened (the test never changes it).
+    free_func: unsafe extern "C" fn(*mut libc::c_void, usize),
     gpu_in_use: unsafe extern "C" fn() -> c_int,
     gpu_operations: unsafe extern "C" fn() -> c_ulong,
     _lib: Library,
@@ -57,6 +62,10 @@ fn api() -> Api {
             mul: lib.sym("__gmpz_mul"),
             mpn_mul: lib.sym("__gmpn_mul"),
             mpn_sqr: lib.sym("__gmpn_sqr"),
+            tdiv_qr: lib.sym("__gmpz_tdiv_qr"),
+            sqrt: lib.sym("__gmpz_sqrt"),
+            get_str: lib.sym("__gmpz_get_str"),
+            free_func: *lib.sym::<*const unsafe extern "C" fn(*mut libc::c_void, usize)>("__gmp_free_func"),
             gpu_in_use: lib.sym("cugmp_gpu_in_use"),
             gpu_operations: lib.sym("cugmp_gpu_operations"),
             _lib: lib,
@@ -294,6 +303,118 @@ fn fork_child(api: &Api) -> String {
     "child right on the CPU engine, parent still on the GPU".into()
 }
 
+/// GMP's own algorithms through the hooks (src/abi/hooks.rs): division,
+/// square root and radix conversion must match GMP and must have put
+/// products on the GPU (under force, GMP's internal products from 64 limbs).
+fn hooks(api: &Api) -> String {
+    let mut rng = RandState::new();
+    let mut report = Vec::new();
+    for n in [20_000u32, 100_000] {
+        let a = operand(2 * n, 0, &mut rng);
+        let d = operand(n, 0, &mut rng);
+        let (ma, md, mut q, mut r) = (to_mpz(api, &a), to_mpz(api, &d), to_mpz(api, &Integer::new()), to_mpz(api, &Integer::new()));
+        let ops = || unsafe { (api.gpu_operations)() };
+        let before = ops();
+        unsafe { (api.tdiv_qr)(&mut *q, &mut *r, &*ma, &*md) };
+        let (wq, wr) = a.clone().div_rem(d.clone());
+        assert!(from_mpz(&q) == wq && from_mpz(&r) == wr, "MISMATCH: mpz_tdiv_qr {}/{n} limbs", 2 * n);
+        let div_ops = ops() - before;
+        let before = ops();
+        unsafe { (api.sqrt)(&mut *q, &*ma) };
+        assert!(from_mpz(&q) == a.clone().sqrt(), "MISMATCH: mpz_sqrt {} limbs", 2 * n);
+        let sqrt_ops = ops() - before;
+        let before = ops();
+        let s = unsafe { (api.get_str)(std::ptr::null_mut(), 10, &*md) };
+        assert!(!s.is_null(), "mpz_get_str returned NULL");
+        let text = unsafe { std::ffi::CStr::from_ptr(s) }.to_string_lossy().into_owned();
+        unsafe { (api.free_func)(s as *mut libc::c_void, text.len() + 1) };
+        assert!(text == d.to_string(), "MISMATCH: mpz_get_str base 10, {n} limbs");
+        let str_ops = ops() - before;
+        assert!(div_ops > 0 && sqrt_ops > 0 && str_ops > 0, "a GMP algorithm made no GPU product: division {div_ops}, sqrt {sqrt_ops}, get_str {str_ops}");
+        report.push(format!("{n} limbs: GPU products in tdiv_qr {div_ops}, sqrt {sqrt_ops}, get_str {str_ops}"));
+        for mut m in [ma, md, q, r] {
+            unsafe { (api.clear)(&mut *m) };
+        }
+    }
+    report.join("; ")
+}
+
+/// Device memory free now, from this process's own view of the device (the
+/// library's context is the device's primary context, which this shares).
+fn device_free() -> usize {
+    let ctx = cudarc::driver::CudaContext::new(0).expect("CUDA context for the test");
+    ctx.mem_get_info().expect("cuMemGetInfo").0
+}
+
+/// Resident host memory of this process, bytes (/proc/self/statm).
+fn resident_bytes() -> usize {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+    statm.split_whitespace().nth(1).and_then(|p| p.parse::<usize>().ok()).unwrap_or(0) * 4096
+}
+
+/// `--hog`: another process that takes all but 256 MiB of the device's free
+/// memory, says how much on its first line, and holds it until its stdin closes.
+fn hog() {
+    let ctx = cudarc::driver::CudaContext::new(0).expect("CUDA context for the hog");
+    let stream = ctx.default_stream();
+    let mut held = Vec::new();
+    let mut total = 0usize;
+    let keep_free = 256usize << 20;
+    for chunk in [1usize << 30, 1 << 28, 1 << 26] {
+        while ctx.mem_get_info().map(|(free, _)| free > keep_free + chunk).unwrap_or(false) {
+            match unsafe { stream.alloc::<u8>(chunk) } {
+                Ok(b) => {
+                    total += chunk;
+                    held.push(b);
+                }
+                Err(_) => break,
+            }
+        }
+    }
+    stream.synchronize().expect("hog sync");
+    println!("held {} MiB, {} MiB left free", total >> 20, ctx.mem_get_info().map(|(f, _)| f >> 20).unwrap_or(0));
+    let mut sink = String::new();
+    let _ = std::io::Read::read_to_string(&mut std::io::stdin(), &mut sink);
+    drop(held);
+}
+
+/// Another process holds all but 256 MiB of the device: products too big for
+/// what is left must still be right (the library falls back to the CPU), and
+/// once the memory is released the same products run on the GPU again.
+fn memory_held_elsewhere(api: &Api) -> String {
+    use std::io::BufRead;
+    let mut hog = Command::new(std::env::current_exe().unwrap())
+        .arg("--hog")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("start the hog");
+    let mut line = String::new();
+    std::io::BufReader::new(hog.stdout.take().expect("hog stdout")).read_line(&mut line).expect("hog's report");
+    let mut rng = RandState::new();
+    let mut products = |sizes: &[u32]| -> u64 {
+        let before = unsafe { (api.gpu_operations)() };
+        for &n in sizes {
+            let (a, b) = (operand(n, 0, &mut rng), operand(n, 1, &mut rng));
+            let (ma, mb, mut r) = (to_mpz(api, &a), to_mpz(api, &b), to_mpz(api, &Integer::new()));
+            unsafe { (api.mul)(&mut *r, &*ma, &*mb) };
+            assert!(from_mpz(&r) == Integer::from(&a * &b), "MISMATCH: {n}-limb product with the device's memory held elsewhere");
+            for mut m in [ma, mb, r] {
+                unsafe { (api.clear)(&mut *m) };
+            }
+        }
+        unsafe { (api.gpu_operations)() - before }
+    };
+    let sizes = [1_000, 100_000, 1_000_000, 4_000_000];
+    let held = products(&sizes);
+    drop(hog.stdin.take());
+    let _ = hog.wait();
+    let released = products(&sizes);
+    assert_eq!(released, sizes.len() as u64, "after the memory was released, not every product ran on the GPU");
+    assert!(held < released, "with the device's memory held elsewhere every product still ran on the GPU: the test proved nothing");
+    format!("hog: {}; {held} of {} products on the GPU while held (the rest right on the CPU), {released} after release", line.trim(), sizes.len())
+}
+
 /// Threads on their own variables, mixed GPU-sized products, adds and logic,
 /// every result checked against GMP, for CUGMP_STRESS_SECONDS (default 20)
 /// per thread count; throughput in operations per second for each count.
@@ -301,6 +422,7 @@ fn threads(api: &Api) -> String {
     let seconds: u64 = std::env::var("CUGMP_STRESS_SECONDS").ok().and_then(|v| v.parse().ok()).unwrap_or(20);
     let mut report = Vec::new();
     let gpu_before = unsafe { (api.gpu_operations)() };
+    let (device_before, host_before) = (device_free(), resident_bytes());
     for count in [1usize, 4, 16, 64] {
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(seconds);
         let done: u64 = std::thread::scope(|scope| {
@@ -338,7 +460,20 @@ fn threads(api: &Api) -> String {
     }
     let on_gpu = unsafe { (api.gpu_operations)() } - gpu_before;
     assert!(on_gpu > 0, "no threaded operation ran on the GPU");
-    format!("{}; {on_gpu} on the GPU", report.join("; "))
+    // Back to baseline: the device memory free again within 64 MiB (the
+    // add/sub scan state and the driver's own allocations may stay), the
+    // process's resident memory within 256 MiB (the allocator keeps some).
+    let (device_after, host_after) = (device_free(), resident_bytes());
+    let device_kept = device_before.saturating_sub(device_after);
+    let host_grew = host_after.saturating_sub(host_before);
+    assert!(device_kept <= 64 << 20, "device memory not back to baseline: {} MiB still taken", device_kept >> 20);
+    assert!(host_grew <= 256 << 20, "host memory not back to baseline: grew {} MiB", host_grew >> 20);
+    format!(
+        "{}; {on_gpu} on the GPU; device memory afterwards {} MiB below baseline, host resident {} MiB above",
+        report.join("; "),
+        device_kept >> 20,
+        host_grew >> 20
+    )
 }
 
 /// The tests; each runs in its own child process with its own environment.
@@ -350,7 +485,10 @@ const TESTS: &[(&str, &[(&str, &str)])] = &[
     ("gpu_oom_falls_back_to_cpu", &[("CUGMP_FAULT", "gpu-oom"), ("CUGMP_TEST_MAX_LIMBS", "1048576")]),
     ("gpu_launch_failure_falls_back_to_cpu", &[("CUGMP_FAULT", "gpu-launch"), ("CUGMP_TEST_MAX_LIMBS", "1048576")]),
     ("gpu_check_mode_passes", &[("CUGMP_CHECK", "1")]),
-    // Last: it runs alone, after the others have finished.
+    ("gpu_hooks_match_gmp", &[]),
+    // Last: these run alone, after the others have finished (one holds the
+    // device's memory; the other's throughput figures must be its own).
+    ("gpu_memory_held_elsewhere", &[]),
     ("gpu_threads_stress", &[]),
 ];
 
@@ -361,6 +499,8 @@ fn child(name: &str) {
         "gpu_mem_limit_falls_back" => Some(mem_limit),
         "gpu_fork_child_computes" => Some(fork_child),
         "gpu_threads_stress" => Some(threads),
+        "gpu_memory_held_elsewhere" => Some(memory_held_elsewhere),
+        "gpu_hooks_match_gmp" => Some(hooks),
         _ => None,
     };
     if let Some(test) = special {
@@ -384,6 +524,10 @@ fn child(name: &str) {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
+    if args.iter().any(|a| a == "--hog") {
+        hog();
+        return;
+    }
     if let Some(i) = args.iter().position(|a| a == "--child") {
         child(&args[i + 1]);
         return;
@@ -406,8 +550,8 @@ fn main() {
     println!("\nrunning {} tests", selected.len());
     let (mut passed, mut failed, mut skipped) = (0, 0, 0);
     // The children run at once (they share the one GPU, as threads of
-    // separate programs would), except the thread stress test, which runs
-    // alone afterwards so its throughput figures are its own. Results are
+    // separate programs would), except the held-memory test and the thread
+    // stress test, which run alone afterwards, one after the other. Results are
     // printed in order.
     let spawn = |name: &str, env: &[(&str, &str)]| {
         let mut cmd = Command::new(std::env::current_exe().unwrap());
@@ -417,7 +561,7 @@ fn main() {
         }
         std::thread::spawn(move || cmd.output().expect("run child"))
     };
-    let alone = |name: &str| name == "gpu_threads_stress";
+    let alone = |name: &str| name == "gpu_threads_stress" || name == "gpu_memory_held_elsewhere";
     let children: Vec<_> = selected
         .iter()
         .map(|(name, env)| (*name, *env, if gpu && !alone(name) { Some(spawn(name, env)) } else { None }))
