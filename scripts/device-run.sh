@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine, over a tree packed by scripts/pack-device.sh:
-#   bash scripts/device-run.sh [gpu|tests|bench|sanitize|all]    (default: all)
+#   bash scripts/device-run.sh [gpu|tests|bench|sanitize|fuzz|all]    (default: all)
 # gpu: the GPU tests alone; tests: those, the differential suite under
-# CUGMP_GPU=force and GMP's own tests/mpz and tests/mpn on libcugmp.so.
+# CUGMP_GPU=force, the C programs (cuGMP against static GMP) and GMP's own
+# tests/mpz and tests/mpn on libcugmp.so; fuzz: each fuzz target for
+# CUGMP_FUZZ_SECONDS (default 120) under CUGMP_GPU=force.
 # Writes logs under $OUT (or /tmp/cugmp-out) and prints a short summary last.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -24,6 +26,16 @@ if [ "$what" = tests ] || [ "$what" = all ]; then
     note "gpu tests: $(grep '^test result' "$out/gpu-tests.log")"
     pack/deps/differential --test-threads=4 2>&1 | tee "$out/differential.log"
     note "differential (CUGMP_GPU=force): $(grep '^test result' "$out/differential.log")"
+    # The C programs: same output and same ending as static GMP, under force.
+    c_ok=0; c_bad=()
+    for run in "mpz_ops" "bad_input bases" "bad_input get_str_null" "bad_input mul_2exp_overflow" \
+        "bad_input init2_overflow" "bad_input realloc2_overflow" "bad_input pow_overflow"; do
+        read -r prog arg <<<"$run"
+        (pack/c/$prog-ref $arg >"$out/c-ref.out" 2>&1; echo "end $?" >>"$out/c-ref.out")
+        (pack/c/$prog-cugmp $arg >"$out/c-cugmp.out" 2>&1; echo "end $?" >>"$out/c-cugmp.out")
+        if cmp -s "$out/c-ref.out" "$out/c-cugmp.out"; then c_ok=$((c_ok + 1)); else c_bad+=("$run"); cp "$out/c-cugmp.out" "$out/c-${prog}-${arg:-all}.diff"; fi
+    done
+    note "C programs on cuGMP vs static GMP (CUGMP_GPU=force): $c_ok identical, ${#c_bad[@]} differ ${c_bad[*]:-}"
     for d in mpz mpn; do
         pass=0; fail=0; skip=0; failed=()
         mkdir -p "$out/gmp-$d"
@@ -43,12 +55,17 @@ fi
 
 if [ "$what" = sanitize ] || [ "$what" = all ]; then
     # racecheck instruments every shared-memory access: smaller sizes.
-    for run in memcheck:65536 racecheck:6145; do
+    for run in memcheck:65536 racecheck:2049; do
         tool=${run%%:*} max=${run#*:}
         CUGMP_TEST_MAX_LIMBS=$max compute-sanitizer --tool $tool --target-processes all --error-exitcode 9 \
             pack/deps/gpu gpu_matches_gmp >"$out/$tool.log" 2>&1
         note "compute-sanitizer $tool (gpu_matches_gmp, sizes up to $max limbs): exit $? ($(grep -m1 'ERROR SUMMARY' "$out/$tool.log"))"
     done
+fi
+
+if [ "$what" = fuzz ] || [ "$what" = all ]; then
+    FUZZ_BIN=pack/fuzz CUGMP_LIBRARY=$PWD/pack/deps/libcugmp.so bash scripts/fuzz.sh "${CUGMP_FUZZ_SECONDS:-120}" 2>&1 | tee "$out/fuzz.log"
+    note "fuzz (CUGMP_GPU=force): $(grep '^fuzz ' "$out/fuzz.log" | tr '\n' ';')"
 fi
 
 if [ "$what" = bench ] || [ "$what" = all ]; then

@@ -9,6 +9,9 @@
 #                     to libgmp.so.10, run there through pack/alias
 #   pack/bench/       benchmark binaries, when benches/ has any
 #   pack/install/     scripts/install.sh's tree: bin/cugmp-info, bin/demo_factorial
+#   pack/c/           c_tests/mpz_ops.c and bad_input.c built on cuGMP (-cugmp,
+#                     through the installed tree) and on static GMP (-ref)
+#   pack/fuzz/        the fuzz targets (scripts/fuzz.sh) and their corpus
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -58,5 +61,20 @@ for d in mpz mpn; do
         [ -f "$f" ] && [ -x "$f" ] && [ "$(head -c4 "$f" | tr -d '\0')" = $'\x7fELF' ] && cp "$f" "pack/gmp-tests/$d/"
     done
 done
+# The C programs two ways, to compare on the device under CUGMP_GPU=force.
+mkdir -p pack/c
+gmp_out=$(dirname "$(dirname "$(ls target/release/build/gmp-mpfr-sys-*/out/lib/libgmp.a | head -1)")")
+for prog in mpz_ops bad_input; do
+    # shellcheck disable=SC2046
+    cc -O2 -std=c11 -D_POSIX_C_SOURCE=200809L -DUSE_CUGMP_H "c_tests/$prog.c" -o "pack/c/$prog-cugmp" \
+        $(PKG_CONFIG_PATH=pack/install/lib/pkgconfig pkg-config --cflags --libs cugmp) -Wl,-rpath,'$ORIGIN/../install/lib'
+    cc -O2 -std=c11 -D_POSIX_C_SOURCE=200809L -I "$gmp_out/include" "c_tests/$prog.c" "$gmp_out/lib/libgmp.a" -o "pack/c/$prog-ref"
+done
+
+# The fuzz targets (built here by scripts/fuzz.sh's recipe, run for 1 s to build them).
+bash scripts/fuzz.sh 1 >/dev/null
+mkdir -p pack/fuzz
+cp fuzz/target/*/release/set_str fuzz/target/*/release/arith pack/fuzz/
+
 find pack -type f -perm -u+x -exec strip --strip-unneeded {} + 2>/dev/null || true
 du -sh pack

@@ -1,0 +1,132 @@
+//! Differential arithmetic: the operation, the operands' signs, sizes and
+//! limb patterns, the aliasing of result and operands, and the shift count
+//! all come from the input; the result must be GMP's. Sizes reach
+//! `CUGMP_FUZZ_MAX_LIMBS` (default 2^16), so with `CUGMP_GPU=force` on the
+//! GPU machine every operation goes through the GPU engine.
+#![no_main]
+
+#[path = "harness.rs"]
+mod harness;
+
+use gmp_mpfr_sys::gmp;
+use harness::{api, same, Z};
+use libfuzzer_sys::fuzz_target;
+use rug::Integer;
+
+const OPS: [&str; 11] = ["add", "sub", "mul", "and", "ior", "xor", "com", "mul_2exp", "tdiv_q_2exp", "fdiv_q_2exp", "cdiv_q_2exp"];
+
+fn max_limbs() -> usize {
+    static MAX: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *MAX.get_or_init(|| std::env::var("CUGMP_FUZZ_MAX_LIMBS").ok().and_then(|v| v.parse().ok()).unwrap_or(1 << 16))
+}
+
+/// An operand: `len` limbs filled from `seed` in one of four patterns that
+/// stress carries and borrows (raw bytes, all ones with a few seed bits
+/// cleared, sparse bits, a single limb set), then signed.
+fn operand(len: usize, pattern: u8, negative: bool, seed: &[u8]) -> Integer {
+    let word = |i: usize| -> u64 {
+        if seed.is_empty() {
+            return i as u64;
+        }
+        let mut w = [0u8; 8];
+        for (k, b) in w.iter_mut().enumerate() {
+            *b = seed[(i * 8 + k) % seed.len()];
+        }
+        u64::from_le_bytes(w).rotate_left(i as u32 % 64)
+    };
+    let limbs: Vec<u64> = (0..len)
+        .map(|i| match pattern % 4 {
+            0 => word(i),
+            1 => !(1u64 << (word(i) % 64)) | u64::from(i + 1 != len),
+            2 => 1u64 << (word(i) % 64) & if word(i) & 0x700 == 0 { !0 } else { 0 },
+            _ => u64::from(i == len / 2) * word(i),
+        })
+        .collect();
+    let x = Integer::from_digits(&limbs, rug::integer::Order::Lsf);
+    if negative {
+        -x
+    } else {
+        x
+    }
+}
+
+/// A length from one byte: mostly small, sometimes near powers of two and
+/// tile boundaries, sometimes large.
+fn length(b: u8, scale: u8) -> usize {
+    let n = match scale % 4 {
+        0 => (b % 9) as usize,
+        1 => b as usize,
+        2 => (1usize << (b % 17)).saturating_add(b as usize % 3).saturating_sub(1),
+        _ => (b as usize) << 8,
+    };
+    n.min(max_limbs())
+}
+
+fuzz_target!(|data: &[u8]| {
+    if data.len() < 8 {
+        return;
+    }
+    let (head, seed) = data.split_at(8);
+    let op = OPS[head[0] as usize % OPS.len()];
+    let flags = head[1];
+    let a = operand(length(head[2], head[4]), head[5], flags & 1 != 0, seed);
+    let b = operand(length(head[3], head[4] >> 2), head[5] >> 2, flags & 2 != 0, seed.get(1..).unwrap_or(&[]));
+    let bits = u16::from_le_bytes([head[6], head[7]]) as u64;
+    // Aliasing: 0 none, 1 rop = a, 2 rop = b, 3 rop = a = b, 4 a = b.
+    let alias = (flags >> 2) % 5;
+    let b = if alias >= 3 { a.clone() } else { b };
+
+    // The reference, through GMP's own functions on fresh variables.
+    let mut want = Integer::new();
+    unsafe {
+        let (w, x, y) = (want.as_raw_mut(), a.as_raw(), b.as_raw());
+        match op {
+            "add" => gmp::mpz_add(w, x, y),
+            "sub" => gmp::mpz_sub(w, x, y),
+            "mul" => gmp::mpz_mul(w, x, y),
+            "and" => gmp::mpz_and(w, x, y),
+            "ior" => gmp::mpz_ior(w, x, y),
+            "xor" => gmp::mpz_xor(w, x, y),
+            "com" => gmp::mpz_com(w, x),
+            "mul_2exp" => gmp::mpz_mul_2exp(w, x, bits),
+            "tdiv_q_2exp" => gmp::mpz_tdiv_q_2exp(w, x, bits),
+            "fdiv_q_2exp" => gmp::mpz_fdiv_q_2exp(w, x, bits),
+            _ => gmp::mpz_cdiv_q_2exp(w, x, bits),
+        }
+    }
+
+    let api = api();
+    let (mut za, mut zb, mut zr) = (Z::from(&a), Z::from(&b), Z::from(&Integer::from(-3)));
+    let (pa, pb) = (za.ptr(), if alias >= 3 { za.ptr() } else { zb.ptr() });
+    let pr = match alias {
+        1 | 3 => pa,
+        2 => pb,
+        _ => zr.ptr(),
+    };
+    unsafe {
+        match op {
+            "add" => (api.add)(pr, pa, pb),
+            "sub" => (api.sub)(pr, pa, pb),
+            "mul" => (api.mul)(pr, pa, pb),
+            "and" => (api.and)(pr, pa, pb),
+            "ior" => (api.ior)(pr, pa, pb),
+            "xor" => (api.xor)(pr, pa, pb),
+            "com" => (api.com)(pr, pa),
+            "mul_2exp" => (api.mul_2exp)(pr, pa, bits),
+            "tdiv_q_2exp" => (api.tdiv_q_2exp)(pr, pa, bits),
+            "fdiv_q_2exp" => (api.fdiv_q_2exp)(pr, pa, bits),
+            _ => (api.cdiv_q_2exp)(pr, pa, bits),
+        }
+    }
+    let got = match alias {
+        1 | 3 => za.get(),
+        2 => zb.get(),
+        _ => zr.get(),
+    };
+    same(&format!("mpz_{op} ({} and {} bits, alias {alias}, shift {bits})", a.significant_bits(), b.significant_bits()), &got, &want);
+    // Operands the result does not alias are unchanged.
+    if alias == 0 {
+        same("first operand left unchanged", &za.get(), &a);
+        same("second operand left unchanged", &zb.get(), &b);
+    }
+});
