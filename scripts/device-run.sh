@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine, over a tree packed by scripts/pack-device.sh:
-#   bash scripts/device-run.sh [gpu|tests|bench|sanitize|fuzz|all]    (default: all)
+#   bash scripts/device-run.sh [gpu|tests|gmp|bench|sanitize|fuzz|all]    (default: all)
 # gpu: the GPU tests alone; tests: those, the differential suite under
-# CUGMP_GPU=force, the C programs (cuGMP against static GMP) and GMP's own
-# tests/mpz and tests/mpn on libcugmp.so; fuzz: each fuzz target for
+# CUGMP_GPU=force and the C programs (cuGMP against static GMP); gmp: GMP's
+# own tests/mpz and tests/mpn on libcugmp.so; fuzz: each fuzz target for
 # CUGMP_FUZZ_SECONDS (default 120) under CUGMP_GPU=force.
 # Writes logs under $OUT (or /tmp/cugmp-out) and prints a short summary last.
 set -uo pipefail
@@ -36,6 +36,9 @@ if [ "$what" = tests ] || [ "$what" = all ]; then
         if cmp -s "$out/c-ref.out" "$out/c-cugmp.out"; then c_ok=$((c_ok + 1)); else c_bad+=("$run"); cp "$out/c-cugmp.out" "$out/c-${prog}-${arg:-all}.diff"; fi
     done
     note "C programs on cuGMP vs static GMP (CUGMP_GPU=force): $c_ok identical, ${#c_bad[@]} differ ${c_bad[*]:-}"
+fi
+
+if [ "$what" = gmp ] || [ "$what" = all ]; then
     for d in mpz mpn; do
         pass=0; fail=0; skip=0; failed=()
         mkdir -p "$out/gmp-$d"
