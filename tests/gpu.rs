@@ -343,6 +343,9 @@ fn hooks(api: &Api) -> String {
 /// library's context is the device's primary context, which this shares).
 fn device_free() -> usize {
     let ctx = cudarc::driver::CudaContext::new(0).expect("CUDA context for the test");
+    // A context-wide synchronize also hands memory that stream-ordered frees
+    // returned to the allocation pool back to the device (release threshold 0).
+    ctx.synchronize().expect("cuCtxSynchronize");
     ctx.mem_get_info().expect("cuMemGetInfo").0
 }
 
@@ -355,27 +358,30 @@ fn resident_bytes() -> usize {
 /// `--hog`: another process that takes all but 256 MiB of the device's free
 /// memory, says how much on its first line, and holds it until its stdin closes.
 fn hog() {
+    use cudarc::driver::result;
     let ctx = cudarc::driver::CudaContext::new(0).expect("CUDA context for the hog");
-    let stream = ctx.default_stream();
+    ctx.bind_to_thread().expect("bind the hog's context");
+    // Plain cuMemAlloc: backed at once, outside any stream-ordered pool.
     let mut held = Vec::new();
-    let mut total = 0usize;
     let keep_free = 256usize << 20;
     for chunk in [1usize << 30, 1 << 28, 1 << 26] {
-        while ctx.mem_get_info().map(|(free, _)| free > keep_free + chunk).unwrap_or(false) {
-            match unsafe { stream.alloc::<u8>(chunk) } {
-                Ok(b) => {
-                    total += chunk;
-                    held.push(b);
+        while result::mem_get_info().map(|(free, _)| free > keep_free + chunk).unwrap_or(false) {
+            match unsafe { result::malloc_sync(chunk) } {
+                Ok(p) => held.push((p, chunk)),
+                Err(e) => {
+                    eprintln!("hog: cuMemAlloc of {chunk} bytes failed: {e:?}");
+                    break;
                 }
-                Err(_) => break,
             }
         }
     }
-    stream.synchronize().expect("hog sync");
-    println!("held {} MiB, {} MiB left free", total >> 20, ctx.mem_get_info().map(|(f, _)| f >> 20).unwrap_or(0));
+    let total: usize = held.iter().map(|h| h.1).sum();
+    println!("held {} MiB, {} MiB left free", total >> 20, result::mem_get_info().map(|(f, _)| f >> 20).unwrap_or(0));
     let mut sink = String::new();
     let _ = std::io::Read::read_to_string(&mut std::io::stdin(), &mut sink);
-    drop(held);
+    for (p, _) in held {
+        let _ = unsafe { result::free_sync(p) };
+    }
 }
 
 /// Another process holds all but 256 MiB of the device: products too big for
@@ -391,6 +397,7 @@ fn memory_held_elsewhere(api: &Api) -> String {
         .expect("start the hog");
     let mut line = String::new();
     std::io::BufReader::new(hog.stdout.take().expect("hog stdout")).read_line(&mut line).expect("hog's report");
+    assert!(line.starts_with("held ") && !line.starts_with("held 0 "), "the hog did not take the device's memory: {line:?}");
     let mut rng = RandState::new();
     let mut products = |sizes: &[u32]| -> u64 {
         let before = unsafe { (api.gpu_operations)() };
