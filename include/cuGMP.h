@@ -92,6 +92,13 @@ int cugmp_gpu_name(char *buf, size_t size);
 long cugmp_threshold(const char *op);
 
 /*
+ How many GPU attempts this process has finished on the CPU after a GPU
+ failure (out of memory, launch failure, injected fault, operands too
+ large for the device): the results are right either way.
+ */
+unsigned long cugmp_gpu_fallbacks(void);
+
+/*
  How many operations this process has completed on the GPU (CPU fallbacks
  after a GPU failure are not counted).
  */

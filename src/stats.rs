@@ -98,6 +98,11 @@ pub fn gpu_total() -> u64 {
     STATS.iter().map(|s| s.gpu.load(Relaxed)).sum()
 }
 
+/// GPU attempts that failed and were finished on the CPU, all kinds and reasons.
+pub fn fallback_total() -> u64 {
+    STATS.iter().flat_map(|s| s.fallbacks.iter()).map(|f| f.load(Relaxed)).sum()
+}
+
 /// The table `CUGMP_STATS=1` prints.
 pub fn table() -> String {
     use std::fmt::Write;

@@ -37,6 +37,7 @@ struct Api {
     free_func: unsafe extern "C" fn(*mut libc::c_void, usize),
     gpu_in_use: unsafe extern "C" fn() -> c_int,
     gpu_operations: unsafe extern "C" fn() -> c_ulong,
+    gpu_fallbacks: unsafe extern "C" fn() -> c_ulong,
     _lib: Library,
 }
 
@@ -68,6 +69,7 @@ fn api() -> Api {
             free_func: *lib.sym::<*const unsafe extern "C" fn(*mut libc::c_void, usize)>("__gmp_free_func"),
             gpu_in_use: lib.sym("cugmp_gpu_in_use"),
             gpu_operations: lib.sym("cugmp_gpu_operations"),
+            gpu_fallbacks: lib.sym("cugmp_gpu_fallbacks"),
             _lib: lib,
         }
     }
@@ -399,8 +401,11 @@ fn memory_held_elsewhere(api: &Api) -> String {
     std::io::BufReader::new(hog.stdout.take().expect("hog stdout")).read_line(&mut line).expect("hog's report");
     assert!(line.starts_with("held ") && !line.starts_with("held 0 "), "the hog did not take the device's memory: {line:?}");
     let mut rng = RandState::new();
+    // Per phase: GPU attempts finished on the CPU. GMP's own products inside
+    // a fallen-back product may still reach the GPU through the hooks, so
+    // the count of GPU operations says less than the count of fallbacks.
     let mut products = |sizes: &[u32]| -> u64 {
-        let before = unsafe { (api.gpu_operations)() };
+        let before = unsafe { (api.gpu_fallbacks)() };
         for &n in sizes {
             let (a, b) = (operand(n, 0, &mut rng), operand(n, 1, &mut rng));
             let (ma, mb, mut r) = (to_mpz(api, &a), to_mpz(api, &b), to_mpz(api, &Integer::new()));
@@ -410,16 +415,16 @@ fn memory_held_elsewhere(api: &Api) -> String {
                 unsafe { (api.clear)(&mut *m) };
             }
         }
-        unsafe { (api.gpu_operations)() - before }
+        unsafe { (api.gpu_fallbacks)() - before }
     };
     let sizes = [1_000, 100_000, 1_000_000, 4_000_000];
     let held = products(&sizes);
     drop(hog.stdin.take());
     let _ = hog.wait();
     let released = products(&sizes);
-    assert_eq!(released, sizes.len() as u64, "after the memory was released, not every product ran on the GPU");
-    assert!(held < released, "with the device's memory held elsewhere every product still ran on the GPU: the test proved nothing");
-    format!("hog: {}; {held} of {} products on the GPU while held (the rest right on the CPU), {released} after release", line.trim(), sizes.len())
+    assert!(held > 0, "with the device's memory held elsewhere ({}) no product fell back: the test proved nothing", line.trim());
+    assert_eq!(released, 0, "after the memory was released, products still fell back to the CPU");
+    format!("hog: {}; {held} GPU attempts fell back to the CPU while held, every result right; none after release", line.trim())
 }
 
 /// Threads on their own variables, mixed GPU-sized products, adds and logic,
@@ -495,7 +500,7 @@ const TESTS: &[(&str, &[(&str, &str)])] = &[
     ("gpu_hooks_match_gmp", &[]),
     // Last: these run alone, after the others have finished (one holds the
     // device's memory; the other's throughput figures must be its own).
-    ("gpu_memory_held_elsewhere", &[]),
+    ("gpu_memory_held_elsewhere", &[("CUGMP_LOG", "1")]),
     ("gpu_threads_stress", &[]),
 ];
 

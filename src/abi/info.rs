@@ -74,6 +74,14 @@ pub unsafe extern "C" fn cugmp_threshold(op: *const c_char) -> c_long {
     })
 }
 
+/// How many GPU attempts this process has finished on the CPU after a GPU
+/// failure (out of memory, launch failure, injected fault, operands too
+/// large for the device): the results are right either way.
+#[unsafe(no_mangle)]
+pub extern "C" fn cugmp_gpu_fallbacks() -> libc::c_ulong {
+    crate::stats::fallback_total() as libc::c_ulong
+}
+
 /// How many operations this process has completed on the GPU (CPU fallbacks
 /// after a GPU failure are not counted).
 #[unsafe(no_mangle)]
