@@ -63,8 +63,13 @@ pub fn auto_threshold(op: Op) -> Option<usize> {
         // (2.5x faster). Unbalanced products with a short side below this
         // stay on GMP, whose cost there is small.
         Op::Mul => Some(4096),
-        // GMP's internal products (the same engine, the same crossover).
-        Op::Internal => Some(4096),
+        // GMP's internal products. Measured on the H200 with 4096 here
+        // (RESULTS.md, 2026-11-21, third session): mpz_get_str of 10^4 limbs,
+        // whose products are at most about 5000 limbs, came out 0.96x GMP,
+        // while mpz_tdiv_qr of 2x10^4 by 10^4 limbs (products near 10^4)
+        // was 1.83x. Raised to 8192 so that radix conversion near 10^4
+        // limbs stays on GMP; not yet re-measured at this value.
+        Op::Internal => Some(8192),
         // Add, sub, shifts and logic: O(n) work on O(n) bytes, and on the ABI
         // path the operands cross PCIe both ways. Not yet measured to win
         // end to end (RESULTS.md): CPU.
