@@ -10,129 +10,13 @@
 
 mod common;
 
+use common::api::{api, get_str, reference_get_str, same, Bin, Shift, Z};
 use common::{Library, Mpz};
 use gmp_mpfr_sys::gmp;
-use libc::{c_char, c_int, c_ulong, c_void};
+use libc::{c_char, c_ulong};
 use rug::rand::RandState;
 use rug::{Assign, Integer};
 use std::ffi::{CStr, CString};
-use std::sync::OnceLock;
-
-type Ptr = *mut Mpz;
-type Bin = unsafe extern "C" fn(Ptr, Ptr, Ptr);
-type Un = unsafe extern "C" fn(Ptr, Ptr);
-type Shift = unsafe extern "C" fn(Ptr, Ptr, c_ulong);
-
-struct Api {
-    init: unsafe extern "C" fn(Ptr),
-    init2: unsafe extern "C" fn(Ptr, c_ulong),
-    clear: unsafe extern "C" fn(Ptr),
-    set_str: unsafe extern "C" fn(Ptr, *const c_char, c_int) -> c_int,
-    get_str: unsafe extern "C" fn(*mut c_char, c_int, Ptr) -> *mut c_char,
-    add: Bin,
-    sub: Bin,
-    mul: Bin,
-    and: Bin,
-    ior: Bin,
-    xor: Bin,
-    com: Un,
-    mul_2exp: Shift,
-    tdiv_q_2exp: Shift,
-    fdiv_q_2exp: Shift,
-    cdiv_q_2exp: Shift,
-    mpn_mul: unsafe extern "C" fn(*mut u64, *const u64, i64, *const u64, i64) -> u64,
-    mpn_mul_n: unsafe extern "C" fn(*mut u64, *const u64, *const u64, i64),
-    mpn_sqr: unsafe extern "C" fn(*mut u64, *const u64, i64),
-    tdiv_qr: unsafe extern "C" fn(Ptr, Ptr, Ptr, Ptr),
-    sqrt: Un,
-    gcd: Bin,
-    powm: unsafe extern "C" fn(Ptr, Ptr, Ptr, Ptr),
-    free_func: *const unsafe extern "C" fn(*mut c_void, usize),
-    _lib: Library,
-}
-
-unsafe impl Send for Api {}
-unsafe impl Sync for Api {}
-
-fn api() -> &'static Api {
-    static API: OnceLock<Api> = OnceLock::new();
-    API.get_or_init(|| {
-        let lib = Library::open();
-        unsafe {
-            Api {
-                init: lib.sym("__gmpz_init"),
-                init2: lib.sym("__gmpz_init2"),
-                clear: lib.sym("__gmpz_clear"),
-                set_str: lib.sym("__gmpz_set_str"),
-                get_str: lib.sym("__gmpz_get_str"),
-                add: lib.sym("__gmpz_add"),
-                sub: lib.sym("__gmpz_sub"),
-                mul: lib.sym("__gmpz_mul"),
-                and: lib.sym("__gmpz_and"),
-                ior: lib.sym("__gmpz_ior"),
-                xor: lib.sym("__gmpz_xor"),
-                com: lib.sym("__gmpz_com"),
-                mul_2exp: lib.sym("__gmpz_mul_2exp"),
-                tdiv_q_2exp: lib.sym("__gmpz_tdiv_q_2exp"),
-                fdiv_q_2exp: lib.sym("__gmpz_fdiv_q_2exp"),
-                cdiv_q_2exp: lib.sym("__gmpz_cdiv_q_2exp"),
-                mpn_mul: lib.sym("__gmpn_mul"),
-                mpn_mul_n: lib.sym("__gmpn_mul_n"),
-                mpn_sqr: lib.sym("__gmpn_sqr"),
-                tdiv_qr: lib.sym("__gmpz_tdiv_qr"),
-                sqrt: lib.sym("__gmpz_sqrt"),
-                gcd: lib.sym("__gmpz_gcd"),
-                powm: lib.sym("__gmpz_powm"),
-                free_func: lib.sym("__gmp_free_func"),
-                _lib: lib,
-            }
-        }
-    })
-}
-
-/// An mpz_t of the library under test.
-struct Z(Box<Mpz>);
-
-impl Z {
-    fn new() -> Z {
-        let mut m = Box::new(Mpz::blank());
-        unsafe { (api().init)(&mut *m) };
-        Z(m)
-    }
-
-    fn from(x: &Integer) -> Z {
-        Z(Box::new(Mpz::load(api().init, api().init2, x)))
-    }
-
-    fn ptr(&mut self) -> Ptr {
-        &mut *self.0
-    }
-
-    fn get(&self) -> Integer {
-        self.0.value()
-    }
-}
-
-impl Drop for Z {
-    fn drop(&mut self) {
-        unsafe { (api().clear)(&mut *self.0) };
-    }
-}
-
-#[track_caller]
-fn same(what: &str, got: &Integer, want: &Integer) {
-    if got != want {
-        panic!(
-            "MISMATCH in {what}: got {} limbs (sign {}), want {} limbs (sign {}); low limb got {:#x} want {:#x}",
-            got.significant_digits::<u64>(),
-            got.cmp0() as i32,
-            want.significant_digits::<u64>(),
-            want.cmp0() as i32,
-            got.as_limbs().first().copied().unwrap_or(0),
-            want.as_limbs().first().copied().unwrap_or(0),
-        );
-    }
-}
 
 /// Operands: every size class, patterns that stress carries and borrows, both signs.
 fn operands(sizes: &[usize], rng: &mut RandState) -> Vec<Integer> {
@@ -254,33 +138,6 @@ fn shifts_match_gmp() {
                 same(&format!("{name} by {n} (rop = op)"), &za.get(), &want);
             }
         }
-    }
-}
-
-/// GMP's own mpz_get_str (rug's copy), for bases rug's API does not cover.
-fn reference_get_str(x: &Integer, base: i32) -> Option<String> {
-    unsafe {
-        let p = gmp::mpz_get_str(std::ptr::null_mut(), base, x.as_raw());
-        if p.is_null() {
-            return None;
-        }
-        let s = CStr::from_ptr(p).to_string_lossy().into_owned();
-        let mut free: Option<unsafe extern "C" fn(*mut c_void, usize)> = None;
-        gmp::get_memory_functions(std::ptr::null_mut(), std::ptr::null_mut(), &mut free);
-        free.unwrap()(p as *mut c_void, s.len() + 1);
-        Some(s)
-    }
-}
-
-fn get_str(z: &mut Z, base: i32) -> Option<String> {
-    unsafe {
-        let p = (api().get_str)(std::ptr::null_mut(), base, z.ptr());
-        if p.is_null() {
-            return None;
-        }
-        let s = CStr::from_ptr(p).to_string_lossy().into_owned();
-        (*api().free_func)(p as *mut c_void, s.len() + 1);
-        Some(s)
     }
 }
 
@@ -460,7 +317,7 @@ fn init2_and_clear_follow_gmp() {
 /// The reference GMP is rug's, not the library under test.
 #[test]
 fn reference_is_independent() {
-    api()._lib.assert_reference_is_independent(gmp::mpz_mul as *const () as usize);
+    api().lib.assert_reference_is_independent(gmp::mpz_mul as *const () as usize);
 }
 
 /// A corrupted product (CUGMP_FAULT=mul) must make the suite fail.

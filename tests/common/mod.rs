@@ -10,6 +10,12 @@ use std::process::Command;
 mod library;
 #[allow(unused_imports)]
 pub use library::{Library, Mpz};
+pub mod api;
+
+/// The library `api()` opens unless CUGMP_LIBRARY names another.
+fn default_library() -> PathBuf {
+    cdylib()
+}
 
 impl Library {
     /// The library cargo built for this test run.

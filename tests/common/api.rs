@@ -1,0 +1,159 @@
+//! The library under test as the differential tests and the fuzz targets
+//! call it: its functions (`api()`, opened once: `CUGMP_LIBRARY`, else the
+//! includer's `default_library()`), an `mpz_t` of it (`Z`), and the
+//! comparisons with the reference GMP (rug). `api()` proves the two are
+//! different libraries before anything is compared.
+#![allow(dead_code)]
+
+use super::library::{Library, Mpz};
+use gmp_mpfr_sys::gmp;
+use libc::{c_char, c_int, c_ulong, c_void};
+use rug::Integer;
+use std::ffi::CStr;
+use std::sync::OnceLock;
+
+pub type Ptr = *mut Mpz;
+pub type Bin = unsafe extern "C" fn(Ptr, Ptr, Ptr);
+pub type Un = unsafe extern "C" fn(Ptr, Ptr);
+pub type Shift = unsafe extern "C" fn(Ptr, Ptr, c_ulong);
+
+pub struct Api {
+    pub init: unsafe extern "C" fn(Ptr),
+    pub init2: unsafe extern "C" fn(Ptr, c_ulong),
+    pub clear: unsafe extern "C" fn(Ptr),
+    pub set_str: unsafe extern "C" fn(Ptr, *const c_char, c_int) -> c_int,
+    pub get_str: unsafe extern "C" fn(*mut c_char, c_int, Ptr) -> *mut c_char,
+    pub add: Bin,
+    pub sub: Bin,
+    pub mul: Bin,
+    pub and: Bin,
+    pub ior: Bin,
+    pub xor: Bin,
+    pub com: Un,
+    pub mul_2exp: Shift,
+    pub tdiv_q_2exp: Shift,
+    pub fdiv_q_2exp: Shift,
+    pub cdiv_q_2exp: Shift,
+    pub mpn_mul: unsafe extern "C" fn(*mut u64, *const u64, i64, *const u64, i64) -> u64,
+    pub mpn_mul_n: unsafe extern "C" fn(*mut u64, *const u64, *const u64, i64),
+    pub mpn_sqr: unsafe extern "C" fn(*mut u64, *const u64, i64),
+    pub tdiv_qr: unsafe extern "C" fn(Ptr, Ptr, Ptr, Ptr),
+    pub sqrt: Un,
+    pub gcd: Bin,
+    pub powm: unsafe extern "C" fn(Ptr, Ptr, Ptr, Ptr),
+    pub free_func: *const unsafe extern "C" fn(*mut c_void, usize),
+    pub lib: Library,
+}
+
+unsafe impl Send for Api {}
+unsafe impl Sync for Api {}
+
+pub fn api() -> &'static Api {
+    static API: OnceLock<Api> = OnceLock::new();
+    API.get_or_init(|| {
+        let path = std::env::var_os("CUGMP_LIBRARY").map(std::path::PathBuf::from).unwrap_or_else(super::default_library);
+        let lib = Library::open_at(&path);
+        lib.assert_reference_is_independent(gmp::mpz_mul as *const () as usize);
+        unsafe {
+            Api {
+                init: lib.sym("__gmpz_init"),
+                init2: lib.sym("__gmpz_init2"),
+                clear: lib.sym("__gmpz_clear"),
+                set_str: lib.sym("__gmpz_set_str"),
+                get_str: lib.sym("__gmpz_get_str"),
+                add: lib.sym("__gmpz_add"),
+                sub: lib.sym("__gmpz_sub"),
+                mul: lib.sym("__gmpz_mul"),
+                and: lib.sym("__gmpz_and"),
+                ior: lib.sym("__gmpz_ior"),
+                xor: lib.sym("__gmpz_xor"),
+                com: lib.sym("__gmpz_com"),
+                mul_2exp: lib.sym("__gmpz_mul_2exp"),
+                tdiv_q_2exp: lib.sym("__gmpz_tdiv_q_2exp"),
+                fdiv_q_2exp: lib.sym("__gmpz_fdiv_q_2exp"),
+                cdiv_q_2exp: lib.sym("__gmpz_cdiv_q_2exp"),
+                mpn_mul: lib.sym("__gmpn_mul"),
+                mpn_mul_n: lib.sym("__gmpn_mul_n"),
+                mpn_sqr: lib.sym("__gmpn_sqr"),
+                tdiv_qr: lib.sym("__gmpz_tdiv_qr"),
+                sqrt: lib.sym("__gmpz_sqrt"),
+                gcd: lib.sym("__gmpz_gcd"),
+                powm: lib.sym("__gmpz_powm"),
+                free_func: lib.sym("__gmp_free_func"),
+                lib,
+            }
+        }
+    })
+}
+
+/// An mpz_t of the library under test.
+pub struct Z(Box<Mpz>);
+
+impl Z {
+    pub fn new() -> Z {
+        let mut m = Box::new(Mpz::blank());
+        unsafe { (api().init)(&mut *m) };
+        Z(m)
+    }
+
+    pub fn from(x: &Integer) -> Z {
+        Z(Box::new(Mpz::load(api().init, api().init2, x)))
+    }
+
+    pub fn ptr(&mut self) -> Ptr {
+        &mut *self.0
+    }
+
+    pub fn get(&self) -> Integer {
+        self.0.value()
+    }
+}
+
+impl Drop for Z {
+    fn drop(&mut self) {
+        unsafe { (api().clear)(&mut *self.0) };
+    }
+}
+
+#[track_caller]
+pub fn same(what: &str, got: &Integer, want: &Integer) {
+    if got != want {
+        panic!(
+            "MISMATCH in {what}: got {} limbs (sign {}), want {} limbs (sign {}); low limb got {:#x} want {:#x}",
+            got.significant_digits::<u64>(),
+            got.cmp0() as i32,
+            want.significant_digits::<u64>(),
+            want.cmp0() as i32,
+            got.as_limbs().first().copied().unwrap_or(0),
+            want.as_limbs().first().copied().unwrap_or(0),
+        );
+    }
+}
+
+/// GMP's own mpz_get_str (rug's copy), for bases rug's API does not cover.
+pub fn reference_get_str(x: &Integer, base: i32) -> Option<String> {
+    unsafe {
+        let p = gmp::mpz_get_str(std::ptr::null_mut(), base, x.as_raw());
+        if p.is_null() {
+            return None;
+        }
+        let s = CStr::from_ptr(p).to_string_lossy().into_owned();
+        let mut free: Option<unsafe extern "C" fn(*mut c_void, usize)> = None;
+        gmp::get_memory_functions(std::ptr::null_mut(), std::ptr::null_mut(), &mut free);
+        free.unwrap()(p as *mut c_void, s.len() + 1);
+        Some(s)
+    }
+}
+
+pub fn get_str(z: &mut Z, base: i32) -> Option<String> {
+    unsafe {
+        let p = (api().get_str)(std::ptr::null_mut(), base, z.ptr());
+        if p.is_null() {
+            return None;
+        }
+        let s = CStr::from_ptr(p).to_string_lossy().into_owned();
+        (*api().free_func)(p as *mut c_void, s.len() + 1);
+        Some(s)
+    }
+}
+
