@@ -5,6 +5,13 @@
 //!
 //! Also here, because every engine's result passes through: fault injection
 //! (`CUGMP_FAULT`) and the run-time check against the CPU (`CUGMP_CHECK`).
+//!
+//! # Safety
+//! Every `pub unsafe fn` here takes its pointers straight from the C ABI
+//! (src/abi) and asks of them exactly what GMP's function of the same name
+//! asks: initialised `mpz_t`s, limb arrays of the sizes given, and the
+//! overlaps GMP allows. That one contract is stated here, not per function.
+#![allow(clippy::missing_safety_doc)]
 
 use crate::abi::{self, mp_bitcnt_t, mp_limb_t, mp_size_t, mpz_ptr, mpz_srcptr};
 use crate::config::{self, log, Fault, GpuMode};
@@ -353,7 +360,7 @@ pub unsafe fn shift(kind: Shift, r: mpz_ptr, a: mpz_srcptr, bits: mp_bitcnt_t) {
             Shift::RightFloor => ("mpz_fdiv_q_2exp", cpu::mpz_fdiv_q_2exp),
             Shift::RightCeil => ("mpz_cdiv_q_2exp", cpu::mpz_cdiv_q_2exp),
         };
-        mpz_op(Op::Shift, what, sa.magnitude.len(), true, r, |g| g.shift(kind, sa, bits as u64), |t| cpu_op(t, a, bits))
+        mpz_op(Op::Shift, what, sa.magnitude.len(), true, r, |g| g.shift(kind, sa, bits), |t| cpu_op(t, a, bits))
     }
 }
 

@@ -1,7 +1,8 @@
 //! The C programs of c_tests/ built three ways and run:
-//!   1. against include/cuGMP.h, linked only to libcugmp.so,
-//!   2. against the embedded GMP's gmp.h, linked only to libcugmp.so,
-//!   3. against gmp.h and GMP's static libgmp.a (the reference).
+//! 1. against include/cuGMP.h, linked only to libcugmp.so,
+//! 2. against the embedded GMP's gmp.h, linked only to libcugmp.so,
+//! 3. against gmp.h and GMP's static libgmp.a (the reference).
+//!
 //! The three outputs must be byte-identical, and builds 1 and 2 must show
 //! (CUGMP_LOG=1) that cuGMP served them.
 

@@ -122,7 +122,7 @@ fn shifts_match_gmp() {
             if *a < 0 { -q } else { q }
         }),
         ("mpz_fdiv_q_2exp", api().fdiv_q_2exp, |a, n| Integer::from(a >> n)),
-        ("mpz_cdiv_q_2exp", api().cdiv_q_2exp, |a, n| -Integer::from(Integer::from(-a) >> n)),
+        ("mpz_cdiv_q_2exp", api().cdiv_q_2exp, |a, n| -(Integer::from(-a) >> n)),
     ];
     for a in &xs {
         let bits = a.significant_bits();

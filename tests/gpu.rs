@@ -97,7 +97,7 @@ fn shift_reference(kind: usize, a: &Integer, n: u32) -> Integer {
             if *a < 0 { -q } else { q }
         }
         2 => Integer::from(a >> n),
-        _ => -Integer::from(Integer::from(-a) >> n),
+        _ => -(Integer::from(-a) >> n),
     }
 }
 
