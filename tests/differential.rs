@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::api::{api, get_str, reference_get_str, same, Bin, Shift, Z};
+use common::api::{api, check_set_str, get_str, reference_get_str, same, Bin, Shift, Z};
 use common::{Library, Mpz};
 use gmp_mpfr_sys::gmp;
 use libc::{c_char, c_ulong};
@@ -176,15 +176,7 @@ fn set_str_matches_gmp() {
         cases.push((s.to_string(), b));
     }
     for (s, base) in cases {
-        let c = CString::new(s.clone()).unwrap();
-        let mut z = Z::from(&Integer::from(7));
-        let got = unsafe { (api().set_str)(z.ptr(), c.as_ptr(), base) };
-        let mut want_value = Integer::from(7);
-        let want = unsafe { gmp::mpz_set_str(want_value.as_raw_mut(), c.as_ptr(), base) };
-        assert_eq!(got, want, "mpz_set_str({s:?}, {base}) return value");
-        if want == 0 {
-            same(&format!("mpz_set_str({s:?}, {base})"), &z.get(), &want_value);
-        }
+        check_set_str(&CString::new(s).unwrap(), base);
     }
 }
 

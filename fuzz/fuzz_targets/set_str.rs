@@ -5,10 +5,8 @@
 #[path = "harness.rs"]
 mod harness;
 
-use gmp_mpfr_sys::gmp;
-use harness::{api, get_str, reference_get_str, same, Z};
+use harness::{check_set_str, get_str, reference_get_str};
 use libfuzzer_sys::fuzz_target;
-use rug::Integer;
 use std::ffi::CString;
 
 fuzz_target!(|data: &[u8]| {
@@ -20,14 +18,7 @@ fuzz_target!(|data: &[u8]| {
     let text: Vec<u8> = rest.iter().copied().take_while(|&c| c != 0).collect();
     let Ok(text) = CString::new(text) else { return };
 
-    let mut ours = Z::from(&Integer::from(7));
-    let got = unsafe { (api().set_str)(ours.ptr(), text.as_ptr(), base) };
-    let mut want_value = Integer::from(7);
-    let want = unsafe { gmp::mpz_set_str(want_value.as_raw_mut(), text.as_ptr(), base) };
-    assert_eq!(got, want, "mpz_set_str return value, base {base}");
-    if want == 0 {
-        same(&format!("mpz_set_str base {base}"), &ours.get(), &want_value);
-    }
+    let mut ours = check_set_str(&text, base);
     // Write the value back in the same base (often invalid for writing: NULL).
     let value = ours.get();
     assert_eq!(get_str(&mut ours, base), reference_get_str(&value, base), "mpz_get_str base {base}");

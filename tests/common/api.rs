@@ -157,3 +157,18 @@ pub fn get_str(z: &mut Z, base: i32) -> Option<String> {
     }
 }
 
+
+/// `mpz_set_str(z, text, base)` on a variable holding 7, in the library and
+/// in the reference: the return values must agree, and the values too where
+/// the string was valid. Returns the library's variable.
+pub fn check_set_str(text: &CStr, base: i32) -> Z {
+    let mut z = Z::from(&Integer::from(7));
+    let got = unsafe { (api().set_str)(z.ptr(), text.as_ptr(), base) };
+    let mut want_value = Integer::from(7);
+    let want = unsafe { gmp::mpz_set_str(want_value.as_raw_mut(), text.as_ptr(), base) };
+    assert_eq!(got, want, "mpz_set_str({text:?}, {base}) return value");
+    if want == 0 {
+        same(&format!("mpz_set_str({text:?}, {base})"), &z.get(), &want_value);
+    }
+    z
+}
