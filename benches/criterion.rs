@@ -7,27 +7,22 @@
 #[path = "../tests/common/mod.rs"]
 mod common;
 
-use common::{Library, Mpz};
+use common::api::{api, Bin};
+use common::Mpz;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use libc::c_ulong;
-use rug::rand::RandState;
-use rug::{Assign, Integer};
+use rug::{rand::RandState, Assign, Integer};
 use std::time::Duration;
-
-type Bin = unsafe extern "C" fn(*mut Mpz, *const Mpz, *const Mpz);
 
 fn products(c: &mut Criterion) {
     if std::env::var_os("CUGMP_GPU").is_none() {
         std::env::set_var("CUGMP_GPU", "force");
     }
-    let lib = Library::open();
-    let init: unsafe extern "C" fn(*mut Mpz) = unsafe { lib.sym("__gmpz_init") };
-    let init2: unsafe extern "C" fn(*mut Mpz, c_ulong) = unsafe { lib.sym("__gmpz_init2") };
-    let load = |x: &Integer| Mpz::load(init, init2, x);
+    let api = api();
+    let load = |x: &Integer| Mpz::load(api.init, api.init2, x);
     let ops: [(&str, Bin, fn(&mut Integer, &Integer, &Integer)); 3] = [
-        ("mul", unsafe { lib.sym("__gmpz_mul") }, |r, a, b| r.assign(a * b)),
-        ("sqr", unsafe { lib.sym("__gmpz_mul") }, |r, a, _| r.assign(a.square_ref())),
-        ("add", unsafe { lib.sym("__gmpz_add") }, |r, a, b| r.assign(a + b)),
+        ("mul", api.mul, |r, a, b| r.assign(a * b)),
+        ("sqr", api.mul, |r, a, _| r.assign(a.square_ref())),
+        ("add", api.add, |r, a, b| r.assign(a + b)),
     ];
     let mut rng = RandState::new();
     for (name, cugmp, gmp) in ops {

@@ -16,35 +16,13 @@
 mod common;
 mod plot;
 
-use common::{Library, Mpz};
-use libc::{c_char, c_int, c_long, c_ulong, size_t};
+use common::api::{api, Api};
+use common::Mpz;
+use libc::c_char;
 use rug::rand::RandState;
 use rug::{Assign, Integer};
 use std::fmt::Write as _;
 use std::time::Instant;
-
-type Bin = unsafe extern "C" fn(*mut Mpz, *const Mpz, *const Mpz);
-type ShiftFn = unsafe extern "C" fn(*mut Mpz, *const Mpz, c_ulong);
-
-struct Api {
-    init: unsafe extern "C" fn(*mut Mpz),
-    init2: unsafe extern "C" fn(*mut Mpz, c_ulong),
-    clear: unsafe extern "C" fn(*mut Mpz),
-    mul: Bin,
-    add: Bin,
-    sub: Bin,
-    and: Bin,
-    mul_2exp: ShiftFn,
-    tdiv_qr: unsafe extern "C" fn(*mut Mpz, *mut Mpz, *const Mpz, *const Mpz),
-    sqrt: unsafe extern "C" fn(*mut Mpz, *const Mpz),
-    get_str: unsafe extern "C" fn(*mut c_char, c_int, *const Mpz) -> *mut c_char,
-    free_func: unsafe extern "C" fn(*mut libc::c_void, size_t),
-    gpu_name: unsafe extern "C" fn(*mut c_char, size_t) -> c_int,
-    threshold: unsafe extern "C" fn(*const c_char) -> c_long,
-    resident: unsafe extern "C" fn(*const c_char, size_t, c_int, *mut f64, *mut f64) -> c_int,
-    transfer: unsafe extern "C" fn(*const c_char, size_t, c_int, *mut f64) -> c_int,
-    _lib: Library,
-}
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
@@ -102,28 +80,7 @@ fn main() {
         // the GPU: the hooks are measured as a program would run them.
         std::env::set_var("CUGMP_GPU", if want("hooks") { "auto" } else { "force" });
     }
-    let lib = Library::open();
-    let api = unsafe {
-        Api {
-            init: lib.sym("__gmpz_init"),
-            init2: lib.sym("__gmpz_init2"),
-            clear: lib.sym("__gmpz_clear"),
-            mul: lib.sym("__gmpz_mul"),
-            add: lib.sym("__gmpz_add"),
-            sub: lib.sym("__gmpz_sub"),
-            and: lib.sym("__gmpz_and"),
-            mul_2exp: lib.sym("__gmpz_mul_2exp"),
-            tdiv_qr: lib.sym("__gmpz_tdiv_qr"),
-            sqrt: lib.sym("__gmpz_sqrt"),
-            get_str: lib.sym("__gmpz_get_str"),
-            free_func: *lib.sym::<*const unsafe extern "C" fn(*mut libc::c_void, size_t)>("__gmp_free_func"),
-            gpu_name: lib.sym("cugmp_gpu_name"),
-            threshold: lib.sym("cugmp_threshold"),
-            resident: lib.sym("cugmp_bench_resident"),
-            transfer: lib.sym("cugmp_bench_transfer"),
-            _lib: lib,
-        }
-    };
+    let api = api();
     let mut name = [0 as c_char; 128];
     let device = if unsafe { (api.gpu_name)(name.as_mut_ptr(), name.len()) } == 0 {
         unsafe { std::ffi::CStr::from_ptr(name.as_ptr()) }.to_string_lossy().into_owned()
@@ -244,7 +201,7 @@ fn main() {
         let cugmp_ms = time_ms(reps, || unsafe {
             let p = (api.get_str)(std::ptr::null_mut(), 10, &mdiv);
             ours = std::ffi::CStr::from_ptr(p).to_string_lossy().into_owned();
-            (api.free_func)(p as *mut libc::c_void, ours.len() + 1);
+            (*api.free_func)(p as *mut libc::c_void, ours.len() + 1);
         });
         assert!(ours == text, "MISMATCH: mpz_get_str at {n} limbs");
         emit(&mut md, Row { op: "get_str base 10", limbs: n, gmp_ms, cugmp_ms }, api.auto("gmp-internal mul"));
@@ -279,7 +236,7 @@ fn main() {
     for (op, n) in resident_cases {
         let (mut s, mut bytes) = (0.0, 0.0);
         let reps = if op == "mul" || op == "sqr" { 5 } else { 50 };
-        if unsafe { (api.resident)(cstr(op).as_ptr(), n, reps, &mut s, &mut bytes) } == 0 {
+        if unsafe { (api.bench_resident)(cstr(op).as_ptr(), n, reps, &mut s, &mut bytes) } == 0 {
             let gbs = bytes / s / 1e9;
             if op == "copy" {
                 copy_gbs.insert(n, gbs);
@@ -312,7 +269,7 @@ fn main() {
         let mut cells = vec![format!("{gmp_ms:.3}")];
         for how in ["pageable", "pinned", "zero-copy", "pinned-operands"] {
             let mut s = 0.0;
-            cells.push(if unsafe { (api.transfer)(cstr(how).as_ptr(), n, 5, &mut s) } == 0 { format!("{:.3}", s * 1e3) } else { "(no GPU)".into() });
+            cells.push(if unsafe { (api.bench_transfer)(cstr(how).as_ptr(), n, 5, &mut s) } == 0 { format!("{:.3}", s * 1e3) } else { "(no GPU)".into() });
         }
         let _ = writeln!(transfer, "| {n} | {} |", cells.join(" | "));
     }

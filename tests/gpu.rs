@@ -7,72 +7,21 @@
 
 mod common;
 
-use common::{Library, Mpz};
-use libc::{c_int, c_ulong};
+use common::api::{api, Api, Bin, Shift};
+use common::Mpz;
+use libc::c_ulong;
 use rug::rand::RandState;
 use rug::Integer;
 use std::process::Command;
 
-type Bin = unsafe extern "C" fn(*mut Mpz, *const Mpz, *const Mpz);
-type ShiftFn = unsafe extern "C" fn(*mut Mpz, *const Mpz, c_ulong);
-
-struct Api {
-    init: unsafe extern "C" fn(*mut Mpz),
-    init2: unsafe extern "C" fn(*mut Mpz, c_ulong),
-    clear: unsafe extern "C" fn(*mut Mpz),
-    add: Bin,
-    sub: Bin,
-    and: Bin,
-    ior: Bin,
-    xor: Bin,
-    com: unsafe extern "C" fn(*mut Mpz, *const Mpz),
-    shifts: [(&'static str, ShiftFn); 4],
-    mul: unsafe extern "C" fn(*mut Mpz, *const Mpz, *const Mpz),
-    mpn_mul: unsafe extern "C" fn(*mut u64, *const u64, i64, *const u64, i64) -> u64,
-    mpn_sqr: unsafe extern "C" fn(*mut u64, *const u64, i64),
-    tdiv_qr: unsafe extern "C" fn(*mut Mpz, *mut Mpz, *const Mpz, *const Mpz),
-    sqrt: unsafe extern "C" fn(*mut Mpz, *const Mpz),
-    get_str: unsafe extern "C" fn(*mut libc::c_char, c_int, *const Mpz) -> *mut libc::c_char,
-    /// GMP's free function as it is when the library is opened (the test never changes it).
-    free_func: unsafe extern "C" fn(*mut libc::c_void, usize),
-    gpu_in_use: unsafe extern "C" fn() -> c_int,
-    gpu_operations: unsafe extern "C" fn() -> c_ulong,
-    gpu_fallbacks: unsafe extern "C" fn() -> c_ulong,
-    _lib: Library,
-}
-
-fn api() -> Api {
-    let lib = Library::open();
-    unsafe {
-        Api {
-            init: lib.sym("__gmpz_init"),
-            init2: lib.sym("__gmpz_init2"),
-            clear: lib.sym("__gmpz_clear"),
-            add: lib.sym("__gmpz_add"),
-            sub: lib.sym("__gmpz_sub"),
-            and: lib.sym("__gmpz_and"),
-            ior: lib.sym("__gmpz_ior"),
-            xor: lib.sym("__gmpz_xor"),
-            com: lib.sym("__gmpz_com"),
-            shifts: [
-                ("mpz_mul_2exp", lib.sym("__gmpz_mul_2exp")),
-                ("mpz_tdiv_q_2exp", lib.sym("__gmpz_tdiv_q_2exp")),
-                ("mpz_fdiv_q_2exp", lib.sym("__gmpz_fdiv_q_2exp")),
-                ("mpz_cdiv_q_2exp", lib.sym("__gmpz_cdiv_q_2exp")),
-            ],
-            mul: lib.sym("__gmpz_mul"),
-            mpn_mul: lib.sym("__gmpn_mul"),
-            mpn_sqr: lib.sym("__gmpn_sqr"),
-            tdiv_qr: lib.sym("__gmpz_tdiv_qr"),
-            sqrt: lib.sym("__gmpz_sqrt"),
-            get_str: lib.sym("__gmpz_get_str"),
-            free_func: *lib.sym::<*const unsafe extern "C" fn(*mut libc::c_void, usize)>("__gmp_free_func"),
-            gpu_in_use: lib.sym("cugmp_gpu_in_use"),
-            gpu_operations: lib.sym("cugmp_gpu_operations"),
-            gpu_fallbacks: lib.sym("cugmp_gpu_fallbacks"),
-            _lib: lib,
-        }
-    }
+/// The four shifts, in the order `shift_reference` numbers them.
+fn shifts(api: &Api) -> [(&'static str, Shift); 4] {
+    [
+        ("mpz_mul_2exp", api.mul_2exp),
+        ("mpz_tdiv_q_2exp", api.tdiv_q_2exp),
+        ("mpz_fdiv_q_2exp", api.fdiv_q_2exp),
+        ("mpz_cdiv_q_2exp", api.cdiv_q_2exp),
+    ]
 }
 
 fn to_mpz(api: &Api, x: &Integer) -> Box<Mpz> {
@@ -170,7 +119,7 @@ fn linear_sweep(api: &Api) -> (u64, u64) {
             let mut ma = to_mpz(api, a);
             let top = a.significant_bits();
             for count in [0, 1, 63, 64, 65, 128, 640, top.saturating_sub(1), top, top + 1, top + 64, top + 1000] {
-                for (kind, (name, op)) in api.shifts.iter().enumerate() {
+                for (kind, (name, op)) in shifts(api).iter().enumerate() {
                     let mut r = to_mpz(api, &Integer::new());
                     unsafe { op(&mut *r, &*ma, count as c_ulong) };
                     assert!(from_mpz(&r) == shift_reference(kind, a, count), "MISMATCH: {name} by {count} on the GPU, {n} limbs, sign {}", a.cmp0() as i32);
@@ -329,7 +278,7 @@ fn hooks(api: &Api) -> String {
         let s = unsafe { (api.get_str)(std::ptr::null_mut(), 10, &*md) };
         assert!(!s.is_null(), "mpz_get_str returned NULL");
         let text = unsafe { std::ffi::CStr::from_ptr(s) }.to_string_lossy().into_owned();
-        unsafe { (api.free_func)(s as *mut libc::c_void, text.len() + 1) };
+        unsafe { (*api.free_func)(s as *mut libc::c_void, text.len() + 1) };
         assert!(text == d.to_string(), "MISMATCH: mpz_get_str base 10, {n} limbs");
         let str_ops = ops() - before;
         assert!(div_ops > 0 && sqrt_ops > 0 && str_ops > 0, "a GMP algorithm made no GPU product: division {div_ops}, sqrt {sqrt_ops}, get_str {str_ops}");
@@ -516,13 +465,13 @@ fn child(name: &str) {
         _ => None,
     };
     if let Some(test) = special {
-        println!("{name}: {}", test(&api));
+        println!("{name}: {}", test(api));
         return;
     }
     let start = std::time::Instant::now();
-    let (linear_on_gpu, linear_calls) = linear_sweep(&api);
+    let (linear_on_gpu, linear_calls) = linear_sweep(api);
     let linear_s = start.elapsed().as_secs_f64();
-    let on_gpu = linear_on_gpu + mul_sweep(&api);
+    let on_gpu = linear_on_gpu + mul_sweep(api);
     match name {
         "gpu_matches_gmp" | "gpu_check_mode_passes" => {
             // Under CUGMP_GPU=force every add/sub/shift/logic call is the GPU's.

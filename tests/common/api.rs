@@ -1,4 +1,4 @@
-//! The library under test as the differential tests and the fuzz targets
+//! The library under test as the tests, the benchmarks and the fuzz targets
 //! call it: its functions (`api()`, opened once: `CUGMP_LIBRARY`, else the
 //! includer's `default_library()`), an `mpz_t` of it (`Z`), and the
 //! comparisons with the reference GMP (rug). `api()` proves the two are
@@ -13,16 +13,18 @@ use std::ffi::CStr;
 use std::sync::OnceLock;
 
 pub type Ptr = *mut Mpz;
-pub type Bin = unsafe extern "C" fn(Ptr, Ptr, Ptr);
-pub type Un = unsafe extern "C" fn(Ptr, Ptr);
-pub type Shift = unsafe extern "C" fn(Ptr, Ptr, c_ulong);
+/// GMP's `mpz_srcptr`: an operand the function only reads.
+pub type SrcPtr = *const Mpz;
+pub type Bin = unsafe extern "C" fn(Ptr, SrcPtr, SrcPtr);
+pub type Un = unsafe extern "C" fn(Ptr, SrcPtr);
+pub type Shift = unsafe extern "C" fn(Ptr, SrcPtr, c_ulong);
 
 pub struct Api {
     pub init: unsafe extern "C" fn(Ptr),
     pub init2: unsafe extern "C" fn(Ptr, c_ulong),
     pub clear: unsafe extern "C" fn(Ptr),
     pub set_str: unsafe extern "C" fn(Ptr, *const c_char, c_int) -> c_int,
-    pub get_str: unsafe extern "C" fn(*mut c_char, c_int, Ptr) -> *mut c_char,
+    pub get_str: unsafe extern "C" fn(*mut c_char, c_int, SrcPtr) -> *mut c_char,
     pub add: Bin,
     pub sub: Bin,
     pub mul: Bin,
@@ -37,11 +39,20 @@ pub struct Api {
     pub mpn_mul: unsafe extern "C" fn(*mut u64, *const u64, i64, *const u64, i64) -> u64,
     pub mpn_mul_n: unsafe extern "C" fn(*mut u64, *const u64, *const u64, i64),
     pub mpn_sqr: unsafe extern "C" fn(*mut u64, *const u64, i64),
-    pub tdiv_qr: unsafe extern "C" fn(Ptr, Ptr, Ptr, Ptr),
+    pub tdiv_qr: unsafe extern "C" fn(Ptr, Ptr, SrcPtr, SrcPtr),
     pub sqrt: Un,
     pub gcd: Bin,
-    pub powm: unsafe extern "C" fn(Ptr, Ptr, Ptr, Ptr),
+    pub powm: unsafe extern "C" fn(Ptr, SrcPtr, SrcPtr, SrcPtr),
+    /// GMP's `__gmp_free_func` variable (read at each use).
     pub free_func: *const unsafe extern "C" fn(*mut c_void, usize),
+    // cuGMP's own functions (src/abi/info.rs).
+    pub gpu_in_use: unsafe extern "C" fn() -> c_int,
+    pub gpu_operations: unsafe extern "C" fn() -> c_ulong,
+    pub gpu_fallbacks: unsafe extern "C" fn() -> c_ulong,
+    pub gpu_name: unsafe extern "C" fn(*mut c_char, usize) -> c_int,
+    pub threshold: unsafe extern "C" fn(*const c_char) -> libc::c_long,
+    pub bench_resident: unsafe extern "C" fn(*const c_char, usize, c_int, *mut f64, *mut f64) -> c_int,
+    pub bench_transfer: unsafe extern "C" fn(*const c_char, usize, c_int, *mut f64) -> c_int,
     pub lib: Library,
 }
 
@@ -80,6 +91,13 @@ pub fn api() -> &'static Api {
                 gcd: lib.sym("__gmpz_gcd"),
                 powm: lib.sym("__gmpz_powm"),
                 free_func: lib.sym("__gmp_free_func"),
+                gpu_in_use: lib.sym("cugmp_gpu_in_use"),
+                gpu_operations: lib.sym("cugmp_gpu_operations"),
+                gpu_fallbacks: lib.sym("cugmp_gpu_fallbacks"),
+                gpu_name: lib.sym("cugmp_gpu_name"),
+                threshold: lib.sym("cugmp_threshold"),
+                bench_resident: lib.sym("cugmp_bench_resident"),
+                bench_transfer: lib.sym("cugmp_bench_transfer"),
                 lib,
             }
         }
