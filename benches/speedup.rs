@@ -4,7 +4,7 @@
 //! target/bench-results): speedup.csv, speedup.png (speedup against GMP versus
 //! operand size, one line per operation, log scale) and tables.md.
 //!
-//!   cargo bench --bench speedup [-- --quick] [--only e2e|resident|transfer|hooks]
+//!   cargo bench --bench speedup [-- --quick] [--only e2e|mul|resident|transfer|hooks]
 //!
 //! cuGMP is dlopen'ed in its own namespace (as in the tests) with
 //! CUGMP_GPU=force unless the environment says otherwise, so every size shows
@@ -72,7 +72,8 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let quick = args.iter().any(|a| a == "--quick");
     // --only e2e|resident|transfer|hooks: one section (the others are
-    // skipped). The hooks section runs only when asked for.
+    // skipped; `mul` is the end-to-end products alone). The hooks section
+    // runs only when asked for.
     let only = args.iter().position(|a| a == "--only").and_then(|i| args.get(i + 1)).cloned();
     let want = |section: &str| only.as_deref().is_none_or(|o| o == section) && (section != "hooks" || only.is_some());
     if std::env::var_os("CUGMP_GPU").is_none() {
@@ -117,7 +118,7 @@ fn main() {
         x
     };
 
-    let mul_sizes: Vec<usize> = if !want("e2e") {
+    let mul_sizes: Vec<usize> = if !want("e2e") && only.as_deref() != Some("mul") {
         vec![]
     } else if quick { vec![1024, 10_000, 100_000] } else { vec![256, 1024, 4096, 10_000, 100_000, 1_000_000, 10_000_000] };
     let linear_sizes: Vec<usize> = if !want("e2e") {
@@ -229,7 +230,7 @@ fn main() {
                 v.push((op, n));
             }
         }
-        v.extend([("mul", 1_000_000), ("sqr", 1_000_000), ("mul", 10_000_000), ("sqr", 10_000_000)]);
+        v.extend([("mul", 10_000), ("mul", 100_000), ("mul", 1_000_000), ("sqr", 1_000_000), ("mul", 10_000_000), ("sqr", 10_000_000)]);
         v
     };
     let mut copy_gbs = std::collections::HashMap::new();

@@ -21,6 +21,14 @@
 // stops at the first predecessor whose aggregate does not propagate, which
 // for random operands is the first one; a carry through all-ones operands
 // walks back to the nearest tile that already knows its carry out.
+//
+// Most tiles need no look-back at all: when r is neither operand (so the
+// limbs before the tile still hold a and b), the block also reads the limb
+// pair just below its tile. Unless that limb propagates (sum all ones,
+// difference zero: for random operands with probability 2^-64), it alone
+// decides the carry into the tile, and the block publishes its carry out
+// without waiting for any other block. Blocks then run as independently as
+// an element-wise kernel's, and the look-back is left for carry chains.
 // ---------------------------------------------------------------------------
 
 // Chosen by measurement on an H200 (2^22..2^26 limbs, RESULTS.md): 8 limbs
@@ -64,6 +72,9 @@ __device__ __forceinline__ void addsub_tile(limb_t *r, const limb_t *a, u64 n, c
     __shared__ u64 tile_s;
     __shared__ u32 warp_gp[LINEAR_THREADS / 32];
     __shared__ u32 carry_into_tile;
+    // (g, p) of the limb pair just below the tile, or "propagates" (2) where
+    // it may not be read (r aliases an operand) so the look-back decides.
+    __shared__ u32 below_gp;
     // The tile's operands, loaded coalesced (consecutive threads, consecutive
     // limbs) and read back as each thread's LIMBS_PER_THREAD consecutive
     // limbs; one pad limb per LIMBS_PER_THREAD keeps those reads free of
@@ -86,11 +97,27 @@ __device__ __forceinline__ void addsub_tile(limb_t *r, const limb_t *a, u64 n, c
             x[k] = i < n ? a[i] : 0;
             y[k] = i < m ? b[i] : 0;
         }
+        limb_t bx = 0, by = 0;
+        const bool peek = threadIdx.x == 0 && tile > 0 && r != a && r != b;
+        if (peek) {
+            bx = a[tile_base - 1];
+            by = tile_base - 1 < m ? b[tile_base - 1] : 0;
+        }
 #pragma unroll
         for (int k = 0; k < LIMBS_PER_THREAD; k++) {
             u32 j = k * LINEAR_THREADS + threadIdx.x;
             xs[PAD(j)] = x[k];
             ys[PAD(j)] = y[k];
+        }
+        if (threadIdx.x == 0) {
+            if (tile == 0)
+                below_gp = 0;  // nothing below: carry in 0
+            else if (!peek)
+                below_gp = 2;
+            else if (SUBTRACT)
+                below_gp = (u32)(bx < by) | (u32)(bx == by) << 1;
+            else
+                below_gp = (u32)(bx + by < bx) | (u32)(bx + by == ~(limb_t)0) << 1;
         }
     }
     __syncthreads();
@@ -141,12 +168,16 @@ __device__ __forceinline__ void addsub_tile(limb_t *r, const limb_t *a, u64 n, c
     if (lane == 0) excl = 2;
     excl = gp_combine(excl, warp_prefix);  // everything before this thread in the tile
 
+    // Uniform over the block (one shared word), so the __syncthreads in the
+    // look-back branch is reached by all threads or none.
+    const u32 below = below_gp;
     if (threadIdx.x == 0) {
         unsigned long long *published = state + 2;
         const unsigned long long stamp = (unsigned long long)epoch << 4;
         u32 carry_in = 0;
-        if (tile == 0) {
-            atomicExch(&published[0], stamp | STATE_INCLUSIVE | (tile_gp & 1));
+        if (!(below & 2)) {
+            carry_in = below & 1;
+            atomicExch(&published[tile], stamp | STATE_INCLUSIVE | ((tile_gp & 1) | ((tile_gp >> 1) & carry_in)));
         } else {
             atomicExch(&published[tile], stamp | STATE_AGGREGATE | tile_gp);
             u32 acc = 2;  // what lies between the predecessor looked at and this tile
@@ -172,7 +203,7 @@ __device__ __forceinline__ void addsub_tile(limb_t *r, const limb_t *a, u64 n, c
             u32 out = (tile_gp & 1) | ((tile_gp >> 1) & carry_in);
             atomicExch(&published[tile], stamp | STATE_INCLUSIVE | out);
         }
-        carry_into_tile = carry_in;
+        if (below & 2) carry_into_tile = carry_in;
         u64 last = (n - 1) / LINEAR_TILE;
         if (cout && tile == last) *cout = (tile_gp & 1) | ((tile_gp >> 1) & carry_in);
         // Every block has taken its ticket before the last one finishes, so
@@ -182,8 +213,12 @@ __device__ __forceinline__ void addsub_tile(limb_t *r, const limb_t *a, u64 n, c
             state[1] = 0;
         }
     }
-    __syncthreads();
-    u32 c = (excl & 1) | ((excl >> 1) & carry_into_tile);
+    u32 tile_carry = below & 1;
+    if (below & 2) {
+        __syncthreads();
+        tile_carry = carry_into_tile;
+    }
+    u32 c = (excl & 1) | ((excl >> 1) & tile_carry);
 #pragma unroll
     for (int k = 0; k < LIMBS_PER_THREAD; k++) {
         s[k] = SUBTRACT ? s[k] - c : s[k] + c;

@@ -16,8 +16,7 @@
 //
 // Forward: decimation in frequency (natural order in, bit-reversed out);
 // inverse: decimation in time (bit-reversed in, natural out): no bit-reversal
-// pass. Twiddles: one table tw[k] = w^k, k < N/2; inverse twiddles are read
-// from it as w^-k = -w^(N/2-k).
+// pass. Both in passes of up to 12 stages in shared memory (cugmp_ntt_pass).
 #include "cugmp.cuh"
 
 #define GL_P 0xffffffff00000001ULL
@@ -63,39 +62,147 @@ __device__ u64 gl_pow(u64 b, u64 e) {
 }
 
 
-// tw[k] = w^k for k < half.
-extern "C" __global__ void cugmp_ntt_twiddles(u64 *tw, u64 w, u64 half) {
-    GRID_STRIDE(k, half) tw[k] = gl_pow(w, k);
-}
+// ---------------------------------------------------------------------------
+// Twiddle tables, built once per transform length (src/gpu/ntt.rs caches
+// them). w is a root of order N = 2^log_n, r12 one of order 2^12, both powers
+// of the same generator, so r12^(x * 2^12 / 2^(q+1)) = w^(x * N / 2^(q+1)):
+//   [0, 2048)             r12^x          stage roots inside a pass (forward)
+//   [2048, 4096)          r12^-x         (inverse)
+//   then, with H = 2^h and M = N / H:
+//   A  [H]  w^i,   Ai [H]  w^-i          w^e = A[e mod H] * B[e / H] for e < N:
+//   B  [M]  w^(iH), Bi [M] w^-(iH)       two small tables instead of one of N
+// ---------------------------------------------------------------------------
+#define NTT_ROOTS 2048  // r12^x for x < 2^11: every stage root of a pass of up to 12 stages
 
-// Cut n limbs into 16-bit coefficients, zero-padded to N.
-extern "C" __global__ void cugmp_ntt_split16(u64 *__restrict__ out, const limb_t *__restrict__ limbs, u64 n, u64 N) {
-    GRID_STRIDE(i, N) out[i] = (i < 4 * n) ? (limbs[i >> 2] >> (16 * (i & 3))) & 0xffffULL : 0;
-}
-
-// One radix-2 decimation-in-frequency stage over blocks of 2*len.
-extern "C" __global__ void cugmp_ntt_dif_stage(u64 *a, const u64 *__restrict__ tw, u64 N, u64 len) {
-    u64 stride = N / (2 * len);
-    GRID_STRIDE(t, N / 2) {
-        u64 j = t % len;
-        u64 i = (t / len) * 2 * len + j;
-        u64 u = a[i], v = a[i + len];
-        a[i] = gl_add(u, v);
-        a[i + len] = gl_mul(gl_sub(u, v), tw[j * stride]);
+extern "C" __global__ void cugmp_ntt_tables(u64 *tab, u64 w, u64 w_inv, u64 r12, u64 r12_inv, u32 log_n, u32 h) {
+    const u64 H = 1ull << h, M = 1ull << (log_n - h);
+    const u64 total = 2 * NTT_ROOTS + 2 * H + 2 * M;
+    GRID_STRIDE(i, total) {
+        u64 base, e;
+        if (i < 2 * NTT_ROOTS) {
+            base = i < NTT_ROOTS ? r12 : r12_inv;
+            e = i % NTT_ROOTS;
+        } else if (i < 2 * NTT_ROOTS + 2 * H) {
+            u64 k = i - 2 * NTT_ROOTS;
+            base = k < H ? w : w_inv;
+            e = k % H;
+        } else {
+            u64 k = i - 2 * NTT_ROOTS - 2 * H;
+            base = k < M ? w : w_inv;
+            e = (k % M) << h;
+        }
+        tab[i] = gl_pow(base, e);
     }
 }
 
-// One radix-2 decimation-in-time stage with inverse twiddles.
-extern "C" __global__ void cugmp_ntt_dit_stage(u64 *a, const u64 *__restrict__ tw, u64 N, u64 len) {
-    u64 stride = N / (2 * len);
-    GRID_STRIDE(t, N / 2) {
-        u64 j = t % len;
-        u64 i = (t / len) * 2 * len + j;
-        u64 k = j * stride;
-        u64 winv = k == 0 ? 1 : GL_P - tw[N / 2 - k];  // w^-k = w^(N/2) * w^(N/2-k) = -w^(N/2-k)
-        u64 u = a[i], v = gl_mul(a[i + len], winv);
-        a[i] = gl_add(u, v);
-        a[i + len] = gl_sub(u, v);
+// w^e (or w^-e), e < N, from the tables above.
+__device__ __forceinline__ u64 ntt_power(const u64 *tab, u32 log_n, u32 h, u64 e, bool inverse) {
+    const u64 H = 1ull << h, M = 1ull << (log_n - h);
+    const u64 *A = tab + 2 * NTT_ROOTS + (inverse ? H : 0);
+    const u64 *B = tab + 2 * NTT_ROOTS + 2 * H + (inverse ? M : 0);
+    return gl_mul(__ldg(&A[e & (H - 1)]), __ldg(&B[e >> h]));
+}
+
+// ---------------------------------------------------------------------------
+// One pass of k consecutive radix-2 stages in shared memory.
+//
+// The forward transform is the radix-2 decimation in frequency: stages of
+// span len = N/2, N/4, ..., 1, butterfly (x, y) at i, i + len ->
+// (x + y, (x - y) * w^((i mod len) * N / (2 len))). Its inverse is the
+// decimation in time, spans 1, 2, ..., N/2, (x, y) -> (x + y t, x - y t),
+// t = w^-((i mod len) * N / (2 len)). The host groups the log2 N stages into
+// passes (at most 12 stages; src/gpu/ntt.rs, `passes`), so a transform reads
+// and writes device memory two or three times instead of log2 N times.
+//
+// A pass of spans s * 2^(k-1) down to s (up, inverse) works on groups of
+// 2^k elements i = base + j * s + r (j < 2^k, r < s, base a multiple of
+// 2L = s * 2^k), closed under its stages. The twiddle of stage q (span
+// s * 2^q) at j, r is r12-root(j mod 2^q, order 2^(q+1)) * z^(2^(k-1-q)) with
+// z = w^(r * N / 2L). The z factor is the same for the whole upper half it
+// multiplies, which no later stage of the pass mixes with anything else, so it
+// moves to the end of the pass: element j gets z^bitrev_k(j) once, and the
+// stages use only the 2^11 roots of the small table. (The inverse moves it
+// to the start, as z^-bitrev_k(j).) One power of w per element per pass,
+// from two small tables.
+//
+// A block holds a tile of T = min(N, 2^NTT_TILE_LOG) elements: C = min(s,
+// T / 2^k) consecutive residues r of O = T / (2^k C) consecutive groups,
+// tile element t = (o * 2^k + j) * C + r. With C >= 4 every global access
+// covers at least one whole 32-byte sector; the last pass (s = 1) reads and
+// writes whole contiguous groups.
+//
+// The first forward pass reads the operand's limbs (`limbs`, xn of them) and
+// cuts them into 16-bit coefficients itself (zero past 4 * xn); otherwise
+// (limbs == 0) it reads a. It always writes a.
+// ---------------------------------------------------------------------------
+#define NTT_TILE_LOG 13
+#define NTT_THREADS 512
+
+extern "C" __global__ void __launch_bounds__(NTT_THREADS)
+    cugmp_ntt_pass(u64 *a, const limb_t *__restrict__ limbs, u64 xn, const u64 *__restrict__ tab, u32 log_n, u32 h,
+                   u32 log_s, u32 k, u32 inverse) {
+    extern __shared__ u64 tile[];
+    const u32 log_t = min(log_n, (u32)NTT_TILE_LOG);
+    const u32 T = 1u << log_t;
+    const u32 log_c = min(log_s, log_t - k);
+    const u32 C = 1u << log_c, G = 1u << k;
+    const u32 log_o = log_t - k - log_c;
+    const u64 chunks = 1ull << (log_s - log_c);  // blocks per group of groups
+    const u64 outer0 = ((u64)blockIdx.x >> (log_s - log_c)) << log_o;
+    const u64 r0 = ((u64)blockIdx.x & (chunks - 1)) << log_c;
+    const u32 log_2l = k + log_s;
+    // z^bitrev(j) = w^(r * bitrev(j) * N / 2L): exponent shift.
+    const u32 twist_shift = log_n - log_2l;
+
+    for (u32 t = threadIdx.x; t < T; t += NTT_THREADS) {
+        const u32 r = t & (C - 1), j = (t >> log_c) & (G - 1), o = t >> (log_c + k);
+        const u64 g = ((outer0 + o) << log_2l) + ((u64)j << log_s) + r0 + r;
+        u64 v;
+        if (limbs)
+            v = g < 4 * xn ? (limbs[g >> 2] >> (16 * (g & 3))) & 0xffffULL : 0;
+        else
+            v = a[g];
+        if (inverse && log_s) {
+            u64 e = ((r0 + r) * (__brevll(j) >> (64 - k))) << twist_shift;
+            if (e) v = gl_mul(v, ntt_power(tab, log_n, h, e, true));
+        }
+        tile[t] = v;
+    }
+    __syncthreads();
+
+    const u64 *roots = tab + (inverse ? NTT_ROOTS : 0);
+    for (u32 step = 0; step < k; step++) {
+        const u32 q = inverse ? step : k - 1 - step;
+        for (u32 u = threadIdx.x; u < T / 2; u += NTT_THREADS) {
+            const u32 r = u & (C - 1), rest = u >> log_c;
+            const u32 jp = rest & (G / 2 - 1), o = rest >> (k - 1);
+            const u32 y = jp & ((1u << q) - 1);
+            const u32 jlo = ((jp >> q) << (q + 1)) | y;
+            const u32 lo = (((o << k) + jlo) << log_c) | r;
+            const u32 hi = lo + ((1u << q) << log_c);
+            const u64 w = __ldg(&roots[y << (11 - q)]);
+            u64 x0 = tile[lo], x1 = tile[hi];
+            if (inverse) {
+                x1 = gl_mul(x1, w);
+                tile[lo] = gl_add(x0, x1);
+                tile[hi] = gl_sub(x0, x1);
+            } else {
+                tile[lo] = gl_add(x0, x1);
+                tile[hi] = gl_mul(gl_sub(x0, x1), w);
+            }
+        }
+        __syncthreads();
+    }
+
+    for (u32 t = threadIdx.x; t < T; t += NTT_THREADS) {
+        const u32 r = t & (C - 1), j = (t >> log_c) & (G - 1), o = t >> (log_c + k);
+        const u64 g = ((outer0 + o) << log_2l) + ((u64)j << log_s) + r0 + r;
+        u64 v = tile[t];
+        if (!inverse && log_s) {
+            u64 e = ((r0 + r) * (__brevll(j) >> (64 - k))) << twist_shift;
+            if (e) v = gl_mul(v, ntt_power(tab, log_n, h, e, false));
+        }
+        a[g] = v;
     }
 }
 

@@ -77,7 +77,15 @@ fn linear_sweep(api: &Api) -> (u64, u64) {
         let mut xs = vec![Integer::new(), Integer::from(1), Integer::from(-1)];
         // From 2^20 limbs on, fewer pairs (each call moves megabytes over PCIe).
         let huge = n >= 1 << 20;
-        let patterns = if huge { vec![all_ones, random] } else { vec![all_ones, power, random, shorter] };
+        // Carry and borrow chains that start and end inside tiles: limbs
+        // n/4..3n/4 all ones in `run` and `run2` (equal there: a borrow
+        // passes through), zero in `hole` (run + hole: a carry passes).
+        let (lo, hi) = (64 * (n / 4), 64 * (3 * n / 4));
+        let mask = (Integer::from(1) << hi) - (Integer::from(1) << lo);
+        let run = Integer::from(&random | &mask);
+        let run2 = Integer::from(Integer::random_bits(bits, &mut rng)) | &mask | (Integer::from(1) << (bits - 1));
+        let hole = Integer::from(Integer::random_bits(bits, &mut rng)) & Integer::from(!&mask);
+        let patterns = if huge { vec![all_ones, random] } else { vec![all_ones, power, random, shorter, run, run2, hole] };
         for x in patterns {
             xs.push(-x.clone());
             xs.push(x);

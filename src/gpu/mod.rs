@@ -60,10 +60,8 @@ struct Kernels {
     shr: CudaFunction,
     any_low_bits: CudaFunction,
     bitwise: CudaFunction,
-    ntt_twiddles: CudaFunction,
-    ntt_split16: CudaFunction,
-    ntt_dif_stage: CudaFunction,
-    ntt_dit_stage: CudaFunction,
+    ntt_tables: CudaFunction,
+    ntt_pass: CudaFunction,
     ntt_pointwise: CudaFunction,
     ntt_pointwise_sqr: CudaFunction,
     ntt_combine16: CudaFunction,
@@ -107,6 +105,8 @@ pub struct Gpu {
     stream: Mutex<Arc<CudaStream>>,
     /// The add/sub kernels' scan state (cuda/linear.cu), kept across calls.
     scan: Mutex<linear::ScanState>,
+    /// The NTT's twiddle tables, one per transform length used so far.
+    tables: ntt::Tables,
 }
 
 /// The process's GPU engine, or None (see the module doc).
@@ -209,14 +209,18 @@ fn open() -> Result<Gpu, GpuError> {
         shr: module.load_function("cugmp_shr")?,
         any_low_bits: module.load_function("cugmp_any_low_bits")?,
         bitwise: module.load_function("cugmp_bitwise")?,
-        ntt_twiddles: module.load_function("cugmp_ntt_twiddles")?,
-        ntt_split16: module.load_function("cugmp_ntt_split16")?,
-        ntt_dif_stage: module.load_function("cugmp_ntt_dif_stage")?,
-        ntt_dit_stage: module.load_function("cugmp_ntt_dit_stage")?,
+        ntt_tables: module.load_function("cugmp_ntt_tables")?,
+        ntt_pass: module.load_function("cugmp_ntt_pass")?,
         ntt_pointwise: module.load_function("cugmp_ntt_pointwise")?,
         ntt_pointwise_sqr: module.load_function("cugmp_ntt_pointwise_sqr")?,
         ntt_combine16: module.load_function("cugmp_ntt_combine16")?,
     };
+    // cugmp_ntt_pass keeps a tile of 2^13 words in shared memory: past the
+    // 48 KiB a kernel gets without asking.
+    kernels.ntt_pass.set_attribute(
+        cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+        8 << ntt::TILE_LOG,
+    )?;
     let sms = ctx.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
     Ok(Gpu {
         name: ctx.name()?,
@@ -225,6 +229,7 @@ fn open() -> Result<Gpu, GpuError> {
         multiprocessors: sms.max(1) as u32,
         stream: Mutex::new(ctx.default_stream()),
         scan: Mutex::new(linear::ScanState::default()),
+        tables: ntt::Tables::default(),
         ctx,
         kernels,
     })
