@@ -4,7 +4,7 @@
 //! target/bench-results): speedup.csv, speedup.png (speedup against GMP versus
 //! operand size, one line per operation, log scale) and tables.md.
 //!
-//!   cargo bench --bench speedup [-- --quick] [--only e2e|mul|resident|transfer|hooks]
+//!   cargo bench --bench speedup [-- --quick] [--only e2e|mul|resident|transfer|hooks] [--sizes n,n,..]
 //!
 //! cuGMP is dlopen'ed in its own namespace (as in the tests) with
 //! CUGMP_GPU=force unless the environment says otherwise, so every size shows
@@ -118,8 +118,12 @@ fn main() {
         x
     };
 
+    // --sizes 1000000,10000000: the products at these sizes only.
+    let sizes: Option<Vec<usize>> = args.iter().position(|a| a == "--sizes").and_then(|i| args.get(i + 1)).map(|v| v.split(',').filter_map(|x| x.parse().ok()).collect());
     let mul_sizes: Vec<usize> = if !want("e2e") && only.as_deref() != Some("mul") {
         vec![]
+    } else if let Some(s) = sizes {
+        s
     } else if quick { vec![1024, 10_000, 100_000] } else { vec![256, 1024, 4096, 10_000, 100_000, 1_000_000, 10_000_000] };
     let linear_sizes: Vec<usize> = if !want("e2e") {
         vec![]

@@ -16,7 +16,7 @@
 //
 // Forward: decimation in frequency (natural order in, bit-reversed out);
 // inverse: decimation in time (bit-reversed in, natural out): no bit-reversal
-// pass. Both in passes of up to 12 stages in shared memory (cugmp_ntt_pass).
+// pass. Both in passes of up to 13 stages in shared memory (cugmp_ntt_pass).
 #include "cugmp.cuh"
 
 #define GL_P 0xffffffff00000001ULL
@@ -64,23 +64,24 @@ __device__ u64 gl_pow(u64 b, u64 e) {
 
 // ---------------------------------------------------------------------------
 // Twiddle tables, built once per transform length (src/gpu/ntt.rs caches
-// them). w is a root of order N = 2^log_n, r12 one of order 2^12, both powers
-// of the same generator, so r12^(x * 2^12 / 2^(q+1)) = w^(x * N / 2^(q+1)):
-//   [0, 2048)             r12^x          stage roots inside a pass (forward)
-//   [2048, 4096)          r12^-x         (inverse)
+// them). w is a root of order N = 2^log_n, r one of order 2^13, both powers
+// of the same generator, so r^(x * 2^13 / 2^(q+1)) = w^(x * N / 2^(q+1)):
+//   [0, 4096)             r^x            stage roots inside a pass (forward)
+//   [4096, 8192)          r^-x           (inverse)
 //   then, with H = 2^h and M = N / H:
 //   A  [H]  w^i,   Ai [H]  w^-i          w^e = A[e mod H] * B[e / H] for e < N:
 //   B  [M]  w^(iH), Bi [M] w^-(iH)       two small tables instead of one of N
 // ---------------------------------------------------------------------------
-#define NTT_ROOTS 2048  // r12^x for x < 2^11: every stage root of a pass of up to 12 stages
+#define NTT_ROOT_LOG 13                        // r has order 2^NTT_ROOT_LOG
+#define NTT_ROOTS (1 << (NTT_ROOT_LOG - 1))   // r^x for x < 2^12: every stage root of a pass of up to 13 stages
 
-extern "C" __global__ void cugmp_ntt_tables(u64 *tab, u64 w, u64 w_inv, u64 r12, u64 r12_inv, u32 log_n, u32 h) {
+extern "C" __global__ void cugmp_ntt_tables(u64 *tab, u64 w, u64 w_inv, u64 r, u64 r_inv, u32 log_n, u32 h) {
     const u64 H = 1ull << h, M = 1ull << (log_n - h);
     const u64 total = 2 * NTT_ROOTS + 2 * H + 2 * M;
     GRID_STRIDE(i, total) {
         u64 base, e;
         if (i < 2 * NTT_ROOTS) {
-            base = i < NTT_ROOTS ? r12 : r12_inv;
+            base = i < NTT_ROOTS ? r : r_inv;
             e = i % NTT_ROOTS;
         } else if (i < 2 * NTT_ROOTS + 2 * H) {
             u64 k = i - 2 * NTT_ROOTS;
@@ -111,17 +112,17 @@ __device__ __forceinline__ u64 ntt_power(const u64 *tab, u32 log_n, u32 h, u64 e
 // (x + y, (x - y) * w^((i mod len) * N / (2 len))). Its inverse is the
 // decimation in time, spans 1, 2, ..., N/2, (x, y) -> (x + y t, x - y t),
 // t = w^-((i mod len) * N / (2 len)). The host groups the log2 N stages into
-// passes (at most 12 stages; src/gpu/ntt.rs, `passes`), so a transform reads
+// passes (at most 13 stages; src/gpu/ntt.rs, `passes`), so a transform reads
 // and writes device memory two or three times instead of log2 N times.
 //
 // A pass of spans s * 2^(k-1) down to s (up, inverse) works on groups of
 // 2^k elements i = base + j * s + r (j < 2^k, r < s, base a multiple of
 // 2L = s * 2^k), closed under its stages. The twiddle of stage q (span
-// s * 2^q) at j, r is r12-root(j mod 2^q, order 2^(q+1)) * z^(2^(k-1-q)) with
+// s * 2^q) at j, r is root(j mod 2^q, order 2^(q+1)) * z^(2^(k-1-q)) with
 // z = w^(r * N / 2L). The z factor is the same for the whole upper half it
 // multiplies, which no later stage of the pass mixes with anything else, so it
 // moves to the end of the pass: element j gets z^bitrev_k(j) once, and the
-// stages use only the 2^11 roots of the small table. (The inverse moves it
+// stages use only the 2^12 roots of the small table. (The inverse moves it
 // to the start, as z^-bitrev_k(j).) One power of w per element per pass,
 // from two small tables.
 //
@@ -132,16 +133,17 @@ __device__ __forceinline__ u64 ntt_power(const u64 *tab, u32 log_n, u32 h, u64 e
 // writes whole contiguous groups.
 //
 // The first forward pass reads the operand's limbs (`limbs`, xn of them) and
-// cuts them into 16-bit coefficients itself (zero past 4 * xn); otherwise
-// (limbs == 0) it reads a. It always writes a.
+// cuts them into 16-bit coefficients itself (zero past 4 * xn). The first
+// inverse pass (b != 0) reads the pointwise product a * b * scale of the two
+// forward transforms (scale = 1/N, the inverse's normalisation; b = a
+// squares): no pass of its own. Otherwise it reads a. It always writes a.
 // ---------------------------------------------------------------------------
 #define NTT_TILE_LOG 13
-#define NTT_THREADS 512
 
-extern "C" __global__ void __launch_bounds__(NTT_THREADS)
-    cugmp_ntt_pass(u64 *a, const limb_t *__restrict__ limbs, u64 xn, const u64 *__restrict__ tab, u32 log_n, u32 h,
-                   u32 log_s, u32 k, u32 inverse) {
+__device__ __forceinline__ void ntt_pass(u64 *a, const limb_t *__restrict__ limbs, u64 xn, const u64 *b, u64 scale,
+                                         const u64 *__restrict__ tab, u32 log_n, u32 h, u32 log_s, u32 k, u32 inverse) {
     extern __shared__ u64 tile[];
+    const u32 threads = blockDim.x;
     const u32 log_t = min(log_n, (u32)NTT_TILE_LOG);
     const u32 T = 1u << log_t;
     const u32 log_c = min(log_s, log_t - k);
@@ -154,12 +156,14 @@ extern "C" __global__ void __launch_bounds__(NTT_THREADS)
     // z^bitrev(j) = w^(r * bitrev(j) * N / 2L): exponent shift.
     const u32 twist_shift = log_n - log_2l;
 
-    for (u32 t = threadIdx.x; t < T; t += NTT_THREADS) {
+    for (u32 t = threadIdx.x; t < T; t += threads) {
         const u32 r = t & (C - 1), j = (t >> log_c) & (G - 1), o = t >> (log_c + k);
         const u64 g = ((outer0 + o) << log_2l) + ((u64)j << log_s) + r0 + r;
         u64 v;
         if (limbs)
             v = g < 4 * xn ? (limbs[g >> 2] >> (16 * (g & 3))) & 0xffffULL : 0;
+        else if (b)
+            v = gl_mul(gl_mul(a[g], b[g]), scale);  // b may be a: squaring
         else
             v = a[g];
         if (inverse && log_s) {
@@ -170,31 +174,80 @@ extern "C" __global__ void __launch_bounds__(NTT_THREADS)
     }
     __syncthreads();
 
+    // Stages two at a time (radix 4: four elements in registers per
+    // shared-memory round trip and per barrier), p and p + 1 being the pair's
+    // lower and upper stage. With an odd count the last stage runs alone
+    // (span 2^0 forward, the top span inverse).
     const u64 *roots = tab + (inverse ? NTT_ROOTS : 0);
-    for (u32 step = 0; step < k; step++) {
-        const u32 q = inverse ? step : k - 1 - step;
-        for (u32 u = threadIdx.x; u < T / 2; u += NTT_THREADS) {
-            const u32 r = u & (C - 1), rest = u >> log_c;
-            const u32 jp = rest & (G / 2 - 1), o = rest >> (k - 1);
-            const u32 y = jp & ((1u << q) - 1);
-            const u32 jlo = ((jp >> q) << (q + 1)) | y;
-            const u32 lo = (((o << k) + jlo) << log_c) | r;
-            const u32 hi = lo + ((1u << q) << log_c);
-            const u64 w = __ldg(&roots[y << (11 - q)]);
-            u64 x0 = tile[lo], x1 = tile[hi];
-            if (inverse) {
-                x1 = gl_mul(x1, w);
-                tile[lo] = gl_add(x0, x1);
-                tile[hi] = gl_sub(x0, x1);
-            } else {
-                tile[lo] = gl_add(x0, x1);
-                tile[hi] = gl_mul(gl_sub(x0, x1), w);
+    for (u32 step = 0; step < k;) {
+        if (step + 1 < k) {
+            const u32 p = inverse ? step : k - 2 - step;
+            for (u32 u = threadIdx.x; u < T / 4; u += threads) {
+                const u32 r = u & (C - 1), rest = u >> log_c;
+                const u32 jq = rest & (G / 4 - 1), o = rest >> (k - 2);
+                // j0: jq with zero bits inserted at p and p + 1.
+                const u32 low = jq & ((1u << p) - 1);
+                const u32 j0 = ((jq >> p) << (p + 2)) | low;
+                const u32 i00 = (((o << k) + j0) << log_c) | r;
+                const u32 d0 = (1u << p) << log_c, d1 = d0 << 1;
+                // Stage p + 1 (roots of order 2^(p+2)) at offsets low and
+                // low + 2^p; stage p (order 2^(p+1)) at offset low.
+                const u64 wa = __ldg(&roots[low << (NTT_ROOT_LOG - 2 - p)]);
+                const u64 wb = __ldg(&roots[(low << (NTT_ROOT_LOG - 2 - p)) + (NTT_ROOTS / 2)]);
+                const u64 wc = __ldg(&roots[low << (NTT_ROOT_LOG - 1 - p)]);
+                const u64 x00 = tile[i00], x01 = tile[i00 + d0], x10 = tile[i00 + d1], x11 = tile[i00 + d0 + d1];
+                u64 y00, y01, y10, y11;
+                if (inverse) {
+                    u64 t = gl_mul(x01, wc);
+                    const u64 a0 = gl_add(x00, t), a1 = gl_sub(x00, t);
+                    t = gl_mul(x11, wc);
+                    const u64 a2 = gl_add(x10, t), a3 = gl_sub(x10, t);
+                    t = gl_mul(a2, wa);
+                    y00 = gl_add(a0, t);
+                    y10 = gl_sub(a0, t);
+                    t = gl_mul(a3, wb);
+                    y01 = gl_add(a1, t);
+                    y11 = gl_sub(a1, t);
+                } else {
+                    const u64 a0 = gl_add(x00, x10), a2 = gl_mul(gl_sub(x00, x10), wa);
+                    const u64 a1 = gl_add(x01, x11), a3 = gl_mul(gl_sub(x01, x11), wb);
+                    y00 = gl_add(a0, a1);
+                    y01 = gl_mul(gl_sub(a0, a1), wc);
+                    y10 = gl_add(a2, a3);
+                    y11 = gl_mul(gl_sub(a2, a3), wc);
+                }
+                tile[i00] = y00;
+                tile[i00 + d0] = y01;
+                tile[i00 + d1] = y10;
+                tile[i00 + d0 + d1] = y11;
             }
+            step += 2;
+        } else {
+            const u32 q = inverse ? step : k - 1 - step;
+            for (u32 u = threadIdx.x; u < T / 2; u += threads) {
+                const u32 r = u & (C - 1), rest = u >> log_c;
+                const u32 jp = rest & (G / 2 - 1), o = rest >> (k - 1);
+                const u32 y = jp & ((1u << q) - 1);
+                const u32 jlo = ((jp >> q) << (q + 1)) | y;
+                const u32 lo = (((o << k) + jlo) << log_c) | r;
+                const u32 hi = lo + ((1u << q) << log_c);
+                const u64 w = __ldg(&roots[y << (NTT_ROOT_LOG - 1 - q)]);
+                u64 x0 = tile[lo], x1 = tile[hi];
+                if (inverse) {
+                    x1 = gl_mul(x1, w);
+                    tile[lo] = gl_add(x0, x1);
+                    tile[hi] = gl_sub(x0, x1);
+                } else {
+                    tile[lo] = gl_add(x0, x1);
+                    tile[hi] = gl_mul(gl_sub(x0, x1), w);
+                }
+            }
+            step += 1;
         }
         __syncthreads();
     }
 
-    for (u32 t = threadIdx.x; t < T; t += NTT_THREADS) {
+    for (u32 t = threadIdx.x; t < T; t += threads) {
         const u32 r = t & (C - 1), j = (t >> log_c) & (G - 1), o = t >> (log_c + k);
         const u64 g = ((outer0 + o) << log_2l) + ((u64)j << log_s) + r0 + r;
         u64 v = tile[t];
@@ -206,10 +259,19 @@ extern "C" __global__ void __launch_bounds__(NTT_THREADS)
     }
 }
 
-// a[i] = a[i] * b[i] * scale (scale = 1/N folds the inverse transform's
-// normalisation into the product). b may equal a (squaring).
-extern "C" __global__ void cugmp_ntt_pointwise(u64 *a, const u64 *b, u64 N, u64 scale) {
-    GRID_STRIDE(i, N) a[i] = gl_mul(gl_mul(a[i], b[i]), scale);
+// Large transforms: two or three blocks per SM (at most 42 registers a
+// thread, so three blocks of 512 fit the register file). Small ones (one
+// tile, one block): 1024 threads, so the one SM has more warps to switch.
+extern "C" __global__ void __launch_bounds__(512, 3)
+    cugmp_ntt_pass(u64 *a, const limb_t *__restrict__ limbs, u64 xn, const u64 *b, u64 scale, const u64 *__restrict__ tab,
+                   u32 log_n, u32 h, u32 log_s, u32 k, u32 inverse) {
+    ntt_pass(a, limbs, xn, b, scale, tab, log_n, h, log_s, k, inverse);
+}
+
+extern "C" __global__ void __launch_bounds__(1024, 1)
+    cugmp_ntt_pass_small(u64 *a, const limb_t *__restrict__ limbs, u64 xn, const u64 *b, u64 scale, const u64 *__restrict__ tab,
+                         u32 log_n, u32 h, u32 log_s, u32 k, u32 inverse) {
+    ntt_pass(a, limbs, xn, b, scale, tab, log_n, h, log_s, k, inverse);
 }
 
 // 128-bit value of limb i's four coefficients: sum_j coef[4i+j] << 16j.
@@ -228,8 +290,8 @@ __device__ __forceinline__ void limb_sum(const u64 *coef, u64 i, u64 *lo, u64 *h
 }
 
 // Fold coefficients into limbs: t[i] = low 64 bits of (sum_i + high part of
-// sum_{i-1}); c[i + 1] = the carry out of that addition (0 or 1), c[0] = 0
-// (zeroed by the caller). The product is then t + c, which the add kernel of
+// sum_{i-1}); c[i + 1] = the carry out of that addition (0 or 1), c[0] = 0.
+// The product is then t + c, which the add kernel of
 // cuda/linear.cu computes with its parallel carry: one carry logic for all.
 extern "C" __global__ void cugmp_ntt_combine16(limb_t *__restrict__ t, limb_t *__restrict__ c, const u64 *__restrict__ coef, u64 n) {
     GRID_STRIDE(i, n) {
@@ -241,10 +303,6 @@ extern "C" __global__ void cugmp_ntt_combine16(limb_t *__restrict__ t, limb_t *_
         t[i] = r;
         // The carry out of the top limb is 0: the product fits in n limbs.
         if (i + 1 < n) c[i + 1] = r < lo;
+        if (i == 0) c[0] = 0;
     }
-}
-
-// Squaring: a[i] = a[i]^2 * scale.
-extern "C" __global__ void cugmp_ntt_pointwise_sqr(u64 *a, u64 N, u64 scale) {
-    GRID_STRIDE(i, N) { u64 x = a[i]; a[i] = gl_mul(gl_mul(x, x), scale); }
 }

@@ -41,7 +41,16 @@ pub struct Config {
     pub check: bool,
     pub stats: bool,
     pub gpu_mem_limit: Option<usize>,
+    /// Device memory the stream-ordered allocator keeps for reuse after
+    /// frees (`CUGMP_GPU_POOL`, default DEFAULT_GPU_POOL); 0 gives every
+    /// free back to the device at once.
+    pub gpu_pool: usize,
 }
+
+/// Default of `CUGMP_GPU_POOL`: room for the buffers of a product of about
+/// 10^7 limbs, so repeated large products do not map fresh device memory
+/// each time.
+pub const DEFAULT_GPU_POOL: usize = 4 << 30;
 
 fn flag(name: &str) -> bool {
     std::env::var(name).is_ok_and(|v| !v.is_empty() && v != "0")
@@ -68,17 +77,19 @@ impl Config {
                 None
             }
         };
-        let gpu_mem_limit = match std::env::var("CUGMP_GPU_MEM_LIMIT") {
+        let bytes = |name: &str, otherwise: &str| match std::env::var(name) {
             Ok(v) if !v.is_empty() => {
                 let parsed = parse_bytes(&v);
                 if parsed.is_none() {
-                    eprintln!("cugmp: CUGMP_GPU_MEM_LIMIT={v:?} is not a byte count (e.g. 512M, 4G); no limit");
+                    eprintln!("cugmp: {name}={v:?} is not a byte count (e.g. 512M, 4G); {otherwise}");
                 }
                 parsed
             }
             _ => None,
         };
-        Config { gpu, log: flag("CUGMP_LOG"), fault, check: flag("CUGMP_CHECK"), stats: flag("CUGMP_STATS"), gpu_mem_limit }
+        let gpu_mem_limit = bytes("CUGMP_GPU_MEM_LIMIT", "no limit");
+        let gpu_pool = bytes("CUGMP_GPU_POOL", "using the default").unwrap_or(DEFAULT_GPU_POOL);
+        Config { gpu, log: flag("CUGMP_LOG"), fault, check: flag("CUGMP_CHECK"), stats: flag("CUGMP_STATS"), gpu_mem_limit, gpu_pool }
     }
 }
 

@@ -200,6 +200,30 @@ pub unsafe fn mul(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
         let (sa, sb) = (signed(a), signed(b));
         let (la, lb) = (sa.magnitude, sb.magnitude);
         let negative = sa.negative != sb.negative;
+        if !std::ptr::eq(r, a) && !std::ptr::eq(r, b) && !la.is_empty() && !lb.is_empty() {
+            // r is neither operand: the product comes from the device
+            // straight into r's limbs, and a GPU failure leaves the operands
+            // intact for the CPU.
+            let (long, short) = if la.len() >= lb.len() { (la, lb) } else { (lb, la) };
+            let n = long.len() + short.len();
+            if let Some(g) = product_route(Op::Mul, long.len(), short.len()) {
+                if ((*r)._mp_alloc as usize) < n {
+                    cpu::mpz_realloc(r, n as mp_size_t);
+                }
+                let out = std::slice::from_raw_parts_mut((*r)._mp_d, n);
+                if product_with(g, Op::Mul, long.as_ptr(), long.len(), short.as_ptr(), short.len(), "mpz_mul", out) {
+                    let size = n - out.iter().rev().take_while(|&&l| l == 0).count();
+                    // size <= n <= _mp_alloc <= INT_MAX.
+                    (*r)._mp_size = if negative { -(size as c_int) } else { size as c_int };
+                } else {
+                    cpu::mpz_mul(r, a, b);
+                }
+            } else {
+                cpu::mpz_mul(r, a, b);
+            }
+            inject_product_fault((*r)._mp_d, abi::limbs(r).len());
+            return;
+        }
         let gpu_op = |g: &gpu::Gpu| {
             // Same limbs (a == b, or equal pointers) square: one transform.
             let product = if std::ptr::eq(la, lb) { g.mul(la, la) } else { g.mul(la, lb) };
@@ -225,34 +249,49 @@ fn cpu_reference<T>(f: impl FnOnce() -> T) -> T {
     out
 }
 
-/// `{up, un} * {vp, vn}` (un + vn limbs, `un >= vn >= 1`) on the GPU when
-/// `op` is routed there; None if the CPU must do it.
-unsafe fn product_on_gpu(op: Op, up: *const mp_limb_t, un: usize, vp: *const mp_limb_t, vn: usize, what: &str) -> Option<Vec<mp_limb_t>> {
+/// `out = {up, un} * {vp, vn}` (`out` of un + vn limbs, `un >= vn >= 1`, not
+/// overlapping the operands) on the GPU when `op` is routed there; false if
+/// the CPU must do it (`out` then holds anything).
+unsafe fn product_on_gpu(op: Op, up: *const mp_limb_t, un: usize, vp: *const mp_limb_t, vn: usize, what: &str, out: &mut [mp_limb_t]) -> bool {
+    let Some(g) = product_route(op, un, vn) else { return false };
+    unsafe { product_with(g, op, up, un, vp, vn, what, out) }
+}
+
+/// The GPU when a product of un x vn limbs goes there.
+fn product_route(op: Op, un: usize, vn: usize) -> Option<&'static gpu::Gpu> {
     if op == Op::Internal && CPU_REFERENCE.with(|c| c.get()) > 0 {
         return None;
     }
-    let Route::Gpu(g) = route(op, un.min(vn), un > 0 && vn > 0) else { return None };
+    match route(op, un.min(vn), un > 0 && vn > 0) {
+        Route::Gpu(g) => Some(g),
+        Route::Cpu => None,
+    }
+}
+
+/// `product_on_gpu` once routed to `g`.
+#[allow(clippy::too_many_arguments)]
+unsafe fn product_with(g: &gpu::Gpu, op: Op, up: *const mp_limb_t, un: usize, vp: *const mp_limb_t, vn: usize, what: &str, out: &mut [mp_limb_t]) -> bool {
     let (u, v) = unsafe { (std::slice::from_raw_parts(up, un), std::slice::from_raw_parts(vp, vn)) };
     stats::gpu_attempt_starts();
     let start = std::time::Instant::now();
-    let product = if std::ptr::eq(u, v) { g.mul(u, u) } else { g.mul(u, v) };
+    let product = if std::ptr::eq(u, v) { g.mul_into(u, u, out) } else { g.mul_into(u, v, out) };
     match product {
-        Ok(p) => {
+        Ok(()) => {
             stats::gpu_call(op, start.elapsed());
             if config::get().check {
                 let mut want = vec![0; un + vn];
                 cpu_reference(|| unsafe { cpu::mpn_mul(want.as_mut_ptr(), up, un as mp_size_t, vp, vn as mp_size_t) });
-                if want != p {
+                if want != out {
                     eprintln!("cugmp: CUGMP_CHECK: the GPU's {what} of {un}x{vn} limbs differs from the CPU engine's; aborting");
                     std::process::abort();
                 }
             }
-            Some(p)
+            true
         }
         Err(e) => {
             stats::fallback(op, &e);
             log!("{what}: GPU failed ({e}); finishing on the CPU");
-            None
+            false
         }
     }
 }
@@ -260,13 +299,8 @@ unsafe fn product_on_gpu(op: Op, up: *const mp_limb_t, un: usize, vp: *const mp_
 /// `{rp, un+vn} = {up, un} * {vp, vn}` on the GPU when routed there; false if
 /// the CPU must do it. `rp` may not overlap the operands (GMP's rule for mpn_mul).
 unsafe fn mpn_product_on_gpu(rp: *mut mp_limb_t, up: *const mp_limb_t, un: usize, vp: *const mp_limb_t, vn: usize, what: &str) -> bool {
-    match unsafe { product_on_gpu(Op::Mul, up, un, vp, vn, what) } {
-        Some(p) => {
-            unsafe { std::ptr::copy_nonoverlapping(p.as_ptr(), rp, un + vn) };
-            true
-        }
-        None => false,
-    }
+    let out = unsafe { std::slice::from_raw_parts_mut(rp, un + vn) };
+    unsafe { product_on_gpu(Op::Mul, up, un, vp, vn, what, out) }
 }
 
 /// GMP's `mpn_nussbaumer_mul` (its FFT product, which its `mpn_mul`,
@@ -274,9 +308,9 @@ unsafe fn mpn_product_on_gpu(rp: *mut mp_limb_t, up: *const mp_limb_t, un: usize
 /// `{pp, an+bn} = {ap, an} * {bp, bn}`, `an >= bn > 0`, on the GPU when
 /// routed there, else `cpu` (GMP's own routine).
 pub unsafe fn internal_product(pp: *mut mp_limb_t, ap: *const mp_limb_t, an: usize, bp: *const mp_limb_t, bn: usize, cpu: impl FnOnce()) {
-    match unsafe { product_on_gpu(Op::Internal, ap, an, bp, bn, "mpn_nussbaumer_mul") } {
-        Some(p) => unsafe { std::ptr::copy_nonoverlapping(p.as_ptr(), pp, an + bn) },
-        None => cpu(),
+    let out = unsafe { std::slice::from_raw_parts_mut(pp, an + bn) };
+    if !unsafe { product_on_gpu(Op::Internal, ap, an, bp, bn, "mpn_nussbaumer_mul", out) } {
+        cpu();
     }
     inject_product_fault(pp, an + bn);
 }
@@ -288,9 +322,18 @@ pub unsafe fn internal_product(pp: *mut mp_limb_t, ap: *const mp_limb_t, an: usi
 /// full product folded once) when routed there, else `cpu`.
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn internal_mulmod_bnm1(rp: *mut mp_limb_t, rn: usize, ap: *const mp_limb_t, an: usize, bp: *const mp_limb_t, bn: usize, cpu: impl FnOnce()) {
-    match unsafe { product_on_gpu(Op::Internal, ap, an, bp, bn, "mpn_mulmod_bnm1") } {
-        Some(p) => fold_mod_bnm1(&p, unsafe { std::slice::from_raw_parts_mut(rp, rn.min(an + bn)) }),
-        None => cpu(),
+    // The full product needs room of its own: only allocated on the GPU route
+    // (GMP calls this very often with small sizes).
+    let done = product_route(Op::Internal, an, bn).is_some_and(|g| {
+        let mut product = vec![0; an + bn];
+        let ok = unsafe { product_with(g, Op::Internal, ap, an, bp, bn, "mpn_mulmod_bnm1", &mut product) };
+        if ok {
+            fold_mod_bnm1(&product, unsafe { std::slice::from_raw_parts_mut(rp, rn.min(an + bn)) });
+        }
+        ok
+    });
+    if !done {
+        cpu();
     }
     inject_product_fault(rp, rn.min(an + bn));
 }

@@ -83,7 +83,8 @@ pub(crate) unsafe fn store(r: mpz_ptr, magnitude: &[mp_limb_t], negative: bool) 
         if ((*r)._mp_alloc as usize) < n {
             crate::cpu::mpz_realloc(r, n as mp_size_t);
         }
-        std::ptr::copy_nonoverlapping(magnitude.as_ptr(), (*r)._mp_d, n);
+        // `magnitude` is the GPU engine's own buffer, never r's limbs.
+        crate::gpu::staging::copy_limbs(std::slice::from_raw_parts_mut((*r)._mp_d, n), &magnitude[..n]);
         // n <= _mp_alloc <= INT_MAX after the reallocation above.
         (*r)._mp_size = if negative { -(n as c_int) } else { n as c_int };
     }

@@ -62,8 +62,7 @@ struct Kernels {
     bitwise: CudaFunction,
     ntt_tables: CudaFunction,
     ntt_pass: CudaFunction,
-    ntt_pointwise: CudaFunction,
-    ntt_pointwise_sqr: CudaFunction,
+    ntt_pass_small: CudaFunction,
     ntt_combine16: CudaFunction,
 }
 
@@ -93,6 +92,7 @@ macro_rules! launch_elementwise {
 pub mod linear;
 pub mod resident;
 mod ntt;
+pub(crate) mod staging;
 
 pub struct Gpu {
     pub name: String,
@@ -107,6 +107,8 @@ pub struct Gpu {
     scan: Mutex<linear::ScanState>,
     /// The NTT's twiddle tables, one per transform length used so far.
     tables: ntt::Tables,
+    /// Pinned host slots for large copies (src/gpu/staging.rs).
+    staging: staging::Staging,
 }
 
 /// The process's GPU engine, or None (see the module doc).
@@ -211,16 +213,15 @@ fn open() -> Result<Gpu, GpuError> {
         bitwise: module.load_function("cugmp_bitwise")?,
         ntt_tables: module.load_function("cugmp_ntt_tables")?,
         ntt_pass: module.load_function("cugmp_ntt_pass")?,
-        ntt_pointwise: module.load_function("cugmp_ntt_pointwise")?,
-        ntt_pointwise_sqr: module.load_function("cugmp_ntt_pointwise_sqr")?,
+        ntt_pass_small: module.load_function("cugmp_ntt_pass_small")?,
         ntt_combine16: module.load_function("cugmp_ntt_combine16")?,
     };
     // cugmp_ntt_pass keeps a tile of 2^13 words in shared memory: past the
     // 48 KiB a kernel gets without asking.
-    kernels.ntt_pass.set_attribute(
-        cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-        8 << ntt::TILE_LOG,
-    )?;
+    for f in [&kernels.ntt_pass, &kernels.ntt_pass_small] {
+        f.set_attribute(cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 8 << ntt::TILE_LOG)?;
+    }
+    keep_freed_memory(&ctx, config::get().gpu_pool)?;
     let sms = ctx.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
     Ok(Gpu {
         name: ctx.name()?,
@@ -230,9 +231,24 @@ fn open() -> Result<Gpu, GpuError> {
         stream: Mutex::new(ctx.default_stream()),
         scan: Mutex::new(linear::ScanState::default()),
         tables: ntt::Tables::default(),
+        staging: staging::Staging::default(),
         ctx,
         kernels,
     })
+}
+
+/// Let the device's stream-ordered allocator (cudarc allocates with
+/// cuMemAllocAsync) keep up to `bytes` of freed memory for the next
+/// allocation. With the default threshold of 0 every synchronisation hands
+/// it back, and every product maps its buffers afresh.
+fn keep_freed_memory(ctx: &CudaContext, bytes: usize) -> Result<(), GpuError> {
+    use cudarc::driver::sys;
+    let mut pool = std::mem::MaybeUninit::<sys::CUmemoryPool>::uninit();
+    unsafe { sys::cuDeviceGetDefaultMemPool(pool.as_mut_ptr(), ctx.cu_device()) }.result()?;
+    let mut threshold = bytes as u64;
+    let attr = sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD;
+    unsafe { sys::cuMemPoolSetAttribute(pool.assume_init(), attr, (&mut threshold as *mut u64).cast()) }.result()?;
+    Ok(())
 }
 
 /// Run a GPU operation, turning a panic in the bindings into an error.
@@ -263,18 +279,6 @@ impl Gpu {
         const BLOCK: usize = THREADS as usize * 4;
         let blocks = u32::try_from(n.div_ceil(BLOCK).max(1)).map_err(|_| GpuError::TooLarge)?;
         Ok(LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (THREADS, 1, 1), shared_mem_bytes: 0 })
-    }
-
-    /// Host to device, counted for CUGMP_STATS.
-    fn htod(&self, stream: &Arc<CudaStream>, x: &[u64]) -> Result<cudarc::driver::CudaSlice<u64>, GpuError> {
-        crate::stats::copied_to_gpu(std::mem::size_of_val(x));
-        Ok(stream.clone_htod(x)?)
-    }
-
-    /// Device to host, counted for CUGMP_STATS.
-    fn dtoh(&self, stream: &Arc<CudaStream>, x: &cudarc::driver::CudaSlice<u64>) -> Result<Vec<u64>, GpuError> {
-        crate::stats::copied_from_gpu(8 * x.len());
-        Ok(stream.clone_dtoh(x)?)
     }
 
     fn stream(&self) -> Arc<CudaStream> {

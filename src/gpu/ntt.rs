@@ -51,11 +51,16 @@ pub fn device_bytes(un: usize, vn: usize) -> usize {
 
 /// Elements a block of cugmp_ntt_pass holds in shared memory (NTT_TILE_LOG).
 pub(super) const TILE_LOG: u32 = 13;
-const PASS_THREADS: u32 = 512;
-/// Stages in the last forward pass (span 1 up: whole contiguous groups) and
-/// in each other pass (at most 2^TILE_LOG / 4 elements a group, so a block
-/// takes 4 consecutive residues: whole 32-byte sectors).
-const LAST_PASS_MAX: u32 = 12;
+/// Products whose buffers take at most this much skip the free-memory query.
+const SMALL_PRODUCT_BYTES: usize = 64 << 20;
+/// The stage roots' table has roots of order 2^ROOT_LOG (NTT_ROOT_LOG).
+const ROOT_LOG: u32 = 13;
+/// Stages in the last forward pass (span 1 up: whole contiguous groups, a
+/// whole tile) and in each other pass (at most 2^TILE_LOG / 4 elements a
+/// group, so a block takes 4 consecutive residues: whole 32-byte sectors).
+/// A transform of up to 2^13 elements (a product of up to 2048 limbs) is one
+/// pass.
+const LAST_PASS_MAX: u32 = TILE_LOG;
 const PASS_MAX: u32 = TILE_LOG - 2;
 
 /// The forward transform's passes for length 2^log_n, in order, as
@@ -85,7 +90,7 @@ struct Table {
 }
 
 /// The tables built so far, one per transform length, kept for the life of
-/// the context (2 * (2^11 + 2^(log_n/2 + 1)) words each: at most a few MiB).
+/// the context (2 * (2^12 + 2^(log_n/2 + 1)) words each: at most a few MiB).
 #[derive(Default)]
 pub(super) struct Tables(Mutex<Vec<Arc<Table>>>);
 
@@ -111,7 +116,8 @@ pub fn bytes_moved(un: usize, vn: usize, squaring: bool) -> u64 {
     let later_passes = passes(n.trailing_zeros()).len() as u64 - 1;
     let forward = |limbs: usize| 8 * limbs as u64 + 8 * n + later_passes * 16 * n;
     let forwards = if squaring { forward(un) } else { forward(un) + forward(vn) };
-    let pointwise = if squaring { 16 * n } else { 24 * n };
+    // The first inverse pass reads both transforms (one when squaring).
+    let pointwise = if squaring { 0 } else { 8 * n };
     let inverse = (later_passes + 1) * 16 * n;
     let combine = 8 * n + 16 * (un + vn) as u64; // coefficients in, limbs and carries out
     let carry = 24 * (un + vn) as u64;
@@ -123,16 +129,44 @@ impl Gpu {
     /// top one possibly zero. Passing the same slice twice squares: one
     /// forward transform.
     pub fn mul(&self, u: &[u64], v: &[u64]) -> Result<Vec<u64>, GpuError> {
+        self.product_then(u, v, |stream, t| self.from_device(stream, t))
+    }
+
+    /// `out = u * v`, `out` of exactly `u.len() + v.len()` limbs, written
+    /// straight from the device (no intermediate host buffer). On an error
+    /// `out` holds anything; the caller computes it again on the CPU.
+    pub fn mul_into(&self, u: &[u64], v: &[u64], out: &mut [u64]) -> Result<(), GpuError> {
+        assert!(out.len() == u.len() + v.len(), "mul_into takes room for exactly the product");
+        self.product_then(u, v, |stream, t| self.from_device_into(stream, t, out))
+    }
+
+    /// Upload `u` and `v`, compute their product on the device, and hand it
+    /// to `fetch`.
+    fn product_then<T>(&self, u: &[u64], v: &[u64], fetch: impl FnOnce(&Arc<CudaStream>, &CudaSlice<u64>) -> Result<T, GpuError>) -> Result<T, GpuError> {
         let (un, vn) = (u.len(), v.len());
-        assert!(un > 0 && vn > 0, "mul takes non-empty operands");
+        assert!(un > 0 && vn > 0, "products take non-empty operands");
         check_bounds(un, vn)?;
         let squaring = std::ptr::eq(u, v);
         super::guarded(|| {
             let stream = self.stream();
-            let du = self.htod(&stream, u)?;
-            let dv = if squaring { None } else { Some(self.htod(&stream, v)?) };
+            // CUGMP_LOG: the time of each phase (synchronising after each,
+            // which only the log does).
+            let phases = crate::config::get().log.then(std::time::Instant::now);
+            let lap = |what: &str| -> Result<(), GpuError> {
+                if let Some(t0) = phases {
+                    stream.synchronize()?;
+                    crate::config::log!("mul {un}x{vn}: {what} done at {:.3} ms", t0.elapsed().as_secs_f64() * 1e3);
+                }
+                Ok(())
+            };
+            let du = self.to_device(&stream, u)?;
+            let dv = if squaring { None } else { Some(self.to_device(&stream, v)?) };
+            lap("upload")?;
             let t = self.product_dev(&stream, &du, un, dv.as_ref().map(|d| (d, vn)))?;
-            self.dtoh(&stream, &t)
+            lap("product")?;
+            let out = fetch(&stream, &t)?;
+            lap("download")?;
+            Ok(out)
         })
     }
 
@@ -141,10 +175,14 @@ impl Gpu {
     pub(super) fn product_dev(&self, stream: &Arc<CudaStream>, u: &CudaSlice<u64>, un: usize, v: Option<(&CudaSlice<u64>, usize)>) -> Result<CudaSlice<u64>, GpuError> {
         let vn = v.map_or(un, |(_, vn)| vn);
         check_bounds(un, vn)?;
-        let (free, _) = cudarc::driver::result::mem_get_info()?;
-        // Leave a tenth of the free memory to others.
-        if device_bytes(un, vn) > free / 10 * 9 {
-            return Err(GpuError::TooLarge);
+        // Asking the driver costs a call; a product this small fails over to
+        // the CPU just as well if its allocations do.
+        if device_bytes(un, vn) > SMALL_PRODUCT_BYTES {
+            let (free, _) = cudarc::driver::result::mem_get_info()?;
+            // Leave a tenth of the free memory to others.
+            if device_bytes(un, vn) > free / 10 * 9 {
+                return Err(GpuError::TooLarge);
+            }
         }
         let _claim = super::reserve(device_bytes(un, vn))?;
         injected(Fault::GpuOom, "gpu-oom")?;
@@ -153,19 +191,17 @@ impl Gpu {
         injected(Fault::GpuLaunch, "gpu-launch")?;
         let table = self.table(stream, n.trailing_zeros())?;
 
-        let mut a = self.transform(stream, &table, Some((u, un)), None)?;
-        let nn = n as u64;
-        match v {
-            Some((v, vn)) => {
-                let b = self.transform(stream, &table, Some((v, vn)), None)?;
-                launch!(self, stream, ntt_pointwise, n, &mut a, &b, &nn, &n_inv);
-            }
-            None => launch!(self, stream, ntt_pointwise_sqr, n, &mut a, &nn, &n_inv),
-        }
-        let a = self.transform(stream, &table, None, Some(a))?;
+        let a = self.forward(stream, &table, u, un)?;
+        let b = match v {
+            Some((v, vn)) => Some(self.forward(stream, &table, v, vn)?),
+            None => None,
+        };
+        // The pointwise product happens in the inverse's first pass.
+        let a = self.inverse_of_product(stream, &table, a, b.as_ref(), n_inv)?;
         let limbs = (un + vn) as u64;
-        let mut t = stream.alloc_zeros::<u64>(un + vn)?;
-        let mut c = stream.alloc_zeros::<u64>(un + vn)?;
+        // combine16 writes every limb of both.
+        let mut t = unsafe { stream.alloc::<u64>(un + vn) }?;
+        let mut c = unsafe { stream.alloc::<u64>(un + vn) }?;
         launch!(self, stream, ntt_combine16, un + vn, &mut t, &mut c, &a, &limbs);
         self.add_in_place(stream, &mut t, &c, un + vn)?;
         Ok(t)
@@ -178,43 +214,62 @@ impl Gpu {
             return Ok(t.clone());
         }
         let h = log_n.div_ceil(2);
-        let len = 2 * 2048 + 2 * (1usize << h) + 2 * (1usize << (log_n - h));
+        let len = 2 * (1usize << (ROOT_LOG - 1)) + 2 * (1usize << h) + 2 * (1usize << (log_n - h));
         let mut words = stream.alloc_zeros::<u64>(len)?;
         let w = pow_mod(GENERATOR, (P - 1) >> log_n);
-        let r12 = pow_mod(GENERATOR, (P - 1) >> 12);
-        let (w_inv, r12_inv) = (pow_mod(w, P - 2), pow_mod(r12, P - 2));
-        launch!(self, stream, ntt_tables, len, &mut words, &w, &w_inv, &r12, &r12_inv, &log_n, &h);
+        let r = pow_mod(GENERATOR, (P - 1) >> ROOT_LOG);
+        let (w_inv, r_inv) = (pow_mod(w, P - 2), pow_mod(r, P - 2));
+        launch!(self, stream, ntt_tables, len, &mut words, &w, &w_inv, &r, &r_inv, &log_n, &h);
         let table = Arc::new(Table { log_n, h, words });
         tables.push(table.clone());
         Ok(table)
     }
 
-    /// Forward transform of limbs `x` (`Some((limbs, count))`: cut into
-    /// coefficients by the first pass; the result is bit-reversed), or the
-    /// inverse of `coefs` (bit-reversed in, natural order out), in place.
-    fn transform(&self, stream: &Arc<CudaStream>, table: &Table, x: Option<(&CudaSlice<u64>, usize)>, coefs: Option<CudaSlice<u64>>) -> Result<CudaSlice<u64>, GpuError> {
-        let log_n = table.log_n;
-        let n = 1usize << log_n;
-        let mut a = match coefs {
-            Some(a) => a,
-            None => stream.alloc_zeros::<u64>(n)?,
+    /// The forward transform (bit-reversed out) of the `xn` limbs `x`, cut
+    /// into coefficients by the first pass.
+    fn forward(&self, stream: &Arc<CudaStream>, table: &Table, x: &CudaSlice<u64>, xn: usize) -> Result<CudaSlice<u64>, GpuError> {
+        // The first pass writes every element.
+        let mut a = unsafe { stream.alloc::<u64>(1 << table.log_n) }?;
+        let first = (super::linear::addr(x, stream), xn as u64, 0u64, 0u64);
+        self.passes(stream, table, &mut a, false, first)?;
+        Ok(a)
+    }
+
+    /// The inverse transform (natural order out) of `a * b * scale` (`b`
+    /// None: `a * a * scale`), `a` and `b` forward transforms, in a.
+    fn inverse_of_product(&self, stream: &Arc<CudaStream>, table: &Table, mut a: CudaSlice<u64>, b: Option<&CudaSlice<u64>>, scale: u64) -> Result<CudaSlice<u64>, GpuError> {
+        let b = match b {
+            Some(b) => super::linear::addr(b, stream),
+            None => super::linear::addr(&a, stream),
         };
-        let inverse = x.is_none() as u32;
+        self.passes(stream, table, &mut a, true, (0, 0, b, scale))?;
+        Ok(a)
+    }
+
+    /// Run the passes of one transform over `a`; the first pass gets
+    /// `first` = (limbs, limb count, b, scale) (cuda/ntt.cu, cugmp_ntt_pass),
+    /// the others read `a` alone.
+    fn passes(&self, stream: &Arc<CudaStream>, table: &Table, a: &mut CudaSlice<u64>, inverse: bool, first: (u64, u64, u64, u64)) -> Result<(), GpuError> {
+        let log_n = table.log_n;
         let mut plan = passes(log_n);
-        if inverse == 1 {
+        if inverse {
             plan.reverse();
         }
         let tile = 1usize << log_n.min(TILE_LOG);
-        let cfg = LaunchConfig { grid_dim: ((n / tile) as u32, 1, 1), block_dim: (PASS_THREADS, 1, 1), shared_mem_bytes: 8 * tile as u32 };
+        let blocks = ((1usize << log_n) / tile) as u32;
+        // One block: the small kernel's 1024 threads (cuda/ntt.cu).
+        let threads = if blocks == 1 { 1024 } else { 512 };
+        let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (threads, 1, 1), shared_mem_bytes: 8 * tile as u32 };
+        let inverse = inverse as u32;
         for (i, &(log_s, k)) in plan.iter().enumerate() {
-            // The first forward pass reads the limbs; every other pass reads a.
-            let (limbs, xn) = match x {
-                Some((limbs, xn)) if i == 0 => (super::linear::addr(limbs, stream), xn as u64),
-                _ => (0u64, 0u64),
-            };
-            launch_with!(self, stream, ntt_pass, cfg, &mut a, &limbs, &xn, &table.words, &log_n, &table.h, &log_s, &k, &inverse);
+            let (limbs, xn, b, scale) = if i == 0 { first } else { (0, 0, 0, 0) };
+            if blocks == 1 {
+                launch_with!(self, stream, ntt_pass_small, cfg, &mut *a, &limbs, &xn, &b, &scale, &table.words, &log_n, &table.h, &log_s, &k, &inverse);
+            } else {
+                launch_with!(self, stream, ntt_pass, cfg, &mut *a, &limbs, &xn, &b, &scale, &table.words, &log_n, &table.h, &log_s, &k, &inverse);
+            }
         }
-        Ok(a)
+        Ok(())
     }
 }
 
