@@ -124,7 +124,7 @@ fn main() {
         vec![]
     } else if let Some(s) = sizes {
         s
-    } else if quick { vec![1024, 10_000, 100_000] } else { vec![256, 1024, 4096, 10_000, 100_000, 1_000_000, 10_000_000] };
+    } else if quick { vec![1024, 10_000, 100_000] } else { vec![256, 512, 1024, 4096, 10_000, 100_000, 1_000_000, 10_000_000] };
     let linear_sizes: Vec<usize> = if !want("e2e") {
         vec![]
     } else if quick { vec![10_000, 100_000] } else { vec![10_000, 100_000, 1_000_000, 10_000_000, 100_000_000] };

@@ -126,7 +126,9 @@ __device__ __forceinline__ u64 ntt_power(const u64 *tab, u32 log_n, u32 h, u64 e
 // to the start, as z^-bitrev_k(j).) One power of w per element per pass,
 // from two small tables.
 //
-// A block holds a tile of T = min(N, 2^NTT_TILE_LOG) elements: C = min(s,
+// A block holds a tile of T = 2^log_t elements (the host picks log_t <= 13,
+// smaller for small N so that a pass has several blocks; src/gpu/ntt.rs,
+// `tile_log`): C = min(s,
 // T / 2^k) consecutive residues r of O = T / (2^k C) consecutive groups,
 // tile element t = (o * 2^k + j) * C + r. With C >= 4 every global access
 // covers at least one whole 32-byte sector; the last pass (s = 1) reads and
@@ -138,13 +140,14 @@ __device__ __forceinline__ u64 ntt_power(const u64 *tab, u32 log_n, u32 h, u64 e
 // forward transforms (scale = 1/N, the inverse's normalisation; b = a
 // squares): no pass of its own. Otherwise it reads a. It always writes a.
 // ---------------------------------------------------------------------------
-#define NTT_TILE_LOG 13
-
-__device__ __forceinline__ void ntt_pass(u64 *a, const limb_t *__restrict__ limbs, u64 xn, const u64 *b, u64 scale,
-                                         const u64 *__restrict__ tab, u32 log_n, u32 h, u32 log_s, u32 k, u32 inverse) {
+// Shared memory: 8 * 2^log_t bytes (64 KiB at the largest tile, 2^13).
+// At most 40 registers a thread (ptxas 13.0 spills a few bytes), so three
+// blocks of 512 threads fit an SM's register file.
+extern "C" __global__ void __launch_bounds__(512, 3)
+    cugmp_ntt_pass(u64 *a, const limb_t *__restrict__ limbs, u64 xn, const u64 *b, u64 scale, const u64 *__restrict__ tab,
+                   u32 log_n, u32 h, u32 log_t, u32 log_s, u32 k, u32 inverse) {
     extern __shared__ u64 tile[];
     const u32 threads = blockDim.x;
-    const u32 log_t = min(log_n, (u32)NTT_TILE_LOG);
     const u32 T = 1u << log_t;
     const u32 log_c = min(log_s, log_t - k);
     const u32 C = 1u << log_c, G = 1u << k;
@@ -257,21 +260,6 @@ __device__ __forceinline__ void ntt_pass(u64 *a, const limb_t *__restrict__ limb
         }
         a[g] = v;
     }
-}
-
-// Large transforms: two or three blocks per SM (at most 42 registers a
-// thread, so three blocks of 512 fit the register file). Small ones (one
-// tile, one block): 1024 threads, so the one SM has more warps to switch.
-extern "C" __global__ void __launch_bounds__(512, 3)
-    cugmp_ntt_pass(u64 *a, const limb_t *__restrict__ limbs, u64 xn, const u64 *b, u64 scale, const u64 *__restrict__ tab,
-                   u32 log_n, u32 h, u32 log_s, u32 k, u32 inverse) {
-    ntt_pass(a, limbs, xn, b, scale, tab, log_n, h, log_s, k, inverse);
-}
-
-extern "C" __global__ void __launch_bounds__(1024, 1)
-    cugmp_ntt_pass_small(u64 *a, const limb_t *__restrict__ limbs, u64 xn, const u64 *b, u64 scale, const u64 *__restrict__ tab,
-                         u32 log_n, u32 h, u32 log_s, u32 k, u32 inverse) {
-    ntt_pass(a, limbs, xn, b, scale, tab, log_n, h, log_s, k, inverse);
 }
 
 // 128-bit value of limb i's four coefficients: sum_j coef[4i+j] << 16j.

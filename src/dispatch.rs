@@ -65,18 +65,20 @@ impl Op {
 pub fn auto_threshold(op: Op) -> Option<usize> {
     match op {
         // Products, on the shorter operand's size. Measured on an H200 against
-        // GMP 6.3 on its host (RESULTS.md, 2026-11-21, benches/mul.rs): n x n
-        // at 1024 limbs the GPU took 2x GMP's time, at 4096 limbs 0.4x
-        // (2.5x faster). Unbalanced products with a short side below this
-        // stay on GMP, whose cost there is small.
-        Op::Mul => Some(4096),
-        // GMP's internal products. Measured on the H200 with 4096 here
-        // (RESULTS.md, 2026-11-21, third session): mpz_get_str of 10^4 limbs,
-        // whose products are at most about 5000 limbs, came out 0.96x GMP,
-        // while mpz_tdiv_qr of 2x10^4 by 10^4 limbs (products near 10^4)
-        // was 1.83x. Raised to 8192 so that radix conversion near 10^4
-        // limbs stays on GMP; not yet re-measured at this value.
-        Op::Internal => Some(8192),
+        // GMP 6.3 on its host (RESULTS.md, 2026-11-21, fourth session,
+        // `cargo bench --bench speedup -- --only mul`): n x n at 1024 limbs
+        // the GPU is 1.58x faster end to end, at 256 limbs 4x slower.
+        // Unbalanced products with a short side below this stay on GMP,
+        // whose cost there is small.
+        Op::Mul => Some(1024),
+        // GMP's internal products (division, roots, radix conversion).
+        // Third session, with the old NTT (one launch per radix-2 stage),
+        // mpz_get_str of 10^4 limbs lost 4% with these on the GPU from 4096
+        // limbs; with this session's engine products of 1024 limbs and up
+        // are faster on the GPU. 2048 leaves GMP's smallest FFT-range
+        // products on the CPU; the hooks rows in RESULTS.md (fourth session)
+        // were measured with this value.
+        Op::Internal => Some(2048),
         // Add, sub, shifts and logic: O(n) work on O(n) bytes, and on the ABI
         // path the operands cross PCIe both ways. Not yet measured to win
         // end to end (RESULTS.md): CPU.

@@ -341,7 +341,8 @@ fn thresholds_are_reported() {
     let lib = Library::open();
     let threshold: unsafe extern "C" fn(*const c_char) -> libc::c_long = unsafe { lib.sym("cugmp_threshold") };
     let ask = |name: &str| unsafe { threshold(CString::new(name).unwrap().as_ptr()) };
-    assert_eq!(ask("mul"), 4096, "measured product crossover (RESULTS.md)");
+    assert_eq!(ask("mul"), 1024, "measured product crossover (RESULTS.md)");
+    assert_eq!(ask("gmp-internal mul"), 2048, "GMP's own products (RESULTS.md)");
     assert_eq!(ask("add"), -1, "add never goes to the GPU under auto yet");
     assert_eq!(ask("no-such-op"), -2);
     assert_eq!(unsafe { threshold(std::ptr::null()) }, -2);

@@ -62,9 +62,13 @@ struct Kernels {
     bitwise: CudaFunction,
     ntt_tables: CudaFunction,
     ntt_pass: CudaFunction,
-    ntt_pass_small: CudaFunction,
     ntt_combine16: CudaFunction,
 }
+
+/// The element-wise kernels' geometry (ELEMENTWISE_THREADS, ELEMENTWISE_BLOCK
+/// in cuda/cugmp.cuh): threads a block, limbs a block.
+const ELEMENTWISE_THREADS: u32 = 256;
+const ELEMENTWISE_BLOCK: usize = 4 * ELEMENTWISE_THREADS as usize;
 
 /// Launch kernel `$name` with geometry `$cfg` on `$stream`.
 macro_rules! launch_with {
@@ -213,14 +217,11 @@ fn open() -> Result<Gpu, GpuError> {
         bitwise: module.load_function("cugmp_bitwise")?,
         ntt_tables: module.load_function("cugmp_ntt_tables")?,
         ntt_pass: module.load_function("cugmp_ntt_pass")?,
-        ntt_pass_small: module.load_function("cugmp_ntt_pass_small")?,
         ntt_combine16: module.load_function("cugmp_ntt_combine16")?,
     };
     // cugmp_ntt_pass keeps a tile of 2^13 words in shared memory: past the
     // 48 KiB a kernel gets without asking.
-    for f in [&kernels.ntt_pass, &kernels.ntt_pass_small] {
-        f.set_attribute(cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 8 << ntt::TILE_LOG)?;
-    }
+    kernels.ntt_pass.set_attribute(cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 8 << ntt::TILE_LOG)?;
     keep_freed_memory(&ctx, config::get().gpu_pool)?;
     let sms = ctx.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
     Ok(Gpu {
@@ -275,10 +276,8 @@ impl Gpu {
     /// Launch geometry for an element-wise kernel over `n` limbs: one block
     /// per ELEMENTWISE_BLOCK of them (cuda/cugmp.cuh).
     fn elementwise_grid(&self, n: usize) -> Result<LaunchConfig, GpuError> {
-        const THREADS: u32 = 256;
-        const BLOCK: usize = THREADS as usize * 4;
-        let blocks = u32::try_from(n.div_ceil(BLOCK).max(1)).map_err(|_| GpuError::TooLarge)?;
-        Ok(LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (THREADS, 1, 1), shared_mem_bytes: 0 })
+        let blocks = u32::try_from(n.div_ceil(ELEMENTWISE_BLOCK).max(1)).map_err(|_| GpuError::TooLarge)?;
+        Ok(LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (ELEMENTWISE_THREADS, 1, 1), shared_mem_bytes: 0 })
     }
 
     fn stream(&self) -> Arc<CudaStream> {

@@ -49,26 +49,34 @@ pub fn device_bytes(un: usize, vn: usize) -> usize {
     8 * 2 * n + 8 * (un + vn) * 2 + 4 * (un + vn).div_ceil(1024)
 }
 
-/// Elements a block of cugmp_ntt_pass holds in shared memory (NTT_TILE_LOG).
+/// Largest tile of cugmp_ntt_pass: 2^13 elements, 64 KiB of shared memory.
 pub(super) const TILE_LOG: u32 = 13;
-/// Products whose buffers take at most this much skip the free-memory query.
-const SMALL_PRODUCT_BYTES: usize = 64 << 20;
 /// The stage roots' table has roots of order 2^ROOT_LOG (NTT_ROOT_LOG).
 const ROOT_LOG: u32 = 13;
-/// Stages in the last forward pass (span 1 up: whole contiguous groups, a
-/// whole tile) and in each other pass (at most 2^TILE_LOG / 4 elements a
-/// group, so a block takes 4 consecutive residues: whole 32-byte sectors).
-/// A transform of up to 2^13 elements (a product of up to 2048 limbs) is one
-/// pass.
-const LAST_PASS_MAX: u32 = TILE_LOG;
-const PASS_MAX: u32 = TILE_LOG - 2;
+/// Products whose buffers take at most this much skip the free-memory query.
+const SMALL_PRODUCT_BYTES: usize = 64 << 20;
+
+/// Tile (log2 of the elements a block holds) for a transform of 2^log_n:
+/// the largest, except that a small transform takes smaller tiles so each
+/// pass has at least 2^4 blocks on as many SMs (one block per transform
+/// took 35 us a pass at 2^13, measured with ncu on the H200), but never
+/// below 2^10 (then more passes would cost more launches than the blocks
+/// gain).
+pub fn tile_log(log_n: u32) -> u32 {
+    log_n.saturating_sub(4).clamp(10, TILE_LOG).min(log_n)
+}
 
 /// The forward transform's passes for length 2^log_n, in order, as
 /// (log2 of the smallest span, stages). The inverse runs them in reverse.
+/// The last pass (span 1 up: whole contiguous groups) takes up to a whole
+/// tile's stages; every other pass at most 2^(tile - 2) elements a group, so
+/// a block takes at least 4 consecutive residues: whole 32-byte sectors.
 pub fn passes(log_n: u32) -> Vec<(u32, u32)> {
-    let last = log_n.min(LAST_PASS_MAX);
+    let log_t = tile_log(log_n);
+    let last = log_n.min(log_t);
     let mut rest = log_n - last;
-    let mut count = rest.div_ceil(PASS_MAX);
+    // (A transform of one tile or less has no other pass.)
+    let mut count = if rest == 0 { 0 } else { rest.div_ceil(log_t - 2) };
     let mut out = Vec::new();
     let mut span_log = log_n;
     while count > 0 {
@@ -255,19 +263,16 @@ impl Gpu {
         if inverse {
             plan.reverse();
         }
-        let tile = 1usize << log_n.min(TILE_LOG);
+        let log_t = tile_log(log_n);
+        let tile = 1usize << log_t;
         let blocks = ((1usize << log_n) / tile) as u32;
-        // One block: the small kernel's 1024 threads (cuda/ntt.cu).
-        let threads = if blocks == 1 { 1024 } else { 512 };
+        // A quarter of the tile: one radix-4 group a thread per round.
+        let threads = (tile as u32 / 4).clamp(32, 512);
         let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (threads, 1, 1), shared_mem_bytes: 8 * tile as u32 };
         let inverse = inverse as u32;
         for (i, &(log_s, k)) in plan.iter().enumerate() {
             let (limbs, xn, b, scale) = if i == 0 { first } else { (0, 0, 0, 0) };
-            if blocks == 1 {
-                launch_with!(self, stream, ntt_pass_small, cfg, &mut *a, &limbs, &xn, &b, &scale, &table.words, &log_n, &table.h, &log_s, &k, &inverse);
-            } else {
-                launch_with!(self, stream, ntt_pass, cfg, &mut *a, &limbs, &xn, &b, &scale, &table.words, &log_n, &table.h, &log_s, &k, &inverse);
-            }
+            launch_with!(self, stream, ntt_pass, cfg, &mut *a, &limbs, &xn, &b, &scale, &table.words, &log_n, &table.h, &log_t, &log_s, &k, &inverse);
         }
         Ok(())
     }
@@ -291,17 +296,19 @@ mod tests {
     fn passes_cover_every_stage_once() {
         for log_n in 1..=32u32 {
             let plan = passes(log_n);
+            let log_t = tile_log(log_n);
+            assert!(log_t <= log_n && log_t <= TILE_LOG && (log_t >= 10 || log_t == log_n));
             // Spans from 2^(log_n - 1) down to 1, each stage in exactly one pass.
             let mut top = log_n;
             for &(log_s, k) in &plan {
                 assert!(k >= 1 && log_s + k == top, "log_n {log_n}: {plan:?}");
-                assert!(k <= if log_s == 0 { LAST_PASS_MAX } else { PASS_MAX });
+                assert!(k <= if log_s == 0 { log_t } else { log_t - 2 });
                 // A block of a pass with a span above 1 takes at least 4 residues.
                 assert!(log_s == 0 || log_s >= 2);
                 top = log_s;
             }
             assert_eq!(top, 0);
-            assert!(plan.len() <= 3 || log_n > 34);
+            assert!(plan.len() <= 3, "log_n {log_n}: {plan:?}");
         }
     }
 
