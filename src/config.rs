@@ -50,7 +50,7 @@ pub struct Config {
 /// Default of `CUGMP_GPU_POOL`: room for the buffers of a product of about
 /// 10^7 limbs, so repeated large products do not map fresh device memory
 /// each time.
-pub const DEFAULT_GPU_POOL: usize = 4 << 30;
+pub(crate) const DEFAULT_GPU_POOL: usize = 4 << 30;
 
 fn flag(name: &str) -> bool {
     std::env::var(name).is_ok_and(|v| !v.is_empty() && v != "0")

@@ -79,9 +79,16 @@ pub fn auto_threshold(op: Op) -> Option<usize> {
         // products on the CPU; the hooks rows in RESULTS.md (fourth session)
         // were measured with this value.
         Op::Internal => Some(2048),
-        // Add, sub, shifts and logic: O(n) work on O(n) bytes, and on the ABI
-        // path the operands cross PCIe both ways. Not yet measured to win
-        // end to end (RESULTS.md): CPU.
+        // Add and sub, on the shorter operand's size (a sum with a short
+        // operand, x += 1 on a long x, is cheap for GMP and would cost the GPU
+        // every limb twice over PCIe). O(n) work on O(n) bytes that cross
+        // PCIe both ways: with the threaded pinned copies (src/gpu/staging.rs)
+        // the H200 took 0.83x GMP's time for an n x n add at 10^8 limbs,
+        // 0.93x at 10^7 (within the run-to-run noise there) and 2.3x at 10^6
+        // (RESULTS.md, fourth session): only from 10^8.
+        Op::Add | Op::Sub => Some(100_000_000),
+        // Shifts and logic: no faster than GMP end to end at any size
+        // measured (0.99x at 10^8 limbs): CPU.
         _ => None,
     }
 }
@@ -182,10 +189,14 @@ fn longer(a: mpz_srcptr, b: mpz_srcptr) -> usize {
     unsafe { abi::limbs(a).len().max(abi::limbs(b).len()) }
 }
 
+fn shorter(a: mpz_srcptr, b: mpz_srcptr) -> usize {
+    unsafe { abi::limbs(a).len().min(abi::limbs(b).len()) }
+}
+
 pub unsafe fn add(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
     unsafe {
         let (sa, sb) = (signed(a), signed(b));
-        mpz_op(Op::Add, "mpz_add", longer(a, b), true, r, |g| g.add(sa, sb), |t| cpu::mpz_add(t, a, b))
+        mpz_op(Op::Add, "mpz_add", shorter(a, b), true, r, |g| g.add(sa, sb), |t| cpu::mpz_add(t, a, b))
     }
 }
 
@@ -193,7 +204,7 @@ pub unsafe fn sub(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
     unsafe {
         let (sa, sb) = (signed(a), signed(b));
         let minus_b = Signed { negative: !sb.negative, magnitude: sb.magnitude };
-        mpz_op(Op::Sub, "mpz_sub", longer(a, b), true, r, |g| g.add(sa, minus_b), |t| cpu::mpz_sub(t, a, b))
+        mpz_op(Op::Sub, "mpz_sub", shorter(a, b), true, r, |g| g.add(sa, minus_b), |t| cpu::mpz_sub(t, a, b))
     }
 }
 
