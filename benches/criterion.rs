@@ -19,7 +19,8 @@ fn products(c: &mut Criterion) {
     }
     let api = api();
     let load = |x: &Integer| Mpz::load(api.init, api.init2, x);
-    let ops: [(&str, Bin, fn(&mut Integer, &Integer, &Integer)); 3] = [
+    type RugOp = fn(&mut Integer, &Integer, &Integer);
+    let ops: [(&str, Bin, RugOp); 3] = [
         ("mul", api.mul, |r, a, b| r.assign(a * b)),
         ("sqr", api.mul, |r, a, _| r.assign(a.square_ref())),
         ("add", api.add, |r, a, b| r.assign(a + b)),

@@ -117,8 +117,10 @@ int cugmp_bench_resident(const char *op, size_t limbs, int reps, double *seconds
 /*
  Benchmark support: the mean time in seconds of adding two `limbs`-limb
  operands from host memory into host memory on the GPU, staged as `how`
- says: "pageable" (what mpz_add does under CUGMP_GPU=force), "pinned"
- (host copies through pinned staging buffers), "zero-copy" (the kernel
+ says: "abi" (what mpz_add does under CUGMP_GPU=force: the engine's own
+ copies, threaded through pinned slots when large; "pageable" is the same,
+ its name from before those copies), "pinned" (one thread's host copies
+ through pinned staging buffers), "zero-copy" (the kernel
  reads and writes pinned host memory over PCIe), "pinned-operands" (DMA
  only, as if the operands lived in pinned memory). Returns as
  `cugmp_bench_resident`.

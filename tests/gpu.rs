@@ -59,7 +59,8 @@ fn linear_sweep(api: &Api) -> (u64, u64) {
     let mut rng = RandState::new();
     let before = unsafe { (api.gpu_operations)() };
     let mut calls = 0u64;
-    let binary: [(&str, Bin, fn(&Integer, &Integer) -> Integer); 5] = [
+    type Reference = fn(&Integer, &Integer) -> Integer;
+    let binary: [(&str, Bin, Reference); 5] = [
         ("mpz_add", api.add, |a, b| Integer::from(a + b)),
         ("mpz_sub", api.sub, |a, b| Integer::from(a - b)),
         ("mpz_and", api.and, |a, b| Integer::from(a & b)),

@@ -128,8 +128,10 @@ pub unsafe extern "C" fn cugmp_bench_resident(op: *const c_char, limbs: size_t, 
 
 /// Benchmark support: the mean time in seconds of adding two `limbs`-limb
 /// operands from host memory into host memory on the GPU, staged as `how`
-/// says: "pageable" (what mpz_add does under CUGMP_GPU=force), "pinned"
-/// (host copies through pinned staging buffers), "zero-copy" (the kernel
+/// says: "abi" (what mpz_add does under CUGMP_GPU=force: the engine's own
+/// copies, threaded through pinned slots when large; "pageable" is the same,
+/// its name from before those copies), "pinned" (one thread's host copies
+/// through pinned staging buffers), "zero-copy" (the kernel
 /// reads and writes pinned host memory over PCIe), "pinned-operands" (DMA
 /// only, as if the operands lived in pinned memory). Returns as
 /// `cugmp_bench_resident`.
@@ -141,7 +143,7 @@ pub unsafe extern "C" fn cugmp_bench_transfer(how: *const c_char, limbs: size_t,
             return -2;
         }
         let which = match unsafe { CStr::from_ptr(how) }.to_bytes() {
-            b"pageable" => Transfer::Pageable,
+            b"abi" | b"pageable" => Transfer::AbiPath,
             b"pinned" => Transfer::PinnedStaging,
             b"zero-copy" => Transfer::ZeroCopy,
             b"pinned-operands" => Transfer::PinnedOperands,

@@ -144,11 +144,11 @@ impl Gpu {
     /// has an address).
     fn upload(&self, stream: &Arc<CudaStream>, x: &[u64]) -> Result<CudaSlice<u64>, GpuError> {
         injected(Fault::GpuOom, "gpu-oom")?;
-        self.to_device(stream, x)
+        self.copy_to_device(stream, x)
     }
 
     fn download(&self, stream: &Arc<CudaStream>, x: &CudaSlice<u64>, negative: bool) -> Result<Owned, GpuError> {
-        Ok(Owned::new(negative, self.from_device(stream, x)?))
+        Ok(Owned::new(negative, self.copy_from_device(stream, x)?))
     }
 
     /// `-(R + 1)` for `R` of `n` limbs held in `r`, which has room for n + 1.
@@ -250,7 +250,7 @@ impl Gpu {
             let _claim = super::reserve(8 * (3 * (na + nb) + 2) + (na + nb) / 256 + 64)?;
             let (da, db) = (self.upload(&stream, a.magnitude)?, self.upload(&stream, b.magnitude)?);
             // The 1 of |x| - 1 and -(R + 1), for the cases with a negative operand.
-            let one = || self.to_device(&stream, &[1u64]);
+            let one = || self.copy_to_device(&stream, &[1u64]);
             match (a.negative, b.negative) {
                 (false, false) => {
                     let n = if op == Logic::And { na.min(nb) } else { na.max(nb) };

@@ -137,7 +137,7 @@ impl Gpu {
     /// top one possibly zero. Passing the same slice twice squares: one
     /// forward transform.
     pub fn mul(&self, u: &[u64], v: &[u64]) -> Result<Vec<u64>, GpuError> {
-        self.product_then(u, v, |stream, t| self.from_device(stream, t))
+        self.product_then(u, v, |stream, t| self.copy_from_device(stream, t))
     }
 
     /// `out = u * v`, `out` of exactly `u.len() + v.len()` limbs, written
@@ -145,7 +145,7 @@ impl Gpu {
     /// `out` holds anything; the caller computes it again on the CPU.
     pub fn mul_into(&self, u: &[u64], v: &[u64], out: &mut [u64]) -> Result<(), GpuError> {
         assert!(out.len() == u.len() + v.len(), "mul_into takes room for exactly the product");
-        self.product_then(u, v, |stream, t| self.from_device_into(stream, t, out))
+        self.product_then(u, v, |stream, t| self.copy_from_device_into(stream, t, out))
     }
 
     /// Upload `u` and `v`, compute their product on the device, and hand it
@@ -167,8 +167,8 @@ impl Gpu {
                 }
                 Ok(())
             };
-            let du = self.to_device(&stream, u)?;
-            let dv = if squaring { None } else { Some(self.to_device(&stream, v)?) };
+            let du = self.copy_to_device(&stream, u)?;
+            let dv = if squaring { None } else { Some(self.copy_to_device(&stream, v)?) };
             lap("upload")?;
             let t = self.product_dev(&stream, &du, un, dv.as_ref().map(|d| (d, vn)))?;
             lap("product")?;

@@ -27,9 +27,10 @@ pub enum Resident {
 /// How host operands reach the add kernel (`time_transfer`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Transfer {
-    /// What the ABI path does: copies from and to pageable host memory.
-    Pageable,
-    /// Host copies into pinned staging buffers, DMA both ways.
+    /// What the ABI path does: the engine's own copies (src/gpu/staging.rs:
+    /// several threads through pinned slots for large operands).
+    AbiPath,
+    /// One thread's host copies into pinned staging buffers, DMA both ways.
     PinnedStaging,
     /// Host copies into pinned buffers; the kernel reads and writes them over PCIe.
     ZeroCopy,
@@ -124,7 +125,7 @@ impl Gpu {
             let mut out = vec![0u64; n + 1];
             let stream = self.stream();
             let reps = reps.max(1);
-            if how == Transfer::Pageable {
+            if how == Transfer::AbiPath {
                 let (sa, sb) = (super::linear::Signed { negative: false, magnitude: &a }, super::linear::Signed { negative: false, magnitude: &b });
                 self.add(sa, sb)?;
                 let t = Instant::now();

@@ -92,7 +92,7 @@ impl Gpu {
 
     /// Host limbs to a new device buffer of the same length (at least one
     /// limb: an empty `x` gives one zero limb, so every buffer has an address).
-    pub(super) fn to_device(&self, stream: &Arc<CudaStream>, x: &[u64]) -> Result<CudaSlice<u64>, GpuError> {
+    pub(super) fn copy_to_device(&self, stream: &Arc<CudaStream>, x: &[u64]) -> Result<CudaSlice<u64>, GpuError> {
         crate::stats::copied_to_gpu(std::mem::size_of_val(x));
         if x.is_empty() {
             return Ok(stream.alloc_zeros::<u64>(1)?);
@@ -129,9 +129,9 @@ impl Gpu {
     }
 
     /// A device buffer's first `dst.len()` limbs into `dst`.
-    pub(super) fn from_device_into(&self, stream: &Arc<CudaStream>, src: &CudaSlice<u64>, dst: &mut [u64]) -> Result<(), GpuError> {
+    pub(super) fn copy_from_device_into(&self, stream: &Arc<CudaStream>, src: &CudaSlice<u64>, dst: &mut [u64]) -> Result<(), GpuError> {
         if 8 * dst.len() < THREADED_MIN_BYTES {
-            assert!(dst.len() <= src.len(), "from_device_into past the end of the device buffer");
+            assert!(dst.len() <= src.len(), "copy_from_device_into past the end of the device buffer");
             crate::stats::copied_from_gpu(std::mem::size_of_val(dst));
             if !dst.is_empty() {
                 stream.memcpy_dtoh(&src.slice(..dst.len()), dst)?;
@@ -139,13 +139,13 @@ impl Gpu {
             return Ok(());
         }
         // SAFETY: dst is valid for dst.len() limbs.
-        unsafe { self.from_device_raw(stream, src, dst.as_mut_ptr(), dst.len()) }
+        unsafe { self.copy_from_device_raw(stream, src, dst.as_mut_ptr(), dst.len()) }
     }
 
     /// `n` limbs (`8 n >= THREADED_MIN_BYTES`) of `src` to `dst`, which must be
     /// valid for writing `n` limbs (they need not be initialised).
-    unsafe fn from_device_raw(&self, stream: &Arc<CudaStream>, src: &CudaSlice<u64>, dst: *mut u64, n: usize) -> Result<(), GpuError> {
-        assert!(n <= src.len(), "from_device past the end of the device buffer");
+    unsafe fn copy_from_device_raw(&self, stream: &Arc<CudaStream>, src: &CudaSlice<u64>, dst: *mut u64, n: usize) -> Result<(), GpuError> {
+        assert!(n <= src.len(), "copy_from_device past the end of the device buffer");
         crate::stats::copied_from_gpu(8 * n);
         let base = super::linear::addr(src, stream);
         // Each lane writes only its own chunks of dst (c = first + i * stride).
@@ -179,7 +179,7 @@ impl Gpu {
     }
 
     /// A device buffer into a new `Vec`.
-    pub(super) fn from_device(&self, stream: &Arc<CudaStream>, src: &CudaSlice<u64>) -> Result<Vec<u64>, GpuError> {
+    pub(super) fn copy_from_device(&self, stream: &Arc<CudaStream>, src: &CudaSlice<u64>) -> Result<Vec<u64>, GpuError> {
         let n = src.len();
         if 8 * n < THREADED_MIN_BYTES {
             crate::stats::copied_from_gpu(8 * n);
@@ -189,7 +189,7 @@ impl Gpu {
         // reuses memory (glibc does after its first free of that size).
         let mut v = Vec::with_capacity(n);
         unsafe {
-            self.from_device_raw(stream, src, v.as_mut_ptr(), n)?;
+            self.copy_from_device_raw(stream, src, v.as_mut_ptr(), n)?;
             v.set_len(n);
         }
         Ok(v)
@@ -201,7 +201,7 @@ struct SendPtr(*mut u64);
 unsafe impl Sync for SendPtr {}
 
 fn copy_out(out: &SendPtr, slot: &[u64], (start, end): (usize, usize)) {
-    // SAFETY: [start, end) lies in the destination (from_device_into checked its
+    // SAFETY: [start, end) lies in the destination (copy_from_device_into checked its
     // length) and only this lane writes it.
     unsafe { std::ptr::copy_nonoverlapping(slot.as_ptr(), out.0.add(start), end - start) };
 }
