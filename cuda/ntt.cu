@@ -140,6 +140,19 @@ __device__ __forceinline__ u64 ntt_power(const u64 *tab, u32 log_n, u32 h, u64 e
 // forward transforms (scale = 1/N, the inverse's normalisation; b = a
 // squares): no pass of its own. Otherwise it reads a. It always writes a.
 // ---------------------------------------------------------------------------
+// Butterfly group u of a pass (tile layout above: t = (o * 2^k + j) * C + r):
+// the tile index of its first element. The group's elements lie 2^p apart in
+// j, so its first j is u's j-part with `width` zero bits inserted at p (width
+// 1: a radix-2 pair, 2: a radix-4 group); *low gets j's bits below p, the
+// stage roots' offset.
+__host__ __device__ __forceinline__ u32 group_start(u32 u, u32 log_c, u32 k, u32 p, u32 width, u32 *low) {
+    const u32 r = u & ((1u << log_c) - 1), rest = u >> log_c;
+    const u32 jq = rest & ((1u << (k - width)) - 1), o = rest >> (k - width);
+    *low = jq & ((1u << p) - 1);
+    const u32 j0 = ((jq >> p) << (p + width)) | *low;
+    return (((o << k) + j0) << log_c) | r;
+}
+
 // Shared memory: 8 * 2^log_t bytes (64 KiB at the largest tile, 2^13).
 // At most 40 registers a thread (ptxas 13.0 spills a few bytes), so three
 // blocks of 512 threads fit an SM's register file.
@@ -186,12 +199,8 @@ extern "C" __global__ void __launch_bounds__(512, 3)
         if (step + 1 < k) {
             const u32 p = inverse ? step : k - 2 - step;
             for (u32 u = threadIdx.x; u < T / 4; u += threads) {
-                const u32 r = u & (C - 1), rest = u >> log_c;
-                const u32 jq = rest & (G / 4 - 1), o = rest >> (k - 2);
-                // j0: jq with zero bits inserted at p and p + 1.
-                const u32 low = jq & ((1u << p) - 1);
-                const u32 j0 = ((jq >> p) << (p + 2)) | low;
-                const u32 i00 = (((o << k) + j0) << log_c) | r;
+                u32 low;
+                const u32 i00 = group_start(u, log_c, k, p, 2, &low);
                 const u32 d0 = (1u << p) << log_c, d1 = d0 << 1;
                 // Stage p + 1 (roots of order 2^(p+2)) at offsets low and
                 // low + 2^p; stage p (order 2^(p+1)) at offset low.
@@ -228,11 +237,8 @@ extern "C" __global__ void __launch_bounds__(512, 3)
         } else {
             const u32 q = inverse ? step : k - 1 - step;
             for (u32 u = threadIdx.x; u < T / 2; u += threads) {
-                const u32 r = u & (C - 1), rest = u >> log_c;
-                const u32 jp = rest & (G / 2 - 1), o = rest >> (k - 1);
-                const u32 y = jp & ((1u << q) - 1);
-                const u32 jlo = ((jp >> q) << (q + 1)) | y;
-                const u32 lo = (((o << k) + jlo) << log_c) | r;
+                u32 y;
+                const u32 lo = group_start(u, log_c, k, q, 1, &y);
                 const u32 hi = lo + ((1u << q) << log_c);
                 const u64 w = __ldg(&roots[y << (NTT_ROOT_LOG - 1 - q)]);
                 u64 x0 = tile[lo], x1 = tile[hi];
