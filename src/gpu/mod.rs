@@ -222,7 +222,11 @@ fn open() -> Result<Gpu, GpuError> {
     // cugmp_ntt_pass keeps a tile of 2^13 words in shared memory: past the
     // 48 KiB a kernel gets without asking.
     kernels.ntt_pass.set_attribute(cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 8 << ntt::TILE_LOG)?;
-    keep_freed_memory(&ctx, config::get().gpu_pool)?;
+    // A device without stream-ordered pools (cudarc then allocates
+    // synchronously) still computes; it only loses the reuse.
+    if let Err(e) = keep_freed_memory(&ctx, config::get().gpu_pool) {
+        log!("GPU: the allocation pool's release threshold was not set ({e}); freed memory goes back at once");
+    }
     let sms = ctx.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
     Ok(Gpu {
         name: ctx.name()?,
