@@ -219,29 +219,28 @@ pub unsafe fn mul(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
             // intact for the CPU.
             let (long, short) = if la.len() >= lb.len() { (la, lb) } else { (lb, la) };
             let n = long.len() + short.len();
-            if let Some(g) = product_route(Op::Mul, long.len(), short.len()) {
+            let on_gpu = product_route(Op::Mul, long.len(), short.len()).is_some_and(|g| {
                 if ((*r)._mp_alloc as usize) < n {
                     cpu::mpz_realloc(r, n as mp_size_t);
                 }
                 let out = std::slice::from_raw_parts_mut((*r)._mp_d, n);
-                if product_with(g, Op::Mul, long.as_ptr(), long.len(), short.as_ptr(), short.len(), "mpz_mul", out) {
-                    let size = n - out.iter().rev().take_while(|&&l| l == 0).count();
-                    // size <= n <= _mp_alloc <= INT_MAX.
-                    (*r)._mp_size = if negative { -(size as c_int) } else { size as c_int };
-                } else {
-                    cpu::mpz_mul(r, a, b);
-                }
-            } else {
+                let compute = |u: &[mp_limb_t], v: &[mp_limb_t]| g.mul_into(u, v, out).map(|()| out);
+                let Some(out) = product_with(Op::Mul, long.as_ptr(), long.len(), short.as_ptr(), short.len(), "mpz_mul", compute) else {
+                    return false;
+                };
+                let size = n - out.iter().rev().take_while(|&&l| l == 0).count();
+                // size <= n <= _mp_alloc <= INT_MAX.
+                (*r)._mp_size = if negative { -(size as c_int) } else { size as c_int };
+                true
+            });
+            if !on_gpu {
                 cpu::mpz_mul(r, a, b);
             }
             inject_product_fault((*r)._mp_d, abi::limbs(r).len());
             return;
         }
-        let gpu_op = |g: &gpu::Gpu| {
-            // Same limbs (a == b, or equal pointers) square: one transform.
-            let product = if std::ptr::eq(la, lb) { g.mul(la, la) } else { g.mul(la, lb) };
-            product.map(|p| Owned::new(negative, p))
-        };
+        // Same limbs (a == b) square: Gpu::mul takes one transform.
+        let gpu_op = |g: &gpu::Gpu| g.mul(la, lb).map(|p| Owned::new(negative, p));
         mpz_op(Op::Mul, "mpz_mul", la.len().min(lb.len()), !la.is_empty() && !lb.is_empty(), r, gpu_op, |t| cpu::mpz_mul(t, a, b));
         inject_product_fault((*r)._mp_d, abi::limbs(r).len());
     }
@@ -267,7 +266,7 @@ fn cpu_reference<T>(f: impl FnOnce() -> T) -> T {
 /// the CPU must do it (`out` then holds anything).
 unsafe fn product_on_gpu(op: Op, up: *const mp_limb_t, un: usize, vp: *const mp_limb_t, vn: usize, what: &str, out: &mut [mp_limb_t]) -> bool {
     let Some(g) = product_route(op, un, vn) else { return false };
-    unsafe { product_with(g, op, up, un, vp, vn, what, out) }
+    unsafe { product_with(op, up, un, vp, vn, what, |u, v| g.mul_into(u, v, out).map(|()| out)) }.is_some()
 }
 
 /// The GPU when a product of un x vn limbs goes there.
@@ -281,30 +280,39 @@ fn product_route(op: Op, un: usize, vn: usize) -> Option<&'static gpu::Gpu> {
     }
 }
 
-/// `product_on_gpu` once routed to `g`.
-#[allow(clippy::too_many_arguments)]
-unsafe fn product_with(g: &gpu::Gpu, op: Op, up: *const mp_limb_t, un: usize, vp: *const mp_limb_t, vn: usize, what: &str, out: &mut [mp_limb_t]) -> bool {
+/// `{up, un} * {vp, vn}` by `compute` (a product call of the GPU the
+/// product was routed to, given the operands; the same limbs twice square),
+/// counted and, under CUGMP_CHECK, checked against the CPU; None after a GPU
+/// failure, which is counted and logged.
+unsafe fn product_with<P: AsRef<[mp_limb_t]>>(
+    op: Op,
+    up: *const mp_limb_t,
+    un: usize,
+    vp: *const mp_limb_t,
+    vn: usize,
+    what: &str,
+    compute: impl FnOnce(&[mp_limb_t], &[mp_limb_t]) -> Result<P, gpu::GpuError>,
+) -> Option<P> {
     let (u, v) = unsafe { (std::slice::from_raw_parts(up, un), std::slice::from_raw_parts(vp, vn)) };
     stats::gpu_attempt_starts();
     let start = std::time::Instant::now();
-    let product = if std::ptr::eq(u, v) { g.mul_into(u, u, out) } else { g.mul_into(u, v, out) };
-    match product {
-        Ok(()) => {
+    match compute(u, v) {
+        Ok(product) => {
             stats::gpu_call(op, start.elapsed());
             if config::get().check {
                 let mut want = vec![0; un + vn];
                 cpu_reference(|| unsafe { cpu::mpn_mul(want.as_mut_ptr(), up, un as mp_size_t, vp, vn as mp_size_t) });
-                if want != out {
+                if want != product.as_ref() {
                     eprintln!("cugmp: CUGMP_CHECK: the GPU's {what} of {un}x{vn} limbs differs from the CPU engine's; aborting");
                     std::process::abort();
                 }
             }
-            true
+            Some(product)
         }
         Err(e) => {
             stats::fallback(op, &e);
             log!("{what}: GPU failed ({e}); finishing on the CPU");
-            false
+            None
         }
     }
 }
@@ -335,18 +343,13 @@ pub unsafe fn internal_product(pp: *mut mp_limb_t, ap: *const mp_limb_t, an: usi
 /// full product folded once) when routed there, else `cpu`.
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn internal_mulmod_bnm1(rp: *mut mp_limb_t, rn: usize, ap: *const mp_limb_t, an: usize, bp: *const mp_limb_t, bn: usize, cpu: impl FnOnce()) {
-    // The full product needs room of its own: only allocated on the GPU route
-    // (GMP calls this very often with small sizes).
-    let done = product_route(Op::Internal, an, bn).is_some_and(|g| {
-        let mut product = vec![0; an + bn];
-        let ok = unsafe { product_with(g, Op::Internal, ap, an, bp, bn, "mpn_mulmod_bnm1", &mut product) };
-        if ok {
-            fold_mod_bnm1(&product, unsafe { std::slice::from_raw_parts_mut(rp, rn.min(an + bn)) });
-        }
-        ok
-    });
-    if !done {
-        cpu();
+    // The full product comes back in a buffer of its own (Gpu::mul: not
+    // zeroed first), only on the GPU route.
+    let product = product_route(Op::Internal, an, bn)
+        .and_then(|g| unsafe { product_with(Op::Internal, ap, an, bp, bn, "mpn_mulmod_bnm1", |u, v| g.mul(u, v)) });
+    match product {
+        Some(p) => fold_mod_bnm1(&p, unsafe { std::slice::from_raw_parts_mut(rp, rn.min(an + bn)) }),
+        None => cpu(),
     }
     inject_product_fault(rp, rn.min(an + bn));
 }
