@@ -33,6 +33,17 @@ fn from_mpz(m: &Mpz) -> Integer {
 }
 
 /// CUGMP_TEST_MAX_LIMBS bounds the sizes (compute-sanitizer runs are slow).
+/// `a * b` by the library's `mpz_mul`, into a fresh rop.
+fn mpz_product(api: &Api, a: &Integer, b: &Integer) -> Integer {
+    let (ma, mb, mut r) = (to_mpz(api, a), to_mpz(api, b), to_mpz(api, &Integer::new()));
+    unsafe { (api.mul)(&mut *r, &*ma, &*mb) };
+    let product = from_mpz(&r);
+    for mut m in [ma, mb, r] {
+        unsafe { (api.clear)(&mut *m) };
+    }
+    product
+}
+
 fn max_limbs() -> u32 {
     std::env::var("CUGMP_TEST_MAX_LIMBS").ok().and_then(|v| v.parse().ok()).unwrap_or(u32::MAX)
 }
@@ -204,12 +215,7 @@ fn mem_limit(api: &Api) -> String {
     let ops = || unsafe { (api.gpu_operations)() };
     let mut product = |n: u32| {
         let (a, b) = (operand(n, 0, &mut rng), operand(n, 0, &mut rng));
-        let (ma, mb, mut r) = (to_mpz(api, &a), to_mpz(api, &b), to_mpz(api, &Integer::new()));
-        unsafe { (api.mul)(&mut *r, &*ma, &*mb) };
-        assert!(from_mpz(&r) == Integer::from(&a * &b), "MISMATCH: {n}-limb product under CUGMP_GPU_MEM_LIMIT");
-        for mut m in [ma, mb, r] {
-            unsafe { (api.clear)(&mut *m) };
-        }
+        assert!(mpz_product(api, &a, &b) == Integer::from(&a * &b), "MISMATCH: {n}-limb product under CUGMP_GPU_MEM_LIMIT");
     };
     let before = ops();
     product(100_000);
@@ -227,12 +233,7 @@ fn fork_child(api: &Api) -> String {
     let (a, b) = (operand(20_000, 0, &mut rng), operand(20_000, 2, &mut rng));
     let want = Integer::from(&a * &b);
     let check = |what: &str| {
-        let (ma, mb, mut r) = (to_mpz(api, &a), to_mpz(api, &b), to_mpz(api, &Integer::new()));
-        unsafe { (api.mul)(&mut *r, &*ma, &*mb) };
-        let ok = from_mpz(&r) == want;
-        for mut m in [ma, mb, r] {
-            unsafe { (api.clear)(&mut *m) };
-        }
+        let ok = mpz_product(api, &a, &b) == want;
         assert!(ok, "MISMATCH: product in the {what}");
     };
     let before = unsafe { (api.gpu_operations)() };
@@ -368,12 +369,7 @@ fn memory_held_elsewhere(api: &Api) -> String {
         let before = unsafe { (api.gpu_fallbacks)() };
         for &n in sizes {
             let (a, b) = (operand(n, 0, &mut rng), operand(n, 1, &mut rng));
-            let (ma, mb, mut r) = (to_mpz(api, &a), to_mpz(api, &b), to_mpz(api, &Integer::new()));
-            unsafe { (api.mul)(&mut *r, &*ma, &*mb) };
-            assert!(from_mpz(&r) == Integer::from(&a * &b), "MISMATCH: {n}-limb product with the device's memory held elsewhere");
-            for mut m in [ma, mb, r] {
-                unsafe { (api.clear)(&mut *m) };
-            }
+            assert!(mpz_product(api, &a, &b) == Integer::from(&a * &b), "MISMATCH: {n}-limb product with the device's memory held elsewhere");
         }
         unsafe { (api.gpu_fallbacks)() - before }
     };
