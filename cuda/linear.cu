@@ -15,7 +15,7 @@
 // after an earlier (g1, p1) is (g2 | (p2 & g1), p1 & p2). Single pass,
 // O(n) work, O(log n) depth: each block takes one tile of LINEAR_TILE limbs
 // (tiles numbered in the order blocks start, so every predecessor of a
-// running block has started), scans it in registers and warp shuffles,
+// running block has started), scans it with warp ballots (carries32),
 // publishes its aggregate, and looks back over its predecessors'
 // published states (decoupled look-back) for its carry in. The look-back
 // stops at the first predecessor whose aggregate does not propagate, which
@@ -31,10 +31,7 @@
 // an element-wise kernel's, and the look-back is left for carry chains.
 // ---------------------------------------------------------------------------
 
-// Chosen by measurement on an H200 (2^22..2^26 limbs, RESULTS.md): 8 limbs
-// a thread staged through shared memory beat 4 limbs a thread (more blocks
-// per SM, more tiles) and beat direct 16-byte loads of each thread's own
-// limbs (no shared memory: 73% of a copy's bandwidth against 86%).
+// Chosen by measurement on an H200 (2^22..2^26 limbs, RESULTS.md).
 #define LINEAR_THREADS 256
 // At least this many blocks resident per SM (<= 64 registers a thread). It
 // also works around ptxas 13.0 failing ("register allocation failed with
@@ -42,8 +39,7 @@
 #define LINEAR_MIN_BLOCKS 4
 #define LIMBS_PER_THREAD 8
 #define LINEAR_TILE (LINEAR_THREADS * LIMBS_PER_THREAD)
-// Shared-memory slot of tile limb j: one pad limb after every LIMBS_PER_THREAD.
-#define PAD(j) ((j) + (j) / LIMBS_PER_THREAD)
+#define LINEAR_WARPS (LINEAR_THREADS / 32)
 
 // The scan's state lives in one buffer the host keeps for the life of the
 // context, so no call pays for allocating or clearing it:
@@ -66,48 +62,51 @@ __device__ __forceinline__ u32 gp_combine(u32 later, u32 earlier) {
     return g | (p << 1);
 }
 
+// Carries through 32 consecutive limbs, one a lane, in one integer addition:
+// with G the lanes that generate and K = G | (lanes that propagate), the sum
+// G + K + c_in carries exactly as the limbs do (a lane of G adds 1 + 1, a
+// propagating one 0 + 1, any other 0 + 0). Bit i of (G + K + c_in) ^ G ^ K is
+// the carry into lane i; bit 32 is the carry out of the 32.
+__device__ __forceinline__ u64 carries32(u32 gen, u32 keep, u32 carry_in) {
+    return (u64)gen + keep + carry_in;
+}
+
 template <bool SUBTRACT>
 __device__ __forceinline__ void addsub_tile(limb_t *r, const limb_t *a, u64 n, const limb_t *b, u64 m,
                                             limb_t *cout, unsigned long long *state, u64 epoch) {
     __shared__ u64 tile_s;
-    __shared__ u32 warp_gp[LINEAR_THREADS / 32];
+    __shared__ u32 warp_gp[LINEAR_WARPS];
     __shared__ u32 carry_into_tile;
     // (g, p) of the limb pair just below the tile, or "propagates" (2) where
     // it may not be read (r aliases an operand) so the look-back decides.
     __shared__ u32 below_gp;
-    // The tile's operands, loaded coalesced (consecutive threads, consecutive
-    // limbs) and read back as each thread's LIMBS_PER_THREAD consecutive
-    // limbs; one pad limb per LIMBS_PER_THREAD keeps those reads free of
-    // bank conflicts. The sums go back the same way for a coalesced store.
-    __shared__ limb_t xs[LINEAR_TILE + LINEAR_THREADS], ys[LINEAR_TILE + LINEAR_THREADS];
     if (threadIdx.x == 0) tile_s = atomicAdd(&state[0], 1ull);
     __syncthreads();
     const u64 tile = tile_s;
     const u64 tile_base = tile * LINEAR_TILE;
-    const u64 base = tile_base + (u64)threadIdx.x * LIMBS_PER_THREAD;
-    // This thread's LIMBS_PER_THREAD consecutive limbs of each operand.
-    limb_t xv[LIMBS_PER_THREAD], yv[LIMBS_PER_THREAD];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    // Warp w holds 32 * LIMBS_PER_THREAD consecutive limbs of the tile, in
+    // rows of 32: row k, lane l is limb base + 32 k. Every load and store is
+    // a warp's 32 consecutive limbs, and a row's carries are one addition
+    // (carries32) on two ballots: no shared-memory staging.
+    const u64 base = tile_base + (u64)warp * (32 * LIMBS_PER_THREAD) + lane;
+    limb_t s[LIMBS_PER_THREAD];
+    u32 gen[LIMBS_PER_THREAD], keep[LIMBS_PER_THREAD];
     {
-        // Every load issued before the first shared-memory store, so each
-        // thread has 2 * LIMBS_PER_THREAD loads in flight.
+        // Every load issued before any arithmetic, so each thread has
+        // 2 * LIMBS_PER_THREAD loads in flight.
         limb_t x[LIMBS_PER_THREAD], y[LIMBS_PER_THREAD];
 #pragma unroll
         for (int k = 0; k < LIMBS_PER_THREAD; k++) {
-            u64 i = tile_base + k * LINEAR_THREADS + threadIdx.x;
+            u64 i = base + 32 * k;
             x[k] = i < n ? a[i] : 0;
             y[k] = i < m ? b[i] : 0;
         }
-        limb_t bx = 0, by = 0;
         const bool peek = threadIdx.x == 0 && tile > 0 && r != a && r != b;
+        limb_t bx = 0, by = 0;
         if (peek) {
             bx = a[tile_base - 1];
             by = tile_base - 1 < m ? b[tile_base - 1] : 0;
-        }
-#pragma unroll
-        for (int k = 0; k < LIMBS_PER_THREAD; k++) {
-            u32 j = k * LINEAR_THREADS + threadIdx.x;
-            xs[PAD(j)] = x[k];
-            ys[PAD(j)] = y[k];
         }
         if (threadIdx.x == 0) {
             if (tile == 0)
@@ -119,54 +118,40 @@ __device__ __forceinline__ void addsub_tile(limb_t *r, const limb_t *a, u64 n, c
             else
                 below_gp = (u32)(bx + by < bx) | (u32)(bx + by == ~(limb_t)0) << 1;
         }
-    }
-    __syncthreads();
 #pragma unroll
-    for (int k = 0; k < LIMBS_PER_THREAD; k++) {
-        u32 j = PAD(threadIdx.x * LIMBS_PER_THREAD + k);
-        xv[k] = xs[j];
-        yv[k] = ys[j];
-    }
-
-    limb_t s[LIMBS_PER_THREAD];
-    u32 gen = 0, prop = 0;  // bit k: limb k generates / propagates
-#pragma unroll
-    for (int k = 0; k < LIMBS_PER_THREAD; k++) {
-        u64 i = base + k;
-        limb_t x = xv[k], y = yv[k];
-        if (SUBTRACT) {
-            s[k] = x - y;
-            gen |= (u32)(x < y) << k;
-            prop |= (u32)(x == y || i >= n) << k;  // past the end: identity
-        } else {
-            s[k] = x + y;
-            gen |= (u32)(s[k] < x) << k;
-            prop |= (u32)(s[k] == ~(limb_t)0 || i >= n) << k;
+        for (int k = 0; k < LIMBS_PER_THREAD; k++) {
+            bool g, p;
+            if (SUBTRACT) {
+                s[k] = x[k] - y[k];
+                g = x[k] < y[k];
+                p = x[k] == y[k];
+            } else {
+                s[k] = x[k] + y[k];
+                g = s[k] < x[k];
+                p = s[k] == ~(limb_t)0;
+            }
+            p = p || base + 32 * k >= n;  // past the end: identity
+            gen[k] = __ballot_sync(0xffffffffu, g);
+            keep[k] = gen[k] | __ballot_sync(0xffffffffu, p);
         }
     }
-    // This thread's (g, p) over its limbs, lowest first.
-    u32 gp = 2;  // identity: no carry generated, carry in passes
+    // The warp's (g, p): its carry out with no carry in, and whether every
+    // limb propagates (generating and propagating exclude each other).
+    if (lane == 0) {
+        u32 c = 0, all = 1;
 #pragma unroll
-    for (int k = 0; k < LIMBS_PER_THREAD; k++) gp = gp_combine(((gen >> k) & 1) | (((prop >> k) & 1) << 1), gp);
-
-    // Inclusive scan within the warp, then over the warps.
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    u32 incl = gp;
-#pragma unroll
-    for (int d = 1; d < 32; d <<= 1) {
-        u32 earlier = __shfl_up_sync(0xffffffffu, incl, d);
-        if (lane >= d) incl = gp_combine(incl, earlier);
+        for (int k = 0; k < LIMBS_PER_THREAD; k++) {
+            c = (u32)(carries32(gen[k], keep[k], c) >> 32);
+            all &= keep[k] == 0xffffffffu && gen[k] == 0;
+        }
+        warp_gp[warp] = c | all << 1;
     }
-    if (lane == 31) warp_gp[warp] = incl;
     __syncthreads();
     u32 warp_prefix = 2, tile_gp = 2;  // exclusive prefix of this warp; the whole tile
-    for (int w = 0; w < LINEAR_THREADS / 32; w++) {
+    for (int w = 0; w < LINEAR_WARPS; w++) {
         if (w < warp) warp_prefix = gp_combine(warp_gp[w], warp_prefix);
         tile_gp = gp_combine(warp_gp[w], tile_gp);
     }
-    u32 excl = __shfl_up_sync(0xffffffffu, incl, 1);
-    if (lane == 0) excl = 2;
-    excl = gp_combine(excl, warp_prefix);  // everything before this thread in the tile
 
     // Uniform over the block (one shared word), so the __syncthreads in the
     // look-back branch is reached by all threads or none.
@@ -218,20 +203,14 @@ __device__ __forceinline__ void addsub_tile(limb_t *r, const limb_t *a, u64 n, c
         __syncthreads();
         tile_carry = carry_into_tile;
     }
-    u32 c = (excl & 1) | ((excl >> 1) & tile_carry);
+    u32 c = (warp_prefix & 1) | ((warp_prefix >> 1) & tile_carry);
 #pragma unroll
     for (int k = 0; k < LIMBS_PER_THREAD; k++) {
-        s[k] = SUBTRACT ? s[k] - c : s[k] + c;
-        c = ((gen >> k) & 1) | (((prop >> k) & 1) & c);
-    }
-#pragma unroll
-    for (int k = 0; k < LIMBS_PER_THREAD; k++) xs[PAD(threadIdx.x * LIMBS_PER_THREAD + k)] = s[k];
-    __syncthreads();
-#pragma unroll
-    for (int k = 0; k < LIMBS_PER_THREAD; k++) {
-        u32 j = k * LINEAR_THREADS + threadIdx.x;
-        u64 i = tile_base + j;
-        if (i < n) r[i] = xs[PAD(j)];
+        const u64 sum = carries32(gen[k], keep[k], c);
+        const limb_t carry = (((u32)sum ^ gen[k] ^ keep[k]) >> lane) & 1;
+        c = (u32)(sum >> 32);
+        u64 i = base + 32 * k;
+        if (i < n) r[i] = SUBTRACT ? s[k] - carry : s[k] + carry;
     }
 }
 
