@@ -1,107 +1,164 @@
-// Exact multiplication by a number-theoretic transform over one 64-bit prime.
+// Exact multiplication by number-theoretic transforms over three 32-bit primes.
 //
-// p = 2^64 - 2^32 + 1 ("Goldilocks"): p - 1 = 2^32 * (2^32 - 1), so
-// transforms of every power-of-two length up to 2^32 exist, and 2^64 = 2^32 - 1
-// (mod p), 2^96 = -1 (mod p) make the 128-bit reduction a few adds.
+// Operands are cut into 32-bit coefficients (two a limb). Each product is
+// three transforms, one per prime p < 2^32, all with 32-bit arithmetic (a
+// Montgomery product is five integer instructions; the 64-bit prime this
+// replaced needed about six times as many per butterfly on the H200), and
+// the coefficients of the product come back by the Chinese remainder theorem.
 //
-// Operands are cut into 16-bit coefficients. A coefficient of the cyclic
-// convolution is a sum of at most m products of two coefficients below 2^16,
-// where m = 4 * (limbs of the shorter operand), so it is below
-// m * (2^16 - 1)^2 < m * 2^32. It is exact (it equals its residue mod p) when
-// m * 2^32 <= p, i.e. m < 2^32 - 1: the shorter operand may have up to
-// 2^30 - 1 limbs. The transform length N is a power of two with
-// N >= 4 * (un + vn) (no wrap-around), N <= 2^32: the product may have up to
-// 2^30 limbs. Both bounds are far beyond device memory (a 2^30-limb product
-// needs 3 * 2^32 * 8 bytes = 96 GiB of transforms); the host checks memory.
+//   p0 = 3 * 2^30 + 1 = 3221225473 (generator 5)
+//   p1 = 13 * 2^28 + 1 = 3489660929 (generator 3)
+//   p2 = 29 * 2^27 + 1 = 3892314113 (generator 3)
+//
+// Transform lengths: powers of two up to 2^27 (the largest power of two
+// dividing every p - 1). The length N satisfies N >= 2 * (un + vn), so the
+// cyclic convolution does not wrap: products of up to 2^26 limbs (512 MiB).
+//
+// Exactness: a coefficient of the product is a sum of at most 2m products of
+// two coefficients below 2^32, m the shorter operand's limbs, so it is below
+// 2m * 2^64 <= 2^(26 + 65) = 2^91 (m <= 2^25 when the product has at most
+// 2^26 limbs), and P = p0 p1 p2 > 2^95: the CRT gives it exactly.
 //
 // Forward: decimation in frequency (natural order in, bit-reversed out);
 // inverse: decimation in time (bit-reversed in, natural out): no bit-reversal
-// pass. Both in passes of up to 13 stages in shared memory (cugmp_ntt_pass).
+// pass. Both in passes of up to 14 stages in shared memory (cugmp_ntt_pass).
+//
+// The arithmetic and the pass are plain functions of (block, thread) so that
+// tests/ntt_model.rs can compile this file as host C++ (CUGMP_HOST_MODEL)
+// and run the whole pipeline on the CPU, one thread a block, against GMP.
+#ifdef CUGMP_HOST_MODEL
+#include <stdint.h>
+typedef uint64_t u64;
+typedef uint32_t u32;
+typedef u64 limb_t;
+#define NTT_FN static inline
+#define NTT_CONST static const
+#define BLOCK_SYNC()
+static inline u32 umulhi32(u32 a, u32 b) { return (u32)(((u64)a * b) >> 32); }
+static inline u32 brev32(u32 x) {
+    u32 r = 0;
+    for (int i = 0; i < 32; i++) r |= ((x >> i) & 1u) << (31 - i);
+    return r;
+}
+#define LDG(p) (*(p))
+#else
 #include "cugmp.cuh"
+#define NTT_FN __device__ __forceinline__
+#define NTT_CONST __constant__
+#define BLOCK_SYNC() __syncthreads()
+#define umulhi32 __umulhi
+#define brev32 __brev
+#define LDG(p) __ldg(p)
+#endif
 
-#define GL_P 0xffffffff00000001ULL
-#define GL_EPS 0xffffffffULL // 2^64 mod p
+#define NTT_PRIMES 3
+#define NTT_MAX_LOG 27
+// Elements a thread loads at once in a pass (ntt_pass_block).
+#define NTT_BATCH 8
 
-__device__ __forceinline__ u64 gl_add(u64 a, u64 b) {
-    u64 r = a + b;
-    if (r < a) r += GL_EPS;  // wrapped: + 2^64 = + EPS (no second wrap: a, b < p)
-    if (r >= GL_P) r -= GL_P;
-    return r;
+struct NttPrime {
+    u32 p;
+    u32 p_inv;  // p^-1 mod 2^32
+    u32 r2;     // 2^64 mod p (R^2, R = 2^32: into Montgomery form)
+    u32 g;      // a generator of (Z/p)*
+};
+
+NTT_CONST NttPrime ntt_primes[NTT_PRIMES] = {
+    {3221225473u, 0x40000001u, 0x6aaaaaadu, 5},
+    {3489660929u, 0x30000001u, 0x74ec4ec7u, 3},
+    {3892314113u, 0x18000001u, 0x658469f0u, 3},
+};
+
+// a * b / 2^32 mod p, for a, b < p; in [0, p). With m = lo(ab) * p^-1 (mod
+// 2^32), ab - mp is a multiple of 2^32, so (ab - mp) / 2^32 is
+// hi(ab) - hi(mp) exactly, in (-p, p).
+NTT_FN u32 mont_mul(u32 a, u32 b, const NttPrime &q) {
+    const u64 t = (u64)a * b;
+    const u32 m = (u32)t * q.p_inv;
+    const u32 hi = (u32)(t >> 32), mp = umulhi32(m, q.p);
+    const u32 r = hi - mp;
+    return hi < mp ? r + q.p : r;
 }
 
-__device__ __forceinline__ u64 gl_sub(u64 a, u64 b) {
-    u64 r = a - b;
-    if (a < b) r -= GL_EPS;  // a - b + p, computed mod 2^64
-    return r;
+// (a + b) mod p for a, b < p < 2^32: the sum may wrap 2^32 once.
+NTT_FN u32 mod_add(u32 a, u32 b, const NttPrime &q) {
+    const u32 s = a + b;
+    return (s < a || s >= q.p) ? s - q.p : s;
 }
 
-// (hi * 2^64 + lo) mod p, canonical.
-__device__ __forceinline__ u64 gl_reduce128(u64 lo, u64 hi) {
-    u64 hh = hi >> 32, hl = hi & 0xffffffffULL;
-    u64 t0 = lo - hh;                 // hh * 2^96 = -hh (mod p)
-    if (lo < hh) t0 -= GL_EPS;
-    u64 t1 = hl * GL_EPS;             // hl * 2^64 = hl * EPS, < 2^64
-    u64 r = t0 + t1;
-    if (r < t1) r += GL_EPS;
-    if (r >= GL_P) r -= GL_P;
-    return r;
+NTT_FN u32 mod_sub(u32 a, u32 b, const NttPrime &q) {
+    const u32 d = a - b;
+    return a < b ? d + q.p : d;
 }
 
-__device__ __forceinline__ u64 gl_mul(u64 a, u64 b) {
-    return gl_reduce128(a * b, __umul64hi(a, b));
-}
-
-__device__ u64 gl_pow(u64 b, u64 e) {
-    u64 r = 1;
+// b^e in Montgomery form, from b in Montgomery form.
+NTT_FN u32 mont_pow(u32 b, u64 e, const NttPrime &q) {
+    u32 r = (u32)((((u64)1) << 32) % q.p);  // 1 in Montgomery form
     while (e) {
-        if (e & 1) r = gl_mul(r, b);
-        b = gl_mul(b, b);
+        if (e & 1) r = mont_mul(r, b, q);
+        b = mont_mul(b, b, q);
         e >>= 1;
     }
     return r;
 }
 
-
 // ---------------------------------------------------------------------------
 // Twiddle tables, built once per transform length (src/gpu/ntt.rs caches
-// them). w is a root of order N = 2^log_n, r one of order 2^13, both powers
-// of the same generator, so r^(x * 2^13 / 2^(q+1)) = w^(x * N / 2^(q+1)):
-//   [0, 4096)             r^x            stage roots inside a pass (forward)
-//   [4096, 8192)          r^-x           (inverse)
+// them), one table a prime, NTT_TABLE_LEN(log_n, h) words apart, every entry
+// in Montgomery form (x * 2^32 mod p), so that mont_mul(v, entry) = v * x. w
+// is a root of order N = 2^log_n, r one of order 2^14, both powers of the
+// same generator, so r^(x * 2^14 / 2^(q+1)) = w^(x * N / 2^(q+1)):
+//   [0, 2^13)             r^x            stage roots inside a pass (forward)
+//   [2^13, 2^14)          r^-x           (inverse)
 //   then, with H = 2^h and M = N / H:
 //   A  [H]  w^i,   Ai [H]  w^-i          w^e = A[e mod H] * B[e / H] for e < N:
 //   B  [M]  w^(iH), Bi [M] w^-(iH)       two small tables instead of one of N
+//   then one word: 2^64 / N mod p, the inverse's scale (a Montgomery
+//   product of two plain values leaves a factor 2^-32, which it also undoes)
 // ---------------------------------------------------------------------------
-#define NTT_ROOT_LOG 13                        // r has order 2^NTT_ROOT_LOG
-#define NTT_ROOTS (1 << (NTT_ROOT_LOG - 1))   // r^x for x < 2^12: every stage root of a pass of up to 13 stages
+#define NTT_ROOT_LOG 14                        // r has order 2^NTT_ROOT_LOG
+#define NTT_ROOTS (1 << (NTT_ROOT_LOG - 1))   // r^x for x < 2^13: every stage root of a pass of up to 14 stages
+#define NTT_TABLE_LEN(log_n, h) (2 * NTT_ROOTS + 2 * (1ull << (h)) + 2 * (1ull << ((log_n) - (h))) + 1)
 
-extern "C" __global__ void cugmp_ntt_tables(u64 *tab, u64 w, u64 w_inv, u64 r, u64 r_inv, u32 log_n, u32 h) {
+NTT_FN u32 ntt_table_entry(u64 i, u32 log_n, u32 h, const NttPrime &q) {
     const u64 H = 1ull << h, M = 1ull << (log_n - h);
-    const u64 total = 2 * NTT_ROOTS + 2 * H + 2 * M;
-    GRID_STRIDE(i, total) {
-        u64 base, e;
-        if (i < 2 * NTT_ROOTS) {
-            base = i < NTT_ROOTS ? r : r_inv;
-            e = i % NTT_ROOTS;
-        } else if (i < 2 * NTT_ROOTS + 2 * H) {
-            u64 k = i - 2 * NTT_ROOTS;
-            base = k < H ? w : w_inv;
-            e = k % H;
-        } else {
-            u64 k = i - 2 * NTT_ROOTS - 2 * H;
-            base = k < M ? w : w_inv;
-            e = (k % M) << h;
-        }
-        tab[i] = gl_pow(base, e);
+    const u32 one = (u32)((((u64)1) << 32) % q.p);
+    const u32 g = mont_mul(q.g, q.r2, q);
+    const u64 order = (u64)q.p - 1;
+    if (i == 2 * NTT_ROOTS + 2 * H + 2 * M) {
+        // N^-1 = p - (p - 1) / N; times 2^64: two Montgomery products by R^2.
+        const u32 n_inv = q.p - (u32)(order >> log_n);
+        return mont_mul(mont_mul(n_inv, q.r2, q), q.r2, q);
     }
+    u64 step, e;  // entry = g^(step * e), step = (p - 1) / order of the root
+    bool inverse;
+    if (i < 2 * NTT_ROOTS) {
+        step = order >> NTT_ROOT_LOG;
+        inverse = i >= NTT_ROOTS;
+        e = i % NTT_ROOTS;
+    } else if (i < 2 * NTT_ROOTS + 2 * H) {
+        const u64 k = i - 2 * NTT_ROOTS;
+        step = order >> log_n;
+        inverse = k >= H;
+        e = k % H;
+    } else {
+        const u64 k = i - 2 * NTT_ROOTS - 2 * H;
+        step = order >> log_n;
+        inverse = k >= M;
+        e = (k % M) << h;
+    }
+    if (e == 0) return one;
+    // x^-e = x^(order_of_x - e); the root has order (p - 1) / step.
+    if (inverse) e = (order / step) - e;
+    return mont_pow(mont_pow(g, step, q), e, q);
 }
 
-// w^e (or w^-e), e < N, from the tables above.
-__device__ __forceinline__ u64 ntt_power(const u64 *tab, u32 log_n, u32 h, u64 e, bool inverse) {
-    const u64 H = 1ull << h, M = 1ull << (log_n - h);
-    const u64 *A = tab + 2 * NTT_ROOTS + (inverse ? H : 0);
-    const u64 *B = tab + 2 * NTT_ROOTS + 2 * H + (inverse ? M : 0);
-    return gl_mul(__ldg(&A[e & (H - 1)]), __ldg(&B[e >> h]));
+// w^e (or w^-e), e < N, from the tables above, in Montgomery form.
+NTT_FN u32 ntt_power(const u32 *tab, u32 log_n, u32 h, u32 e, bool inverse, const NttPrime &q) {
+    const u32 H = 1u << h, M = 1u << (log_n - h);
+    const u32 *A = tab + 2 * NTT_ROOTS + (inverse ? H : 0);
+    const u32 *B = tab + 2 * NTT_ROOTS + 2 * H + (inverse ? M : 0);
+    return mont_mul(LDG(&A[e & (H - 1)]), LDG(&B[e >> h]), q);
 }
 
 // ---------------------------------------------------------------------------
@@ -112,7 +169,7 @@ __device__ __forceinline__ u64 ntt_power(const u64 *tab, u32 log_n, u32 h, u64 e
 // (x + y, (x - y) * w^((i mod len) * N / (2 len))). Its inverse is the
 // decimation in time, spans 1, 2, ..., N/2, (x, y) -> (x + y t, x - y t),
 // t = w^-((i mod len) * N / (2 len)). The host groups the log2 N stages into
-// passes (at most 13 stages; src/gpu/ntt.rs, `passes`), so a transform reads
+// passes (at most 14 stages; src/gpu/ntt.rs, `passes`), so a transform reads
 // and writes device memory two or three times instead of log2 N times.
 //
 // A pass of spans s * 2^(k-1) down to s (up, inverse) works on groups of
@@ -122,30 +179,29 @@ __device__ __forceinline__ u64 ntt_power(const u64 *tab, u32 log_n, u32 h, u64 e
 // z = w^(r * N / 2L). The z factor is the same for the whole upper half it
 // multiplies, which no later stage of the pass mixes with anything else, so it
 // moves to the end of the pass: element j gets z^bitrev_k(j) once, and the
-// stages use only the 2^12 roots of the small table. (The inverse moves it
+// stages use only the 2^13 roots of the small table. (The inverse moves it
 // to the start, as z^-bitrev_k(j).) One power of w per element per pass,
 // from two small tables.
 //
-// A block holds a tile of T = 2^log_t elements (the host picks log_t <= 13,
+// A block holds a tile of T = 2^log_t elements (the host picks log_t <= 14,
 // smaller for small N so that a pass has several blocks; src/gpu/ntt.rs,
-// `tile_log`): C = min(s,
-// T / 2^k) consecutive residues r of O = T / (2^k C) consecutive groups,
-// tile element t = (o * 2^k + j) * C + r. With C >= 4 every global access
-// covers at least one whole 32-byte sector; the last pass (s = 1) reads and
-// writes whole contiguous groups.
+// `tile_log`): C = min(s, T / 2^k) consecutive residues r of O = T / (2^k C)
+// consecutive groups, tile element t = (o * 2^k + j) * C + r. With C >= 8
+// every global access covers at least one whole 32-byte sector; the last
+// pass (s = 1) reads and writes whole contiguous groups.
 //
 // The first forward pass reads the operand's limbs (`limbs`, xn of them) and
-// cuts them into 16-bit coefficients itself (zero past 4 * xn). The first
+// cuts them into 32-bit coefficients itself (zero past 2 * xn). The first
 // inverse pass (b != 0) reads the pointwise product a * b * scale of the two
-// forward transforms (scale = 1/N, the inverse's normalisation; b = a
-// squares): no pass of its own. Otherwise it reads a. It always writes a.
+// forward transforms (b = a squares): no pass of its own. Otherwise it reads
+// a. It always writes a.
 // ---------------------------------------------------------------------------
 // Butterfly group u of a pass (tile layout above: t = (o * 2^k + j) * C + r):
 // the tile index of its first element. The group's elements lie 2^p apart in
 // j, so its first j is u's j-part with `width` zero bits inserted at p (width
 // 1: a radix-2 pair, 2: a radix-4 group); *low gets j's bits below p, the
 // stage roots' offset.
-__host__ __device__ __forceinline__ u32 group_start(u32 u, u32 log_c, u32 k, u32 p, u32 width, u32 *low) {
+NTT_FN u32 group_start(u32 u, u32 log_c, u32 k, u32 p, u32 width, u32 *low) {
     const u32 r = u & ((1u << log_c) - 1), rest = u >> log_c;
     const u32 jq = rest & ((1u << (k - width)) - 1), o = rest >> (k - width);
     *low = jq & ((1u << p) - 1);
@@ -153,80 +209,111 @@ __host__ __device__ __forceinline__ u32 group_start(u32 u, u32 log_c, u32 k, u32
     return (((o << k) + j0) << log_c) | r;
 }
 
-// Shared memory: 8 * 2^log_t bytes (64 KiB at the largest tile, 2^13).
-// At most 40 registers a thread (ptxas 13.0 spills a few bytes), so three
-// blocks of 512 threads fit an SM's register file.
-extern "C" __global__ void __launch_bounds__(512, 3)
-    cugmp_ntt_pass(u64 *a, const limb_t *__restrict__ limbs, u64 xn, const u64 *b, u64 scale, const u64 *__restrict__ tab,
-                   u32 log_n, u32 h, u32 log_t, u32 log_s, u32 k, u32 inverse) {
-    extern __shared__ u64 tile[];
-    const u32 threads = blockDim.x;
+// One block's share of a pass over one prime's transform `a` (N words);
+// `tab` is that prime's table. Every loop below runs t or u from `thread` in
+// steps of `threads`, separated by block barriers, so one thread a block
+// (the host model) computes the same thing.
+// Indices are 32-bit: N <= 2^27 (NTT_MAX_LOG), and q is a copy, so its
+// words stay in registers.
+NTT_FN void ntt_pass_block(u32 *a, const limb_t *limbs, u64 xn, const u32 *b, const u32 *tab, const NttPrime q,
+                           u32 log_n, u32 h, u32 log_t, u32 log_s, u32 k, bool inverse,
+                           u64 block, u32 thread, u32 threads, u32 *tile) {
     const u32 T = 1u << log_t;
-    const u32 log_c = min(log_s, log_t - k);
+    const u32 log_c = log_s < log_t - k ? log_s : log_t - k;
     const u32 C = 1u << log_c, G = 1u << k;
     const u32 log_o = log_t - k - log_c;
-    const u64 chunks = 1ull << (log_s - log_c);  // blocks per group of groups
-    const u64 outer0 = ((u64)blockIdx.x >> (log_s - log_c)) << log_o;
-    const u64 r0 = ((u64)blockIdx.x & (chunks - 1)) << log_c;
+    const u32 chunks = 1u << (log_s - log_c);  // blocks per group of groups
+    const u32 outer0 = (u32)(block >> (log_s - log_c)) << log_o;
+    const u32 r0 = ((u32)block & (chunks - 1)) << log_c;
     const u32 log_2l = k + log_s;
     // z^bitrev(j) = w^(r * bitrev(j) * N / 2L): exponent shift.
     const u32 twist_shift = log_n - log_2l;
+    const u32 scale = b ? LDG(&tab[NTT_TABLE_LEN(log_n, h) - 1]) : 0;
 
-    for (u32 t = threadIdx.x; t < T; t += threads) {
+    // Global index of tile element t.
+    auto global = [&](u32 t) -> u32 {
         const u32 r = t & (C - 1), j = (t >> log_c) & (G - 1), o = t >> (log_c + k);
-        const u64 g = ((outer0 + o) << log_2l) + ((u64)j << log_s) + r0 + r;
-        u64 v;
-        if (limbs)
-            v = g < 4 * xn ? (limbs[g >> 2] >> (16 * (g & 3))) & 0xffffULL : 0;
-        else if (b)
-            v = gl_mul(gl_mul(a[g], b[g]), scale);  // b may be a: squaring
-        else
-            v = a[g];
-        if (inverse && log_s) {
-            u64 e = ((r0 + r) * (__brevll(j) >> (64 - k))) << twist_shift;
-            if (e) v = gl_mul(v, ntt_power(tab, log_n, h, e, true));
+        return ((outer0 + o) << log_2l) + (j << log_s) + r0 + r;
+    };
+    // The twist's exponent at tile element t: r * bitrev_k(j) * N / 2L.
+    auto twist = [&](u32 t) -> u32 {
+        const u32 r = t & (C - 1), j = (t >> log_c) & (G - 1);
+        return ((r0 + r) * (brev32(j) >> (32 - k))) << twist_shift;
+    };
+    // NTT_BATCH elements a thread at a time, every load of the batch issued
+    // before the first is used: with one element per loop iteration the
+    // passes waited on device-memory latency (22 ms for a 10^7-limb product
+    // on the H200, most of it in these two loops).
+    for (u32 t0 = thread; t0 < T; t0 += NTT_BATCH * threads) {
+        u32 v[NTT_BATCH];
+#pragma unroll
+        for (int i = 0; i < NTT_BATCH; i++) {
+            const u32 t = t0 + i * threads;
+            const u32 g = global(t);
+            v[i] = 0;
+            if (t >= T) continue;
+            if (limbs) {
+                v[i] = g < 2 * xn ? (u32)(limbs[g >> 1] >> (32 * (g & 1))) : 0;
+            } else if (b) {
+                v[i] = mont_mul(a[g], b[g], q);  // b may be a: squaring
+            } else {
+                v[i] = a[g];
+            }
         }
-        tile[t] = v;
+#pragma unroll
+        for (int i = 0; i < NTT_BATCH; i++) {
+            const u32 t = t0 + i * threads;
+            if (t >= T) continue;
+            u32 x = v[i];
+            if (limbs && x >= q.p) x -= q.p;
+            if (b) x = mont_mul(x, scale, q);
+            if (inverse && log_s) {
+                const u32 e = twist(t);
+                if (e) x = mont_mul(x, ntt_power(tab, log_n, h, e, true, q), q);
+            }
+            tile[t] = x;
+        }
     }
-    __syncthreads();
+    BLOCK_SYNC();
 
     // Stages two at a time (radix 4: four elements in registers per
     // shared-memory round trip and per barrier), p and p + 1 being the pair's
     // lower and upper stage. With an odd count the last stage runs alone
     // (span 2^0 forward, the top span inverse).
-    const u64 *roots = tab + (inverse ? NTT_ROOTS : 0);
+    const u32 *roots = tab + (inverse ? NTT_ROOTS : 0);
     for (u32 step = 0; step < k;) {
         if (step + 1 < k) {
             const u32 p = inverse ? step : k - 2 - step;
-            for (u32 u = threadIdx.x; u < T / 4; u += threads) {
+#pragma unroll 2
+            for (u32 u = thread; u < T / 4; u += threads) {
                 u32 low;
                 const u32 i00 = group_start(u, log_c, k, p, 2, &low);
                 const u32 d0 = (1u << p) << log_c, d1 = d0 << 1;
                 // Stage p + 1 (roots of order 2^(p+2)) at offsets low and
                 // low + 2^p; stage p (order 2^(p+1)) at offset low.
-                const u64 wa = __ldg(&roots[low << (NTT_ROOT_LOG - 2 - p)]);
-                const u64 wb = __ldg(&roots[(low << (NTT_ROOT_LOG - 2 - p)) + (NTT_ROOTS / 2)]);
-                const u64 wc = __ldg(&roots[low << (NTT_ROOT_LOG - 1 - p)]);
-                const u64 x00 = tile[i00], x01 = tile[i00 + d0], x10 = tile[i00 + d1], x11 = tile[i00 + d0 + d1];
-                u64 y00, y01, y10, y11;
+                const u32 wa = LDG(&roots[low << (NTT_ROOT_LOG - 2 - p)]);
+                const u32 wb = LDG(&roots[(low << (NTT_ROOT_LOG - 2 - p)) + (NTT_ROOTS / 2)]);
+                const u32 wc = LDG(&roots[low << (NTT_ROOT_LOG - 1 - p)]);
+                const u32 x00 = tile[i00], x01 = tile[i00 + d0], x10 = tile[i00 + d1], x11 = tile[i00 + d0 + d1];
+                u32 y00, y01, y10, y11;
                 if (inverse) {
-                    u64 t = gl_mul(x01, wc);
-                    const u64 a0 = gl_add(x00, t), a1 = gl_sub(x00, t);
-                    t = gl_mul(x11, wc);
-                    const u64 a2 = gl_add(x10, t), a3 = gl_sub(x10, t);
-                    t = gl_mul(a2, wa);
-                    y00 = gl_add(a0, t);
-                    y10 = gl_sub(a0, t);
-                    t = gl_mul(a3, wb);
-                    y01 = gl_add(a1, t);
-                    y11 = gl_sub(a1, t);
+                    u32 t = mont_mul(x01, wc, q);
+                    const u32 a0 = mod_add(x00, t, q), a1 = mod_sub(x00, t, q);
+                    t = mont_mul(x11, wc, q);
+                    const u32 a2 = mod_add(x10, t, q), a3 = mod_sub(x10, t, q);
+                    t = mont_mul(a2, wa, q);
+                    y00 = mod_add(a0, t, q);
+                    y10 = mod_sub(a0, t, q);
+                    t = mont_mul(a3, wb, q);
+                    y01 = mod_add(a1, t, q);
+                    y11 = mod_sub(a1, t, q);
                 } else {
-                    const u64 a0 = gl_add(x00, x10), a2 = gl_mul(gl_sub(x00, x10), wa);
-                    const u64 a1 = gl_add(x01, x11), a3 = gl_mul(gl_sub(x01, x11), wb);
-                    y00 = gl_add(a0, a1);
-                    y01 = gl_mul(gl_sub(a0, a1), wc);
-                    y10 = gl_add(a2, a3);
-                    y11 = gl_mul(gl_sub(a2, a3), wc);
+                    const u32 a0 = mod_add(x00, x10, q), a2 = mont_mul(mod_sub(x00, x10, q), wa, q);
+                    const u32 a1 = mod_add(x01, x11, q), a3 = mont_mul(mod_sub(x01, x11, q), wb, q);
+                    y00 = mod_add(a0, a1, q);
+                    y01 = mont_mul(mod_sub(a0, a1, q), wc, q);
+                    y10 = mod_add(a2, a3, q);
+                    y11 = mont_mul(mod_sub(a2, a3, q), wc, q);
                 }
                 tile[i00] = y00;
                 tile[i00 + d0] = y01;
@@ -235,68 +322,117 @@ extern "C" __global__ void __launch_bounds__(512, 3)
             }
             step += 2;
         } else {
-            const u32 q = inverse ? step : k - 1 - step;
-            for (u32 u = threadIdx.x; u < T / 2; u += threads) {
+            const u32 p = inverse ? step : k - 1 - step;
+            for (u32 u = thread; u < T / 2; u += threads) {
                 u32 y;
-                const u32 lo = group_start(u, log_c, k, q, 1, &y);
-                const u32 hi = lo + ((1u << q) << log_c);
-                const u64 w = __ldg(&roots[y << (NTT_ROOT_LOG - 1 - q)]);
-                u64 x0 = tile[lo], x1 = tile[hi];
+                const u32 lo = group_start(u, log_c, k, p, 1, &y);
+                const u32 hi = lo + ((1u << p) << log_c);
+                const u32 w = LDG(&roots[y << (NTT_ROOT_LOG - 1 - p)]);
+                u32 x0 = tile[lo], x1 = tile[hi];
                 if (inverse) {
-                    x1 = gl_mul(x1, w);
-                    tile[lo] = gl_add(x0, x1);
-                    tile[hi] = gl_sub(x0, x1);
+                    x1 = mont_mul(x1, w, q);
+                    tile[lo] = mod_add(x0, x1, q);
+                    tile[hi] = mod_sub(x0, x1, q);
                 } else {
-                    tile[lo] = gl_add(x0, x1);
-                    tile[hi] = gl_mul(gl_sub(x0, x1), w);
+                    tile[lo] = mod_add(x0, x1, q);
+                    tile[hi] = mont_mul(mod_sub(x0, x1, q), w, q);
                 }
             }
             step += 1;
         }
-        __syncthreads();
+        BLOCK_SYNC();
     }
 
-    for (u32 t = threadIdx.x; t < T; t += threads) {
-        const u32 r = t & (C - 1), j = (t >> log_c) & (G - 1), o = t >> (log_c + k);
-        const u64 g = ((outer0 + o) << log_2l) + ((u64)j << log_s) + r0 + r;
-        u64 v = tile[t];
-        if (!inverse && log_s) {
-            u64 e = ((r0 + r) * (__brevll(j) >> (64 - k))) << twist_shift;
-            if (e) v = gl_mul(v, ntt_power(tab, log_n, h, e, false));
-        }
-        a[g] = v;
-    }
-}
-
-// 128-bit value of limb i's four coefficients: sum_j coef[4i+j] << 16j.
-__device__ __forceinline__ void limb_sum(const u64 *coef, u64 i, u64 *lo, u64 *hi) {
-    u64 l = 0, h = 0;
+    for (u32 t0 = thread; t0 < T; t0 += NTT_BATCH * threads) {
 #pragma unroll
-    for (int j = 0; j < 4; j++) {
-        u64 c = coef[4 * i + j];
-        u64 part_lo = j ? c << (16 * j) : c;
-        u64 part_hi = j ? c >> (64 - 16 * j) : 0;
-        l += part_lo;
-        h += part_hi + (l < part_lo);
+        for (int i = 0; i < NTT_BATCH; i++) {
+            const u32 t = t0 + i * threads;
+            if (t >= T) continue;
+            u32 x = tile[t];
+            if (!inverse && log_s) {
+                const u32 e = twist(t);
+                if (e) x = mont_mul(x, ntt_power(tab, log_n, h, e, false, q), q);
+            }
+            a[global(t)] = x;
+        }
     }
-    *lo = l;
-    *hi = h;
 }
 
-// Fold coefficients into limbs: t[i] = low 64 bits of (sum_i + high part of
-// sum_{i-1}); c[i + 1] = the carry out of that addition (0 or 1), c[0] = 0.
-// The product is then t + c, which the add kernel of
-// cuda/linear.cu computes with its parallel carry: one carry logic for all.
-extern "C" __global__ void cugmp_ntt_combine16(limb_t *__restrict__ t, limb_t *__restrict__ c, const u64 *__restrict__ coef, u64 n) {
+// ---------------------------------------------------------------------------
+// Back to limbs. Garner's CRT gives coefficient x < P from its residues:
+//   k1 = (r1 - r0) / p0 mod p1,  y = r0 + p0 k1 (< p0 p1),
+//   k2 = (r2 - y) / (p0 p1) mod p2,  x = y + p0 p1 k2.
+// (r0 < p0 < p1 < p2, and k1 < p1 < p2, so each is already a residue where
+// it is used.) The divisions are Montgomery products by constants that carry
+// the factor 2^32 the product removes.
+// ---------------------------------------------------------------------------
+#define CRT_C1 0xcffffff1u          // p0^-1 * 2^32 mod p1
+#define CRT_C2 0x64234f73u          // p0 * 2^32 mod p2
+#define CRT_C3 0xaa2221e5u          // (p0 p1)^-1 * 2^32 mod p2
+#define CRT_P01 0x9c00000190000001ull  // p0 p1
+
+NTT_FN void crt(u32 r0, u32 r1, u32 r2, u64 *lo, u64 *hi) {
+    const NttPrime &q1 = ntt_primes[1], &q2 = ntt_primes[2];
+    const u32 k1 = mont_mul(mod_sub(r1, r0, q1), CRT_C1, q1);
+    const u64 y = r0 + (u64)ntt_primes[0].p * k1;
+    const u32 y2 = mod_add(r0, mont_mul(k1, CRT_C2, q2), q2);
+    const u32 k2 = mont_mul(mod_sub(r2, y2, q2), CRT_C3, q2);
+    // x = y + P01 * k2 < 2^96.
+    const u64 m_lo = CRT_P01 * k2;
+#ifdef CUGMP_HOST_MODEL
+    const u64 m_hi = (u64)(((unsigned __int128)CRT_P01 * k2) >> 64);
+#else
+    const u64 m_hi = __umul64hi(CRT_P01, (u64)k2);
+#endif
+    *lo = m_lo + y;
+    *hi = m_hi + (*lo < y);
+}
+
+// Limb i of the product before carries: coefficients 2i and 2i + 1 (each
+// below 2^91, see the top) as a 128-bit value: c_2i + c_(2i+1) * 2^32.
+NTT_FN void ntt_limb_value(const u32 *coef, u64 n_len, u64 i, u64 *lo, u64 *hi) {
+    u64 l0, h0, l1, h1;
+    crt(coef[2 * i], coef[n_len + 2 * i], coef[2 * n_len + 2 * i], &l0, &h0);
+    crt(coef[2 * i + 1], coef[n_len + 2 * i + 1], coef[2 * n_len + 2 * i + 1], &l1, &h1);
+    const u64 s_lo = l1 << 32, s_hi = (h1 << 32) | (l1 >> 32);
+    *lo = l0 + s_lo;
+    *hi = h0 + s_hi + (*lo < l0);
+}
+
+#ifndef CUGMP_HOST_MODEL
+extern "C" __global__ void cugmp_ntt_tables(u32 *tab, u32 log_n, u32 h) {
+    const u64 len = NTT_TABLE_LEN(log_n, h);
+    GRID_STRIDE(i, NTT_PRIMES * len) {
+        tab[i] = ntt_table_entry(i % len, log_n, h, ntt_primes[i / len]);
+    }
+}
+
+// Shared memory: 4 * 2^log_t bytes (64 KiB at the largest tile, 2^14). The
+// grid's y index is the prime: a holds the three transforms, N words apart,
+// and tab the three tables, NTT_TABLE_LEN apart.
+extern "C" __global__ void __launch_bounds__(512, 3)
+    cugmp_ntt_pass(u32 *a, const limb_t *__restrict__ limbs, u64 xn, const u32 *b, const u32 *__restrict__ tab,
+                   u32 log_n, u32 h, u32 log_t, u32 log_s, u32 k, u32 inverse) {
+    extern __shared__ u32 tile[];
+    const u32 prime = blockIdx.y;
+    const u64 n_len = 1ull << log_n;
+    ntt_pass_block(a + prime * n_len, limbs, xn, b ? b + prime * n_len : nullptr, tab + prime * NTT_TABLE_LEN(log_n, h),
+                   ntt_primes[prime], log_n, h, log_t, log_s, k, inverse != 0, blockIdx.x, threadIdx.x, blockDim.x, tile);
+}
+
+// Fold coefficients into limbs: t[i] = low 64 bits of limb i's value, and
+// c[i + 1] its high 64 bits (which belong to limb i + 1), c[0] = 0. The
+// product is then t + c, which the add kernel of cuda/linear.cu computes with
+// its parallel carry: one carry logic for all.
+extern "C" __global__ void cugmp_ntt_combine(limb_t *__restrict__ t, limb_t *__restrict__ c, const u32 *__restrict__ coef,
+                                              u64 n_len, u64 n) {
     GRID_STRIDE(i, n) {
-        u64 lo, hi, plo, phi = 0;
-        limb_t r;
-        limb_sum(coef, i, &lo, &hi);
-        if (i > 0) limb_sum(coef, i - 1, &plo, &phi);
-        r = lo + phi;
-        t[i] = r;
-        // The carry out of the top limb is 0: the product fits in n limbs.
-        if (i + 1 < n) c[i + 1] = r < lo;
+        u64 lo, hi;
+        ntt_limb_value(coef, n_len, i, &lo, &hi);
+        t[i] = lo;
+        // The top limb's high part is 0: the product fits in n limbs.
+        if (i + 1 < n) c[i + 1] = hi;
         if (i == 0) c[0] = 0;
     }
 }
+#endif

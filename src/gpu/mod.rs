@@ -62,7 +62,7 @@ struct Kernels {
     bitwise: CudaFunction,
     ntt_tables: CudaFunction,
     ntt_pass: CudaFunction,
-    ntt_combine16: CudaFunction,
+    ntt_combine: CudaFunction,
 }
 
 /// The element-wise kernels' geometry (ELEMENTWISE_THREADS, ELEMENTWISE_BLOCK
@@ -217,11 +217,11 @@ fn open() -> Result<Gpu, GpuError> {
         bitwise: module.load_function("cugmp_bitwise")?,
         ntt_tables: module.load_function("cugmp_ntt_tables")?,
         ntt_pass: module.load_function("cugmp_ntt_pass")?,
-        ntt_combine16: module.load_function("cugmp_ntt_combine16")?,
+        ntt_combine: module.load_function("cugmp_ntt_combine")?,
     };
-    // cugmp_ntt_pass keeps a tile of 2^13 words in shared memory: past the
+    // cugmp_ntt_pass keeps a tile of 2^14 words in shared memory: past the
     // 48 KiB a kernel gets without asking.
-    kernels.ntt_pass.set_attribute(cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 8 << ntt::TILE_LOG)?;
+    kernels.ntt_pass.set_attribute(cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 4 << ntt::TILE_LOG)?;
     // A device without stream-ordered pools (cudarc then allocates
     // synchronously) still computes; it only loses the reuse.
     if let Err(e) = keep_freed_memory(&ctx, config::get().gpu_pool) {

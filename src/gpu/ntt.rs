@@ -1,40 +1,26 @@
-//! Exact products on the GPU: a number-theoretic transform over the prime
-//! p = 2^64 - 2^32 + 1 with 16-bit coefficients (cuda/ntt.cu states the
-//! exactness bound: the shorter operand up to 2^30 - 1 limbs, the product up
-//! to 2^30 limbs; device memory is the practical limit, checked here).
+//! Exact products on the GPU: number-theoretic transforms over three 32-bit
+//! primes with 32-bit coefficients, joined by the CRT (cuda/ntt.cu states the
+//! primes and the exactness bound: transforms up to 2^27, products up to 2^26
+//! limbs; device memory is the practical limit, checked here).
 //!
-//! Each transform runs as two or three passes of up to 12 radix-2 stages in
-//! shared memory (`passes`, cuda/ntt.cu's cugmp_ntt_pass); the first forward
-//! pass cuts the limbs into coefficients itself. Twiddle tables are built once
-//! per transform length and kept. The last carry pass is the add kernel's
-//! parallel carry (src/gpu/linear.rs), on the device.
+//! Each transform runs as one to three passes of up to 14 radix-2 stages in
+//! shared memory (`passes`, cuda/ntt.cu's cugmp_ntt_pass), all three primes
+//! in one launch; the first forward pass cuts the limbs into coefficients
+//! itself. Twiddle tables are built once per transform length and kept. The
+//! last carry pass is the add kernel's parallel carry (src/gpu/linear.rs), on
+//! the device.
 
 use super::{injected, Gpu, GpuError};
 use crate::config::Fault;
-use cudarc::driver::{CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg};
 use std::sync::{Arc, Mutex};
 
-const P: u64 = 0xffff_ffff_0000_0001;
-/// A generator of the multiplicative group mod P.
-const GENERATOR: u64 = 7;
-/// Coefficients per limb (16 bits each).
-const COEFS_PER_LIMB: usize = 4;
-
-fn mul_mod(a: u64, b: u64) -> u64 {
-    ((a as u128 * b as u128) % P as u128) as u64
-}
-
-fn pow_mod(mut b: u64, mut e: u64) -> u64 {
-    let mut r = 1;
-    while e > 0 {
-        if e & 1 == 1 {
-            r = mul_mod(r, b);
-        }
-        b = mul_mod(b, b);
-        e >>= 1;
-    }
-    r
-}
+/// Coefficients per limb (32 bits each).
+const COEFS_PER_LIMB: usize = 2;
+/// Primes, one transform each (NTT_PRIMES).
+const PRIMES: usize = 3;
+/// Longest transform: 2^27 (NTT_MAX_LOG: 2^27 divides every p - 1).
+const MAX_LOG: u32 = 27;
 
 /// Transform length for a product of `limbs` limbs: no wrap-around.
 pub fn transform_len(limbs: usize) -> usize {
@@ -44,26 +30,28 @@ pub fn transform_len(limbs: usize) -> usize {
 /// Device bytes one product of `un` x `vn` limbs needs.
 pub fn device_bytes(un: usize, vn: usize) -> usize {
     let n = transform_len(un + vn);
-    // Two transforms, the folded limbs and their carries, the add kernel's
-    // tile states (the twiddle tables are kept: `Tables`).
-    8 * 2 * n + 8 * (un + vn) * 2 + 4 * (un + vn).div_ceil(1024)
+    // Two transforms of three 32-bit words a coefficient, the folded limbs
+    // and their carries, the add kernel's tile states (the twiddle tables are
+    // kept: `Tables`).
+    2 * PRIMES * 4 * n + 8 * (un + vn) * 2 + 4 * (un + vn).div_ceil(1024)
 }
 
-/// Largest tile of cugmp_ntt_pass: 2^13 elements, 64 KiB of shared memory.
-pub(super) const TILE_LOG: u32 = 13;
+/// Largest tile of cugmp_ntt_pass: 2^14 elements, 64 KiB of shared memory
+/// (two passes up to 2^26 where 2^13 took three).
+pub(super) const TILE_LOG: u32 = 14;
 /// The stage roots' table has roots of order 2^ROOT_LOG (NTT_ROOT_LOG).
-const ROOT_LOG: u32 = 13;
+const ROOT_LOG: u32 = 14;
 /// Products whose buffers take at most this much skip the free-memory query.
 const SMALL_PRODUCT_BYTES: usize = 64 << 20;
 
 /// Tile (log2 of the elements a block holds) for a transform of 2^log_n:
 /// the largest, except that a small transform takes smaller tiles so each
-/// pass has at least 2^4 blocks on as many SMs (one block per transform
-/// took 35 us a pass at 2^13, measured with ncu on the H200), but never
-/// below 2^10 (then more passes would cost more launches than the blocks
-/// gain).
+/// pass has at least 2^6 blocks a prime (3 * 64 blocks for the H200's 132
+/// SMs: with 2^14-element tiles a 10^5-limb product had 48 blocks a pass and
+/// took 0.233 ms against 0.197 ms with 96), but never below 2^10 (then more
+/// passes would cost more launches than the blocks gain).
 pub fn tile_log(log_n: u32) -> u32 {
-    log_n.saturating_sub(4).clamp(10, TILE_LOG).min(log_n)
+    log_n.saturating_sub(6).clamp(10, TILE_LOG).min(log_n)
 }
 
 /// The forward transform's passes for length 2^log_n, in order, as
@@ -90,24 +78,29 @@ pub fn passes(log_n: u32) -> Vec<(u32, u32)> {
     out
 }
 
-/// Twiddle tables of one transform length (cuda/ntt.cu, cugmp_ntt_tables).
+/// Twiddle tables of one transform length (cuda/ntt.cu, cugmp_ntt_tables),
+/// one a prime.
 struct Table {
     log_n: u32,
     h: u32,
-    words: CudaSlice<u64>,
+    words: CudaSlice<u32>,
+}
+
+/// Words of one prime's table (NTT_TABLE_LEN).
+fn table_len(log_n: u32, h: u32) -> usize {
+    2 * (1usize << (ROOT_LOG - 1)) + 2 * (1usize << h) + 2 * (1usize << (log_n - h)) + 1
 }
 
 /// The tables built so far, one per transform length, kept for the life of
-/// the context (2 * (2^12 + 2^(log_n/2 + 1)) words each: at most a few MiB).
+/// the context (3 * (2^14 + 2^(log_n/2 + 2)) words each: at most a few MiB).
 #[derive(Default)]
 pub(super) struct Tables(Mutex<Vec<Arc<Table>>>);
 
-/// Largest operand the exactness bound allows (cuda/ntt.cu).
-const MAX_SHORT_LIMBS: usize = (1 << 30) - 1;
-const MAX_PRODUCT_LIMBS: usize = 1 << 30;
+/// Largest product the transforms allow (cuda/ntt.cu): N >= 2 * limbs.
+const MAX_PRODUCT_LIMBS: usize = 1 << (MAX_LOG - 1);
 
 fn check_bounds(un: usize, vn: usize) -> Result<(), GpuError> {
-    if un.min(vn) > MAX_SHORT_LIMBS || un + vn > MAX_PRODUCT_LIMBS {
+    if un + vn > MAX_PRODUCT_LIMBS {
         Err(GpuError::TooLarge)
     } else {
         Ok(())
@@ -122,12 +115,14 @@ fn check_bounds(un: usize, vn: usize) -> Result<(), GpuError> {
 pub fn bytes_moved(un: usize, vn: usize, squaring: bool) -> u64 {
     let n = transform_len(un + vn) as u64;
     let later_passes = passes(n.trailing_zeros()).len() as u64 - 1;
-    let forward = |limbs: usize| 8 * limbs as u64 + 8 * n + later_passes * 16 * n;
+    // One element: a coefficient's three residues.
+    let e = 4 * PRIMES as u64;
+    let forward = |limbs: usize| 8 * limbs as u64 + e * n + later_passes * 2 * e * n;
     let forwards = if squaring { forward(un) } else { forward(un) + forward(vn) };
     // The first inverse pass reads both transforms (one when squaring).
-    let pointwise = if squaring { 0 } else { 8 * n };
-    let inverse = (later_passes + 1) * 16 * n;
-    let combine = 8 * n + 16 * (un + vn) as u64; // coefficients in, limbs and carries out
+    let pointwise = if squaring { 0 } else { e * n };
+    let inverse = (later_passes + 1) * 2 * e * n;
+    let combine = e * n + 16 * (un + vn) as u64; // coefficients in, limbs and carries out
     let carry = 24 * (un + vn) as u64;
     forwards + pointwise + inverse + combine + carry
 }
@@ -195,7 +190,6 @@ impl Gpu {
         let _claim = super::reserve(device_bytes(un, vn))?;
         injected(Fault::GpuOom, "gpu-oom")?;
         let n = transform_len(un + vn);
-        let n_inv = pow_mod(n as u64, P - 2);
         injected(Fault::GpuLaunch, "gpu-launch")?;
         let table = self.table(stream, n.trailing_zeros())?;
 
@@ -205,12 +199,12 @@ impl Gpu {
             None => None,
         };
         // The pointwise product happens in the inverse's first pass.
-        let a = self.inverse_of_product(stream, &table, a, b.as_ref(), n_inv)?;
-        let limbs = (un + vn) as u64;
-        // combine16 writes every limb of both.
+        let a = self.inverse_of_product(stream, &table, a, b.as_ref())?;
+        let (n_len, limbs) = (n as u64, (un + vn) as u64);
+        // The combine kernel writes every limb of both.
         let mut t = unsafe { stream.alloc::<u64>(un + vn) }?;
         let mut c = unsafe { stream.alloc::<u64>(un + vn) }?;
-        launch!(self, stream, ntt_combine16, un + vn, &mut t, &mut c, &a, &limbs);
+        launch!(self, stream, ntt_combine, un + vn, &mut t, &mut c, &a, &n_len, &limbs);
         self.add_in_place(stream, &mut t, &c, un + vn)?;
         Ok(t)
     }
@@ -222,12 +216,10 @@ impl Gpu {
             return Ok(t.clone());
         }
         let h = log_n.div_ceil(2);
-        let len = 2 * (1usize << (ROOT_LOG - 1)) + 2 * (1usize << h) + 2 * (1usize << (log_n - h));
-        let mut words = stream.alloc_zeros::<u64>(len)?;
-        let w = pow_mod(GENERATOR, (P - 1) >> log_n);
-        let r = pow_mod(GENERATOR, (P - 1) >> ROOT_LOG);
-        let (w_inv, r_inv) = (pow_mod(w, P - 2), pow_mod(r, P - 2));
-        launch!(self, stream, ntt_tables, len, &mut words, &w, &w_inv, &r, &r_inv, &log_n, &h);
+        let len = PRIMES * table_len(log_n, h);
+        // The kernel writes every word.
+        let mut words = unsafe { stream.alloc::<u32>(len) }?;
+        launch!(self, stream, ntt_tables, len, &mut words, &log_n, &h);
         let table = Arc::new(Table { log_n, h, words });
         tables.push(table.clone());
         Ok(table)
@@ -235,29 +227,29 @@ impl Gpu {
 
     /// The forward transform (bit-reversed out) of the `xn` limbs `x`, cut
     /// into coefficients by the first pass.
-    fn forward(&self, stream: &Arc<CudaStream>, table: &Table, x: &CudaSlice<u64>, xn: usize) -> Result<CudaSlice<u64>, GpuError> {
+    fn forward(&self, stream: &Arc<CudaStream>, table: &Table, x: &CudaSlice<u64>, xn: usize) -> Result<CudaSlice<u32>, GpuError> {
         // The first pass writes every element.
-        let mut a = unsafe { stream.alloc::<u64>(1 << table.log_n) }?;
-        let first = (super::linear::addr(x, stream), xn as u64, 0u64, 0u64);
+        let mut a = unsafe { stream.alloc::<u32>(PRIMES << table.log_n) }?;
+        let first = (super::linear::addr(x, stream), xn as u64, 0u64);
         self.passes(stream, table, &mut a, false, first)?;
         Ok(a)
     }
 
-    /// The inverse transform (natural order out) of `a * b * scale` (`b`
-    /// None: `a * a * scale`), `a` and `b` forward transforms, in a.
-    fn inverse_of_product(&self, stream: &Arc<CudaStream>, table: &Table, mut a: CudaSlice<u64>, b: Option<&CudaSlice<u64>>, scale: u64) -> Result<CudaSlice<u64>, GpuError> {
+    /// The inverse transform (natural order out) of `a * b` (`b` None:
+    /// `a * a`), `a` and `b` forward transforms, in a.
+    fn inverse_of_product(&self, stream: &Arc<CudaStream>, table: &Table, mut a: CudaSlice<u32>, b: Option<&CudaSlice<u32>>) -> Result<CudaSlice<u32>, GpuError> {
         let b = match b {
-            Some(b) => super::linear::addr(b, stream),
-            None => super::linear::addr(&a, stream),
+            Some(b) => b.device_ptr(stream).0,
+            None => a.device_ptr(stream).0,
         };
-        self.passes(stream, table, &mut a, true, (0, 0, b, scale))?;
+        self.passes(stream, table, &mut a, true, (0, 0, b))?;
         Ok(a)
     }
 
-    /// Run the passes of one transform over `a`; the first pass gets
-    /// `first` = (limbs, limb count, b, scale) (cuda/ntt.cu, cugmp_ntt_pass),
-    /// the others read `a` alone.
-    fn passes(&self, stream: &Arc<CudaStream>, table: &Table, a: &mut CudaSlice<u64>, inverse: bool, first: (u64, u64, u64, u64)) -> Result<(), GpuError> {
+    /// Run the passes of one transform over `a` (all three primes); the
+    /// first pass gets `first` = (limbs, limb count, b) (cuda/ntt.cu,
+    /// cugmp_ntt_pass), the others read `a` alone.
+    fn passes(&self, stream: &Arc<CudaStream>, table: &Table, a: &mut CudaSlice<u32>, inverse: bool, first: (u64, u64, u64)) -> Result<(), GpuError> {
         let log_n = table.log_n;
         let mut plan = passes(log_n);
         if inverse {
@@ -268,11 +260,11 @@ impl Gpu {
         let blocks = ((1usize << log_n) / tile) as u32;
         // A quarter of the tile: one radix-4 group a thread per round.
         let threads = (tile as u32 / 4).clamp(32, 512);
-        let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (threads, 1, 1), shared_mem_bytes: 8 * tile as u32 };
+        let cfg = LaunchConfig { grid_dim: (blocks, PRIMES as u32, 1), block_dim: (threads, 1, 1), shared_mem_bytes: 4 * tile as u32 };
         let inverse = inverse as u32;
         for (i, &(log_s, k)) in plan.iter().enumerate() {
-            let (limbs, xn, b, scale) = if i == 0 { first } else { (0, 0, 0, 0) };
-            launch_with!(self, stream, ntt_pass, cfg, &mut *a, &limbs, &xn, &b, &scale, &table.words, &log_n, &table.h, &log_t, &log_s, &k, &inverse);
+            let (limbs, xn, b) = if i == 0 { first } else { (0, 0, 0) };
+            launch_with!(self, stream, ntt_pass, cfg, &mut *a, &limbs, &xn, &b, &table.words, &log_n, &table.h, &log_t, &log_s, &k, &inverse);
         }
         Ok(())
     }
@@ -282,19 +274,67 @@ impl Gpu {
 mod tests {
     use super::*;
 
+    /// The kernels' own code (cuda/ntt.cu, compiled as host C++ by
+    /// c_tests/ntt_model.cpp) on the CPU, one thread a block, with this
+    /// module's pass plan, against the embedded GMP's mpn_mul: tables, both
+    /// transforms, the pointwise product, the CRT, on machines without a GPU.
     #[test]
-    fn roots_have_the_right_order() {
-        for log in [1u32, 5, 23, 32] {
-            let n = 1u64 << log;
-            let w = pow_mod(GENERATOR, (P - 1) / n);
-            assert_eq!(pow_mod(w, n), 1);
-            assert_ne!(pow_mod(w, n / 2), 1, "w must be a primitive root of order 2^{log}");
+    fn host_model_matches_gmp() {
+        let dir = std::env::temp_dir().join(format!("cugmp-ntt-model-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let exe = dir.join("ntt_model");
+        let root = env!("CARGO_MANIFEST_DIR");
+        let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
+        let built = std::process::Command::new(&cxx)
+            .args(["-O2", "-std=c++17", "-Wall", "-Werror", "-Wno-unknown-pragmas", "-o"])
+            .arg(&exe)
+            .arg(format!("{root}/c_tests/ntt_model.cpp"))
+            .status()
+            .unwrap();
+        assert!(built.success(), "{cxx} failed on c_tests/ntt_model.cpp");
+
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut random = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        // Sizes: one tile, one and two passes (N = 2^14, 2^19), unbalanced;
+        // all-ones operands give the largest coefficients.
+        let shapes = [(1, 1, false), (3, 2, false), (5, 5, true), (100, 37, false), (2047, 2049, false), (3000, 3000, true), (20000, 3, false), (70000, 61000, false)];
+        for (i, &(un, vn, square)) in shapes.iter().enumerate() {
+            let ones = i % 2 == 1;
+            let mut limb = || if ones { u64::MAX } else { random() };
+            let u: Vec<u64> = (0..un).map(|_| limb()).collect();
+            let v: Vec<u64> = if square { u.clone() } else { (0..vn).map(|_| limb()).collect() };
+            let log_n = transform_len(un + vn).trailing_zeros();
+            let plan = passes(log_n);
+            let mut input = format!("{log_n} {} {} {}\n", log_n.div_ceil(2), tile_log(log_n), plan.len());
+            for (log_s, k) in &plan {
+                input += &format!("{log_s} {k}\n");
+            }
+            let hex = |x: &[u64]| x.iter().map(|l| format!("{l:x}")).collect::<Vec<_>>().join(" ");
+            input += &format!("{un}\n{}\n", hex(&u));
+            input += &if square { "0\n".to_string() } else { format!("{vn}\n{}\n", hex(&v)) };
+            let mut child = std::process::Command::new(&exe).stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped()).spawn().unwrap();
+            std::io::Write::write_all(child.stdin.as_mut().unwrap(), input.as_bytes()).unwrap();
+            let out = child.wait_with_output().unwrap();
+            assert!(out.status.success(), "model failed on {un}x{vn}: {:?}", out.status);
+            let got: Vec<u64> = String::from_utf8(out.stdout).unwrap().split_whitespace().map(|w| u64::from_str_radix(w, 16).unwrap()).collect();
+
+            let mut want = vec![0u64; un + vn];
+            let (a, b) = if un >= vn { (&u, &v) } else { (&v, &u) };
+            unsafe { crate::cpu::mpn_mul(want.as_mut_ptr(), a.as_ptr(), a.len() as _, b.as_ptr(), b.len() as _) };
+            assert!(want.iter().any(|&l| l != 0));
+            assert!(got == want, "model product differs from GMP's at {un}x{vn} (log_n {log_n}, passes {plan:?})");
         }
+        std::fs::remove_dir_all(&dir).ok();
     }
 
     #[test]
     fn passes_cover_every_stage_once() {
-        for log_n in 1..=32u32 {
+        for log_n in 1..=MAX_LOG {
             let plan = passes(log_n);
             let log_t = tile_log(log_n);
             assert!(log_t <= log_n && log_t <= TILE_LOG && (log_t >= 10 || log_t == log_n));

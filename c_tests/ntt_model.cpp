@@ -1,0 +1,94 @@
+// Host model of the GPU product (cuda/ntt.cu compiled as plain C++ with
+// CUGMP_HOST_MODEL): the same tables, passes, pointwise product and CRT, run
+// one thread a block, so the kernels' arithmetic and index logic are tested
+// on machines without a GPU (src/gpu/ntt.rs, test `host_model_matches_gmp`,
+// compares the output with GMP).
+//
+// stdin, whitespace-separated: log_n h log_t, the number of forward passes
+// and each pass's (log_s, k) in forward order (src/gpu/ntt.rs, `passes`),
+// then un and u's limbs, then vn and v's limbs (vn = 0: square u), limbs
+// in hex. stdout: the un + vn limbs of the product, in hex.
+#define CUGMP_HOST_MODEL 1
+#include "../cuda/ntt.cu"
+
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+static std::vector<u64> read_limbs(u64 n) {
+    std::vector<u64> x(n);
+    for (u64 i = 0; i < n; i++)
+        if (scanf("%lx", &x[i]) != 1) exit(2);
+    return x;
+}
+
+struct Plan {
+    u32 log_n, h, log_t;
+    std::vector<std::pair<u32, u32>> passes;  // (log_s, k), forward order
+};
+
+// One pass over all three primes, every block in turn.
+static void run_pass(const Plan &plan, std::vector<u32> &a, const limb_t *limbs, u64 xn, const std::vector<u32> *b,
+                     const std::vector<u32> &tab, u32 log_s, u32 k, bool inverse) {
+    const u64 n_len = 1ull << plan.log_n, len = NTT_TABLE_LEN(plan.log_n, plan.h);
+    std::vector<u32> tile(1u << plan.log_t);
+    for (u32 q = 0; q < NTT_PRIMES; q++)
+        for (u64 block = 0; block < (n_len >> plan.log_t); block++)
+            ntt_pass_block(a.data() + q * n_len, limbs, xn, b ? b->data() + q * n_len : nullptr, tab.data() + q * len,
+                           ntt_primes[q], plan.log_n, plan.h, plan.log_t, log_s, k, inverse, block, 0, 1, tile.data());
+}
+
+static std::vector<u32> forward(const Plan &plan, const std::vector<u64> &x, const std::vector<u32> &tab) {
+    std::vector<u32> a(NTT_PRIMES << plan.log_n);
+    for (size_t i = 0; i < plan.passes.size(); i++)
+        run_pass(plan, a, i == 0 ? x.data() : nullptr, i == 0 ? x.size() : 0, nullptr, tab, plan.passes[i].first,
+                 plan.passes[i].second, false);
+    return a;
+}
+
+int main() {
+    Plan plan;
+    u32 count;
+    if (scanf("%u %u %u %u", &plan.log_n, &plan.h, &plan.log_t, &count) != 4) return 2;
+    for (u32 i = 0; i < count; i++) {
+        u32 log_s, k;
+        if (scanf("%u %u", &log_s, &k) != 2) return 2;
+        plan.passes.push_back({log_s, k});
+    }
+    u64 un, vn;
+    if (scanf("%lu", &un) != 1) return 2;
+    std::vector<u64> u = read_limbs(un);
+    if (scanf("%lu", &vn) != 1) return 2;
+    std::vector<u64> v = read_limbs(vn);
+    const bool square = vn == 0;
+    if (square) vn = un;
+
+    const u64 len = NTT_TABLE_LEN(plan.log_n, plan.h);
+    std::vector<u32> tab(NTT_PRIMES * len);
+    for (u32 q = 0; q < NTT_PRIMES; q++)
+        for (u64 i = 0; i < len; i++) tab[q * len + i] = ntt_table_entry(i, plan.log_n, plan.h, ntt_primes[q]);
+
+    std::vector<u32> a = forward(plan, u, tab);
+    std::vector<u32> b = square ? a : forward(plan, v, tab);
+    // The inverse: the passes in reverse order, the first one pointwise.
+    for (size_t i = plan.passes.size(); i-- > 0;) {
+        const bool first = i + 1 == plan.passes.size();
+        run_pass(plan, a, nullptr, 0, first ? &b : nullptr, tab, plan.passes[i].first, plan.passes[i].second, true);
+    }
+    // Limbs: t + c with a plain carry loop (the GPU uses its add kernel).
+    const u64 n = un + vn;
+    u64 carry_hi = 0;
+    unsigned carry = 0;
+    for (u64 i = 0; i < n; i++) {
+        u64 lo, hi;
+        ntt_limb_value(a.data(), 1ull << plan.log_n, i, &lo, &hi);
+        u64 r = lo + carry_hi;
+        unsigned c1 = r < lo;
+        u64 s = r + carry;
+        unsigned c2 = s < r;
+        printf("%lx\n", s);
+        carry_hi = hi;
+        carry = c1 + c2;
+    }
+    return carry_hi || carry ? 3 : 0;  // the product fits in un + vn limbs
+}
