@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine, over a tree packed by scripts/pack-device.sh:
-#   bash scripts/device-run.sh [gpu|tests|gmp|bench|sanitize|fuzz|all]    (default: all)
-# gpu: the GPU tests alone; tests: those, the differential suite under
-# CUGMP_GPU=force and the C programs (cuGMP against static GMP); gmp: GMP's
-# own tests/mpz and tests/mpn on libcugmp.so; fuzz: each fuzz target for
-# CUGMP_FUZZ_SECONDS (default 120) under CUGMP_GPU=force.
+#   bash scripts/device-run.sh [gpu|differential|tests|gmp|bench|sanitize|fuzz|all]    (default: all)
+# gpu: the GPU tests alone; differential: the differential suite under
+# CUGMP_GPU=force and the C programs (cuGMP against static GMP); tests: both
+# of those; gmp: GMP's own tests/mpz and tests/mpn on libcugmp.so; fuzz:
+# each fuzz target for CUGMP_FUZZ_SECONDS (default 120) under CUGMP_GPU=force.
 # Writes logs under $OUT (or /tmp/cugmp-out) and prints a short summary last.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -16,14 +16,12 @@ note() { summary+=("$1"); echo "== $1"; }
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$out/device.txt"
 export CUGMP_GPU=force
 
-if [ "$what" = gpu ]; then
+if [ "$what" = gpu ] || [ "$what" = tests ] || [ "$what" = all ]; then
     pack/deps/gpu 2>&1 | tee "$out/gpu-tests.log"
     note "gpu tests: $(grep '^test result' "$out/gpu-tests.log")"
 fi
 
-if [ "$what" = tests ] || [ "$what" = all ]; then
-    pack/deps/gpu 2>&1 | tee "$out/gpu-tests.log"
-    note "gpu tests: $(grep '^test result' "$out/gpu-tests.log")"
+if [ "$what" = differential ] || [ "$what" = tests ] || [ "$what" = all ]; then
     pack/deps/differential --test-threads=4 2>&1 | tee "$out/differential.log"
     note "differential (CUGMP_GPU=force): $(grep '^test result' "$out/differential.log")"
     # The C programs: same output and same ending as static GMP, under force.
