@@ -60,7 +60,11 @@ pub fn tile_log(log_n: u32) -> u32 {
 /// tile's stages; every other pass at most 2^(tile - 2) elements a group, so
 /// a block takes at least 4 consecutive residues: whole 32-byte sectors.
 pub fn passes(log_n: u32) -> Vec<(u32, u32)> {
-    let log_t = tile_log(log_n);
+    passes_in_tiles(log_n, tile_log(log_n))
+}
+
+/// `passes` with tiles of 2^log_t elements.
+fn passes_in_tiles(log_n: u32, log_t: u32) -> Vec<(u32, u32)> {
     let last = log_n.min(log_t);
     let mut rest = log_n - last;
     // (A transform of one tile or less has no other pass.)
@@ -301,16 +305,35 @@ mod tests {
             seed
         };
         // Sizes: one tile, one and two passes (N = 2^14, 2^19), unbalanced;
-        // all-ones operands give the largest coefficients.
-        let shapes = [(1, 1, false), (3, 2, false), (5, 5, true), (100, 37, false), (2047, 2049, false), (3000, 3000, true), (20000, 3, false), (70000, 61000, false)];
-        for (i, &(un, vn, square)) in shapes.iter().enumerate() {
+        // all-ones operands give the largest coefficients. A tile given
+        // (log2) replaces the host's choice: 2^10 tiles at N = 2^19 make
+        // three passes, the only way a pass that neither cuts limbs nor
+        // multiplies pointwise runs below N = 2^27 (2^25-limb products).
+        let shapes = [
+            (1, 1, false, None),
+            (3, 2, false, None),
+            (5, 5, true, None),
+            (100, 37, false, None),
+            (2047, 2049, false, None),
+            (3000, 3000, true, None),
+            (20000, 3, false, None),
+            (70000, 61000, false, None),
+            (80000, 61000, false, Some(10)),
+            (70000, 70000, true, Some(10)),
+            (50000, 20000, false, Some(11)),
+        ];
+        for (i, &(un, vn, square, tile)) in shapes.iter().enumerate() {
             let ones = i % 2 == 1;
             let mut limb = || if ones { u64::MAX } else { random() };
             let u: Vec<u64> = (0..un).map(|_| limb()).collect();
             let v: Vec<u64> = if square { u.clone() } else { (0..vn).map(|_| limb()).collect() };
             let log_n = transform_len(un + vn).trailing_zeros();
-            let plan = passes(log_n);
-            let mut input = format!("{log_n} {} {} {}\n", log_n.div_ceil(2), tile_log(log_n), plan.len());
+            let log_t = tile.unwrap_or(tile_log(log_n));
+            let plan = passes_in_tiles(log_n, log_t);
+            if tile.is_some() {
+                assert_eq!(plan.len(), if log_t == 10 { 3 } else { 2 }, "{un}x{vn}: {plan:?}");
+            }
+            let mut input = format!("{log_n} {} {log_t} {}\n", log_n.div_ceil(2), plan.len());
             for (log_s, k) in &plan {
                 input += &format!("{log_s} {k}\n");
             }
