@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine, over a tree packed by scripts/pack-device.sh:
-#   bash scripts/device-run.sh [gpu|differential|tests|gmp|bench|sanitize|fuzz|all]    (default: all)
+#   bash scripts/device-run.sh [gpu|differential|tests|gmp|bench|ab|sanitize|fuzz|all]    (default: all)
 # gpu: the GPU tests alone; differential: the differential suite under
 # CUGMP_GPU=force and the C programs (cuGMP against static GMP); tests: both
 # of those; gmp: GMP's own tests/mpz and tests/mpn on libcugmp.so; fuzz:
-# each fuzz target for CUGMP_FUZZ_SECONDS (default 120) under CUGMP_GPU=force.
+# each fuzz target for CUGMP_FUZZ_SECONDS (default 120) under CUGMP_GPU=force;
+# ab: the device-resident and end-to-end product rows with this tree's
+# library and with pack/alt's (scripts/pack-device.sh --alt REV), same call.
 # Writes logs under $OUT (or /tmp/cugmp-out) and prints a short summary last.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -74,6 +76,18 @@ if [ "$what" = bench ] || [ "$what" = all ]; then
         [ -x "$b" ] || continue
         CUGMP_BENCH_OUT="$out/bench" "$b" --bench 2>&1 | tee "$out/bench-$(basename "$b").log"
         note "bench $(basename "$b"): see $out/bench-$(basename "$b").log"
+    done
+fi
+
+if [ "$what" = ab ]; then
+    [ -f pack/alt/libcugmp.so ] || { echo "no pack/alt/libcugmp.so: pack with --alt REV"; exit 2; }
+    unset CUGMP_GPU
+    for side in "this tree:$PWD/pack/deps/libcugmp.so" "alt $(cat pack/alt/REVISION):$PWD/pack/alt/libcugmp.so"; do
+        name=${side%%:*} lib=${side#*:}
+        echo "== $name"
+        CUGMP_LIBRARY=$lib pack/bench/speedup --only resident 2>&1 | grep -E '^\| (mul|sqr|add|sub) ' | tee "$out/ab-resident-${name%% *}.md"
+        CUGMP_LIBRARY=$lib CUGMP_GPU=force pack/bench/speedup --only mul --sizes "${CUGMP_AB_SIZES:-10000,1000000,10000000}" 2>&1 | grep -E '^\| (mul|sqr)' | tee "$out/ab-mul-${name%% *}.md"
+        note "ab $name: see $out/ab-*-${name%% *}.md"
     done
 fi
 

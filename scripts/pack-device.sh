@@ -12,12 +12,32 @@
 #   pack/c/           c_tests/mpz_ops.c and bad_input.c built on cuGMP (-cugmp,
 #                     through the installed tree) and on static GMP (-ref)
 #   pack/fuzz/        the fuzz targets (scripts/fuzz.sh) and their corpus
+#   pack/alt/         with --alt REV: libcugmp.so built from git revision REV,
+#                     for `device-run.sh ab` (the same benchmark binaries
+#                     timing this tree's library against REV's, in one call)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
+alt=
+if [ "${1:-}" = --alt ]; then
+    alt=${2:?usage: pack-device.sh [--alt REV]}
+fi
 bash scripts/install-prereqs.sh
 rm -rf pack
 mkdir -p pack/deps pack/alias pack/gmp-tests pack/bench
+
+if [ -n "$alt" ]; then
+    # REV's library, built in a scratch worktree with this tree's target
+    # directory (the dependencies are shared), before this tree's own build.
+    wt=$(mktemp -d)
+    git worktree add --detach "$wt" "$alt" >/dev/null
+    (cd "$wt" && ln -s "$root/.tools" .tools && CARGO_TARGET_DIR="$root/target/alt" cargo build --release --lib 2>&1 | tail -1)
+    mkdir -p pack/alt
+    cp target/alt/release/deps/libcugmp.so pack/alt/libcugmp.so
+    git worktree remove --force "$wt"
+    echo "packed alt libcugmp.so from $alt ($(git rev-parse --short "$alt"))"
+    git rev-parse "$alt" >pack/alt/REVISION
+fi
 
 # Test binaries: the ones that run on the device.
 cargo test --release --no-run --message-format=json 2>/dev/null |
