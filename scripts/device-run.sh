@@ -85,8 +85,8 @@ if [ "$what" = ab ]; then
     for side in "this tree:$PWD/pack/deps/libcugmp.so" "alt $(cat pack/alt/REVISION):$PWD/pack/alt/libcugmp.so"; do
         name=${side%%:*} lib=${side#*:}
         echo "== $name"
-        CUGMP_LIBRARY=$lib pack/bench/speedup --only resident 2>&1 | grep -E '^\| (mul|sqr|add|sub) ' | tee "$out/ab-resident-${name%% *}.md"
-        CUGMP_LIBRARY=$lib CUGMP_GPU=force pack/bench/speedup --only mul --sizes "${CUGMP_AB_SIZES:-10000,1000000,10000000}" 2>&1 | grep -E '^\| (mul|sqr)' | tee "$out/ab-mul-${name%% *}.md"
+        CUGMP_BENCH_OUT="$out/ab-${name%% *}" CUGMP_LIBRARY=$lib pack/bench/speedup --only resident 2>&1 | grep -E '^\| (mul|sqr|add|sub) ' | tee "$out/ab-resident-${name%% *}.md"
+        CUGMP_BENCH_OUT="$out/ab-${name%% *}" CUGMP_LIBRARY=$lib CUGMP_GPU=force pack/bench/speedup --only mul --sizes "${CUGMP_AB_SIZES:-10000,1000000,10000000}" 2>&1 | grep -E '^\| (mul|sqr)' | tee "$out/ab-mul-${name%% *}.md"
         note "ab $name: see $out/ab-*-${name%% *}.md"
     done
 fi
