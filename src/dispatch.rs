@@ -362,23 +362,25 @@ fn fold_mod_bnm1(p: &[mp_limb_t], r: &mut [mp_limb_t]) {
     let rn = r.len();
     debug_assert!(rn <= p.len() && p.len() <= 2 * rn);
     let (lo, hi) = p.split_at(rn);
-    r.copy_from_slice(lo);
-    let mut carry = 0u64;
-    for (i, x) in r.iter_mut().enumerate() {
-        let h = hi.get(i).copied().unwrap_or(0);
-        let (s1, c1) = x.overflowing_add(h);
-        let (s2, c2) = s1.overflowing_add(carry);
-        *x = s2;
-        carry = (c1 || c2) as u64;
+    let hn = hi.len();
+    if hn == 0 {
+        r.copy_from_slice(lo);
+        return;
     }
-    // lo + hi < 2 B^rn, so after the end-around carry the sum is below B^rn.
-    for x in r.iter_mut() {
-        if carry == 0 {
-            break;
+    // GMP's own adds (they take n >= 1): r = lo + hi, then the carry out
+    // added back at the bottom. lo + hi < 2 B^rn, so after that end-around
+    // carry the sum is below B^rn.
+    // SAFETY: r and lo have rn limbs, hi has 1 <= hn <= rn limbs, and r
+    // overlaps neither (p is the GPU's product buffer) except itself in place.
+    unsafe {
+        let rp = r.as_mut_ptr();
+        let mut carry = cpu::mpn_add_n(rp, lo.as_ptr(), hi.as_ptr(), hn as mp_size_t);
+        if hn < rn {
+            carry = cpu::mpn_add_1(rp.add(hn), lo.as_ptr().add(hn), (rn - hn) as mp_size_t, carry);
         }
-        let (s, c) = x.overflowing_add(carry);
-        *x = s;
-        carry = c as u64;
+        if carry != 0 {
+            cpu::mpn_add_1(rp, rp, rn as mp_size_t, carry);
+        }
     }
 }
 
