@@ -4,8 +4,9 @@
 // on machines without a GPU (src/gpu/ntt.rs, test `host_model_matches_gmp`,
 // compares the output with GMP).
 //
-// stdin, whitespace-separated: log_n h log_t, the number of forward passes
-// and each pass's (log_s, k) in forward order (src/gpu/ntt.rs, `passes`),
+// stdin, whitespace-separated: log_n h log_t radix (the transform length is
+// radix * 2^log_n, radix 1 or 3), the number of forward passes and each
+// pass's (log_s, k) in forward order (src/gpu/ntt.rs, `passes`),
 // then un and u's limbs, then vn and v's limbs (vn = 0: square u), limbs
 // in hex. stdout: the un + vn limbs of the product, in hex.
 #define CUGMP_HOST_MODEL 1
@@ -23,33 +24,50 @@ static std::vector<u64> read_limbs(u64 n) {
 }
 
 struct Plan {
-    u32 log_n, h, log_t;
+    u32 log_n, h, log_t, radix;
     std::vector<std::pair<u32, u32>> passes;  // (log_s, k), forward order
 };
 
-// One pass over all three primes, every block in turn.
+static u64 table_stride(const Plan &plan) { return NTT_TABLE_STRIDE(plan.log_n, plan.h, plan.radix); }
+
+// One pass over all three primes and all radix blocks, every block in turn.
 static void run_pass(const Plan &plan, std::vector<u32> &a, const limb_t *limbs, u64 xn, const std::vector<u32> *b,
                      const std::vector<u32> &tab, u32 log_s, u32 k, bool inverse) {
-    const u64 n_len = 1ull << plan.log_n, len = NTT_TABLE_LEN(plan.log_n, plan.h);
+    const u64 n_len = 1ull << plan.log_n;
     std::vector<u32> tile(1u << plan.log_t);
-    for (u32 q = 0; q < NTT_PRIMES; q++)
+    for (u32 y = 0; y < NTT_PRIMES * plan.radix; y++)
         for (u64 block = 0; block < (n_len >> plan.log_t); block++)
-            ntt_pass_block(a.data() + q * n_len, limbs, xn, b ? b->data() + q * n_len : nullptr, tab.data() + q * len,
-                           ntt_primes[q], plan.log_n, plan.h, plan.log_t, log_s, k, inverse, block, 0, 1, tile.data());
+            ntt_pass_block(a.data() + y * n_len, limbs, xn, b ? b->data() + y * n_len : nullptr,
+                           tab.data() + (y / plan.radix) * table_stride(plan), ntt_primes[y / plan.radix], plan.log_n,
+                           plan.h, plan.log_t, log_s, k, inverse, block, 0, 1, tile.data());
+}
+
+static void run_radix3(const Plan &plan, std::vector<u32> &a, const limb_t *limbs, u64 xn, const std::vector<u32> &tab,
+                       bool inverse) {
+    const u64 n_len = 1ull << plan.log_n;
+    for (u32 q = 0; q < NTT_PRIMES; q++)
+        for (u64 j = 0; j < n_len; j++)
+            ntt_radix3_at(a.data() + q * 3 * n_len, limbs, xn, tab.data() + q * table_stride(plan), ntt_primes[q],
+                          plan.log_n, plan.h, (u32)j, inverse);
 }
 
 static std::vector<u32> forward(const Plan &plan, const std::vector<u64> &x, const std::vector<u32> &tab) {
-    std::vector<u32> a(NTT_PRIMES << plan.log_n);
-    for (size_t i = 0; i < plan.passes.size(); i++)
-        run_pass(plan, a, i == 0 ? x.data() : nullptr, i == 0 ? x.size() : 0, nullptr, tab, plan.passes[i].first,
+    std::vector<u32> a((NTT_PRIMES * plan.radix) << plan.log_n);
+    // The limbs go to the radix-3 step when there is one, else to the first pass.
+    const bool radix3 = plan.radix == 3;
+    if (radix3) run_radix3(plan, a, x.data(), x.size(), tab, false);
+    for (size_t i = 0; i < plan.passes.size(); i++) {
+        const bool cut = i == 0 && !radix3;
+        run_pass(plan, a, cut ? x.data() : nullptr, cut ? x.size() : 0, nullptr, tab, plan.passes[i].first,
                  plan.passes[i].second, false);
+    }
     return a;
 }
 
 int main() {
     Plan plan;
     u32 count;
-    if (scanf("%u %u %u %u", &plan.log_n, &plan.h, &plan.log_t, &count) != 4) return 2;
+    if (scanf("%u %u %u %u %u", &plan.log_n, &plan.h, &plan.log_t, &plan.radix, &count) != 5) return 2;
     for (u32 i = 0; i < count; i++) {
         u32 log_s, k;
         if (scanf("%u %u", &log_s, &k) != 2) return 2;
@@ -63,10 +81,10 @@ int main() {
     const bool square = vn == 0;
     if (square) vn = un;
 
-    const u64 len = NTT_TABLE_LEN(plan.log_n, plan.h);
+    const u64 len = table_stride(plan);
     std::vector<u32> tab(NTT_PRIMES * len);
     for (u32 q = 0; q < NTT_PRIMES; q++)
-        for (u64 i = 0; i < len; i++) tab[q * len + i] = ntt_table_entry(i, plan.log_n, plan.h, ntt_primes[q]);
+        for (u64 i = 0; i < len; i++) tab[q * len + i] = ntt_table_entry(i, plan.log_n, plan.h, plan.radix, ntt_primes[q]);
 
     std::vector<u32> a = forward(plan, u, tab);
     std::vector<u32> b = square ? a : forward(plan, v, tab);
@@ -75,13 +93,14 @@ int main() {
         const bool first = i + 1 == plan.passes.size();
         run_pass(plan, a, nullptr, 0, first ? &b : nullptr, tab, plan.passes[i].first, plan.passes[i].second, true);
     }
+    if (plan.radix == 3) run_radix3(plan, a, nullptr, 0, tab, true);
     // Limbs: t + c with a plain carry loop (the GPU uses its add kernel).
     const u64 n = un + vn;
     u64 carry_hi = 0;
     unsigned carry = 0;
     for (u64 i = 0; i < n; i++) {
         u64 lo, hi;
-        ntt_limb_value(a.data(), 1ull << plan.log_n, i, &lo, &hi);
+        ntt_limb_value(a.data(), (u64)plan.radix << plan.log_n, i, &lo, &hi);
         u64 r = lo + carry_hi;
         unsigned c1 = r < lo;
         u64 s = r + carry;

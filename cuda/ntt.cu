@@ -1,23 +1,24 @@
 // Exact multiplication by number-theoretic transforms over three 32-bit primes.
 //
 // Operands are cut into 32-bit coefficients (two a limb). Each product is
-// three transforms, one per prime p < 2^32, all with 32-bit arithmetic (a
-// Montgomery product is five integer instructions; the 64-bit prime this
-// replaced needed about six times as many per butterfly on the H200), and
-// the coefficients of the product come back by the Chinese remainder theorem.
+// three transforms, one per prime p < 2^32, all with 32-bit arithmetic
+// (Montgomery products), and the coefficients of the product come back by the
+// Chinese remainder theorem.
 //
-//   p0 = 3 * 2^30 + 1 = 3221225473 (generator 5)
-//   p1 = 13 * 2^28 + 1 = 3489660929 (generator 3)
-//   p2 = 29 * 2^27 + 1 = 3892314113 (generator 3)
+//   p0 = 27 * 2^26 + 1 = 1811939329 (generator 13)
+//   p1 = 15 * 2^27 + 1 = 2013265921 (generator 31)
+//   p2 = 3 * 2^30 + 1 = 3221225473 (generator 5)
 //
-// Transform lengths: powers of two up to 2^27 (the largest power of two
-// dividing every p - 1). The length N satisfies N >= 2 * (un + vn), so the
-// cyclic convolution does not wrap: products of up to 2^26 limbs (512 MiB).
+// Every p - 1 is divisible by 3 * 2^26, so transforms of length M = 2^m and
+// 3M exist for m <= 26 (NTT_MAX_LOG); a length 3M transform is one radix-3
+// step (cugmp_ntt_radix3) and three transforms of length M. The host takes
+// the shorter of 2^k and 3 * 2^k with N >= 2 * (un + vn), so the cyclic
+// convolution does not wrap: products of up to 3 * 2^25 limbs (768 MiB).
 //
 // Exactness: a coefficient of the product is a sum of at most 2m products of
 // two coefficients below 2^32, m the shorter operand's limbs, so it is below
-// 2m * 2^64 <= 2^(26 + 65) = 2^91 (m <= 2^25 when the product has at most
-// 2^26 limbs), and P = p0 p1 p2 > 2^95: the CRT gives it exactly.
+// 2m * 2^64 <= 3 * 2^25 * 2^64 < 2^91 (m <= 3 * 2^24 when the product has at
+// most 3 * 2^25 limbs), and P = p0 p1 p2 > 2^93: the CRT gives it exactly.
 //
 // Forward: decimation in frequency (natural order in, bit-reversed out);
 // inverse: decimation in time (bit-reversed in, natural out): no bit-reversal
@@ -52,7 +53,7 @@ static inline u32 brev32(u32 x) {
 #endif
 
 #define NTT_PRIMES 3
-#define NTT_MAX_LOG 27
+#define NTT_MAX_LOG 26
 // Elements a thread loads at once in a pass (ntt_pass_block).
 #define NTT_BATCH 8
 
@@ -64,9 +65,9 @@ struct NttPrime {
 };
 
 NTT_CONST NttPrime ntt_primes[NTT_PRIMES] = {
+    {1811939329u, 0x94000001u, 0x392f6852u, 13},
+    {2013265921u, 0x88000001u, 0x45dddde3u, 31},
     {3221225473u, 0x40000001u, 0x6aaaaaadu, 5},
-    {3489660929u, 0x30000001u, 0x74ec4ec7u, 3},
-    {3892314113u, 0x18000001u, 0x658469f0u, 3},
 };
 
 // a * b / 2^32 mod p, for a, b < p; in [0, p). With m = lo(ab) * p^-1 (mod
@@ -80,7 +81,7 @@ NTT_FN u32 mont_mul(u32 a, u32 b, const NttPrime &q) {
     return hi < mp ? r + q.p : r;
 }
 
-// (a + b) mod p for a, b < p < 2^32: the sum may wrap 2^32 once.
+// (a + b) mod p for a, b < p < 2^32: the sum may wrap 2^32 once (p2 > 2^31).
 NTT_FN u32 mod_add(u32 a, u32 b, const NttPrime &q) {
     const u32 s = a + b;
     return (s < a || s >= q.p) ? s - q.p : s;
@@ -89,6 +90,14 @@ NTT_FN u32 mod_add(u32 a, u32 b, const NttPrime &q) {
 NTT_FN u32 mod_sub(u32 a, u32 b, const NttPrime &q) {
     const u32 d = a - b;
     return a < b ? d + q.p : d;
+}
+
+// A 32-bit coefficient as a residue: p0 and p1 are below 2^31, so up to two
+// subtractions (3p > 2^32 for every p).
+NTT_FN u32 coefficient_residue(u32 x, const NttPrime &q) {
+    if (x >= q.p) x -= q.p;
+    if (x >= q.p) x -= q.p;
+    return x;
 }
 
 // b^e in Montgomery form, from b in Montgomery form.
@@ -113,26 +122,49 @@ NTT_FN u32 mont_pow(u32 b, u64 e, const NttPrime &q) {
 //   then, with H = 2^h and M = N / H:
 //   A  [H]  w^i,   Ai [H]  w^-i          w^e = A[e mod H] * B[e / H] for e < N:
 //   B  [M]  w^(iH), Bi [M] w^-(iH)       two small tables instead of one of N
-//   then one word: 2^64 / N mod p, the inverse's scale (a Montgomery
-//   product of two plain values leaves a factor 2^-32, which it also undoes)
+//   then one word: 2^64 / (radix N) mod p, the inverse's scale (a Montgomery
+//   product of two plain values leaves a factor 2^-32, which it also undoes;
+//   the radix-3 step's 1/3 is in it too)
+// and, for transforms of length 3N (radix 3), with u a root of order 3N
+// (u^3 = w) and v = u^N a cube root of unity (NTT_RADIX3_LEN more words):
+//   A3 [H] u^i,  A3i [H] u^-i,  B3 [2M] u^(iH),  B3i [2M] u^-(iH),  v,  v^2
 // ---------------------------------------------------------------------------
 #define NTT_ROOT_LOG 14                        // r has order 2^NTT_ROOT_LOG
 #define NTT_ROOTS (1 << (NTT_ROOT_LOG - 1))   // r^x for x < 2^13: every stage root of a pass of up to 14 stages
 #define NTT_TABLE_LEN(log_n, h) (2 * NTT_ROOTS + 2 * (1ull << (h)) + 2 * (1ull << ((log_n) - (h))) + 1)
+#define NTT_RADIX3_LEN(log_n, h) (2 * (1ull << (h)) + 4 * (1ull << ((log_n) - (h))) + 2)
+// One prime's table for transforms of length radix * 2^log_n.
+#define NTT_TABLE_STRIDE(log_n, h, radix) (NTT_TABLE_LEN(log_n, h) + ((radix) == 3 ? NTT_RADIX3_LEN(log_n, h) : 0))
 
-NTT_FN u32 ntt_table_entry(u64 i, u32 log_n, u32 h, const NttPrime &q) {
+NTT_FN u32 ntt_table_entry(u64 i, u32 log_n, u32 h, u32 radix, const NttPrime &q) {
     const u64 H = 1ull << h, M = 1ull << (log_n - h);
     const u32 one = (u32)((((u64)1) << 32) % q.p);
     const u32 g = mont_mul(q.g, q.r2, q);
     const u64 order = (u64)q.p - 1;
-    if (i == 2 * NTT_ROOTS + 2 * H + 2 * M) {
-        // N^-1 = p - (p - 1) / N; times 2^64: two Montgomery products by R^2.
-        const u32 n_inv = q.p - (u32)(order >> log_n);
+    const u64 base_len = NTT_TABLE_LEN(log_n, h);
+    if (i == base_len - 1) {
+        // (radix N)^-1 = p - (p - 1) / (radix N); times 2^64: two Montgomery
+        // products by R^2.
+        const u32 n_inv = q.p - (u32)((order >> log_n) / radix);
         return mont_mul(mont_mul(n_inv, q.r2, q), q.r2, q);
     }
     u64 step, e;  // entry = g^(step * e), step = (p - 1) / order of the root
     bool inverse;
-    if (i < 2 * NTT_ROOTS) {
+    if (i >= base_len) {
+        // The radix-3 part: u has order 3N, v = u^N.
+        const u64 k = i - base_len;
+        step = (order >> log_n) / 3;
+        if (k < 2 * H) {
+            inverse = k >= H;
+            e = k % H;
+        } else if (k < 2 * H + 4 * M) {
+            inverse = k - 2 * H >= 2 * M;
+            e = ((k - 2 * H) % (2 * M)) << h;
+        } else {
+            inverse = false;
+            e = (k - 2 * H - 4 * M + 1) << log_n;  // v, v^2
+        }
+    } else if (i < 2 * NTT_ROOTS) {
         step = order >> NTT_ROOT_LOG;
         inverse = i >= NTT_ROOTS;
         e = i % NTT_ROOTS;
@@ -151,6 +183,57 @@ NTT_FN u32 ntt_table_entry(u64 i, u32 log_n, u32 h, const NttPrime &q) {
     // x^-e = x^(order_of_x - e); the root has order (p - 1) / step.
     if (inverse) e = (order / step) - e;
     return mont_pow(mont_pow(g, step, q), e, q);
+}
+
+// u^e (or u^-e), e < 2N, from the radix-3 part of the tables, in Montgomery form.
+NTT_FN u32 ntt_power3(const u32 *tab, u32 log_n, u32 h, u32 e, bool inverse, const NttPrime &q) {
+    const u32 H = 1u << h, M2 = 2u << (log_n - h);
+    const u32 *A = tab + NTT_TABLE_LEN(log_n, h) + (inverse ? H : 0);
+    const u32 *B = tab + NTT_TABLE_LEN(log_n, h) + 2 * H + (inverse ? M2 : 0);
+    return mont_mul(LDG(&A[e & (H - 1)]), LDG(&B[e >> h]), q);
+}
+
+// The radix-3 step of a transform of length 3N, N = 2^log_n, at j < N, over
+// one prime's 3N words `a` (`tab`: that prime's table).
+//
+// Forward (decimation in frequency): with x_l = x[j + lN] (l < 3; cut from
+// `limbs` when given, as the first pass does), block s gets
+//   y_s[j] = u^(js) * sum_l x_l v^(ls),
+// and then each block's length-N transform (root u^3 = w) gives the outputs
+// 3k + s: X[3k + s] = sum_j w^(jk) y_s[j]. Inverse (after the blocks' inverse
+// transforms): z_s = Y_s u^(-js), x_l = sum_s z_s v^(-ls) (the 1/3 is in the
+// pointwise scale).
+NTT_FN void ntt_radix3_at(u32 *a, const limb_t *limbs, u64 xn, const u32 *tab, const NttPrime &q, u32 log_n, u32 h,
+                          u32 j, bool inverse) {
+    const u32 n_len = 1u << log_n;
+    const u32 *v = tab + NTT_TABLE_LEN(log_n, h) + NTT_RADIX3_LEN(log_n, h) - 2;
+    const u32 v1 = LDG(&v[0]), v2 = LDG(&v[1]);
+    u32 x[3];
+    for (int l = 0; l < 3; l++) {
+        const u64 g = j + (u64)l * n_len;
+        if (limbs) {
+            x[l] = g < 2 * xn ? (u32)(limbs[g >> 1] >> (32 * (g & 1))) : 0;
+            x[l] = coefficient_residue(x[l], q);
+        } else {
+            x[l] = a[g];
+        }
+    }
+    if (!inverse) {
+        const u32 s0 = mod_add(mod_add(x[0], x[1], q), x[2], q);
+        const u32 s1 = mod_add(mod_add(x[0], mont_mul(x[1], v1, q), q), mont_mul(x[2], v2, q), q);
+        const u32 s2 = mod_add(mod_add(x[0], mont_mul(x[1], v2, q), q), mont_mul(x[2], v1, q), q);
+        a[j] = s0;
+        a[j + n_len] = mont_mul(s1, ntt_power3(tab, log_n, h, j, false, q), q);
+        a[j + 2 * n_len] = mont_mul(s2, ntt_power3(tab, log_n, h, 2 * j, false, q), q);
+    } else {
+        const u32 z0 = x[0];
+        const u32 z1 = mont_mul(x[1], ntt_power3(tab, log_n, h, j, true, q), q);
+        const u32 z2 = mont_mul(x[2], ntt_power3(tab, log_n, h, 2 * j, true, q), q);
+        // v^-1 = v^2.
+        a[j] = mod_add(mod_add(z0, z1, q), z2, q);
+        a[j + n_len] = mod_add(mod_add(z0, mont_mul(z1, v2, q), q), mont_mul(z2, v1, q), q);
+        a[j + 2 * n_len] = mod_add(mod_add(z0, mont_mul(z1, v1, q), q), mont_mul(z2, v2, q), q);
+    }
 }
 
 // w^e (or w^-e), e < N, from the tables above, in Montgomery form.
@@ -228,7 +311,7 @@ NTT_FN void ntt_pass_block(u32 *a, const limb_t *limbs, u64 xn, const u32 *b, co
     const u32 log_2l = k + log_s;
     // z^bitrev(j) = w^(r * bitrev(j) * N / 2L): exponent shift.
     const u32 twist_shift = log_n - log_2l;
-    const u32 scale = b ? LDG(&tab[NTT_TABLE_LEN(log_n, h) - 1]) : 0;
+    const u32 scale = b ? LDG(&tab[NTT_TABLE_LEN(log_n, h) - 1]) : 0;  // 1 / (radix N)
 
     // Global index of tile element t.
     auto global = [&](u32 t) -> u32 {
@@ -265,7 +348,7 @@ NTT_FN void ntt_pass_block(u32 *a, const limb_t *limbs, u64 xn, const u32 *b, co
             const u32 t = t0 + i * threads;
             if (t >= T) continue;
             u32 x = v[i];
-            if (limbs && x >= q.p) x -= q.p;
+            if (limbs) x = coefficient_residue(x, q);
             if (b) x = mont_mul(x, scale, q);
             if (inverse && log_s) {
                 const u32 e = twist(t);
@@ -366,10 +449,10 @@ NTT_FN void ntt_pass_block(u32 *a, const limb_t *limbs, u64 xn, const u32 *b, co
 // it is used.) The divisions are Montgomery products by constants that carry
 // the factor 2^32 the product removes.
 // ---------------------------------------------------------------------------
-#define CRT_C1 0xcffffff1u          // p0^-1 * 2^32 mod p1
-#define CRT_C2 0x64234f73u          // p0 * 2^32 mod p2
-#define CRT_C3 0xaa2221e5u          // (p0 p1)^-1 * 2^32 mod p2
-#define CRT_P01 0x9c00000190000001ull  // p0 p1
+#define CRT_C1 0x27ffffebu          // p0^-1 * 2^32 mod p1
+#define CRT_C2 0x70000000u          // p0 * 2^32 mod p2
+#define CRT_C3 0x0618617eu          // (p0 p1)^-1 * 2^32 mod p2
+#define CRT_P01 0x32a00000e4000001ull  // p0 p1
 
 NTT_FN void crt(u32 r0, u32 r1, u32 r2, u64 *lo, u64 *hi) {
     const NttPrime &q1 = ntt_primes[1], &q2 = ntt_primes[2];
@@ -377,7 +460,7 @@ NTT_FN void crt(u32 r0, u32 r1, u32 r2, u64 *lo, u64 *hi) {
     const u64 y = r0 + (u64)ntt_primes[0].p * k1;
     const u32 y2 = mod_add(r0, mont_mul(k1, CRT_C2, q2), q2);
     const u32 k2 = mont_mul(mod_sub(r2, y2, q2), CRT_C3, q2);
-    // x = y + P01 * k2 < 2^96.
+    // x = y + P01 * k2 < P < 2^94.
     const u64 m_lo = CRT_P01 * k2;
 #ifdef CUGMP_HOST_MODEL
     const u64 m_hi = (u64)(((unsigned __int128)CRT_P01 * k2) >> 64);
@@ -400,23 +483,36 @@ NTT_FN void ntt_limb_value(const u32 *coef, u64 n_len, u64 i, u64 *lo, u64 *hi) 
 }
 
 #ifndef CUGMP_HOST_MODEL
-extern "C" __global__ void cugmp_ntt_tables(u32 *tab, u32 log_n, u32 h) {
-    const u64 len = NTT_TABLE_LEN(log_n, h);
+extern "C" __global__ void cugmp_ntt_tables(u32 *tab, u32 log_n, u32 h, u32 radix) {
+    const u64 len = NTT_TABLE_STRIDE(log_n, h, radix);
     GRID_STRIDE(i, NTT_PRIMES * len) {
-        tab[i] = ntt_table_entry(i % len, log_n, h, ntt_primes[i / len]);
+        tab[i] = ntt_table_entry(i % len, log_n, h, radix, ntt_primes[i / len]);
+    }
+}
+
+// The radix-3 step (ntt_radix3_at) of transforms of length 3 * 2^log_n, all
+// three primes: a holds them 3 * 2^log_n words apart.
+extern "C" __global__ void cugmp_ntt_radix3(u32 *a, const limb_t *__restrict__ limbs, u64 xn, const u32 *__restrict__ tab,
+                                             u32 log_n, u32 h, u32 inverse) {
+    const u64 n_len = 1ull << log_n;
+    GRID_STRIDE(i, NTT_PRIMES * n_len) {
+        const u32 prime = (u32)(i >> log_n);
+        ntt_radix3_at(a + prime * 3 * n_len, limbs, xn, tab + prime * NTT_TABLE_STRIDE(log_n, h, 3), ntt_primes[prime],
+                      log_n, h, (u32)(i & (n_len - 1)), inverse != 0);
     }
 }
 
 // Shared memory: 4 * 2^log_t bytes (64 KiB at the largest tile, 2^14). The
-// grid's y index is the prime: a holds the three transforms, N words apart,
-// and tab the three tables, NTT_TABLE_LEN apart.
+// grid's y index is prime * radix + block: a holds each prime's radix
+// transforms of length N one after another, and tab the three tables,
+// NTT_TABLE_STRIDE apart.
 extern "C" __global__ void __launch_bounds__(512, 3)
     cugmp_ntt_pass(u32 *a, const limb_t *__restrict__ limbs, u64 xn, const u32 *b, const u32 *__restrict__ tab,
-                   u32 log_n, u32 h, u32 log_t, u32 log_s, u32 k, u32 inverse) {
+                   u32 log_n, u32 h, u32 log_t, u32 log_s, u32 k, u32 inverse, u32 radix) {
     extern __shared__ u32 tile[];
-    const u32 prime = blockIdx.y;
-    const u64 n_len = 1ull << log_n;
-    ntt_pass_block(a + prime * n_len, limbs, xn, b ? b + prime * n_len : nullptr, tab + prime * NTT_TABLE_LEN(log_n, h),
+    const u32 prime = blockIdx.y / radix;
+    const u64 offset = (u64)blockIdx.y << log_n;
+    ntt_pass_block(a + offset, limbs, xn, b ? b + offset : nullptr, tab + prime * NTT_TABLE_STRIDE(log_n, h, radix),
                    ntt_primes[prime], log_n, h, log_t, log_s, k, inverse != 0, blockIdx.x, threadIdx.x, blockDim.x, tile);
 }
 

@@ -62,6 +62,7 @@ struct Kernels {
     bitwise: CudaFunction,
     ntt_tables: CudaFunction,
     ntt_pass: CudaFunction,
+    ntt_radix3: CudaFunction,
     ntt_combine: CudaFunction,
 }
 
@@ -217,6 +218,7 @@ fn open() -> Result<Gpu, GpuError> {
         bitwise: module.load_function("cugmp_bitwise")?,
         ntt_tables: module.load_function("cugmp_ntt_tables")?,
         ntt_pass: module.load_function("cugmp_ntt_pass")?,
+        ntt_radix3: module.load_function("cugmp_ntt_radix3")?,
         ntt_combine: module.load_function("cugmp_ntt_combine")?,
     };
     // cugmp_ntt_pass keeps a tile of 2^14 words in shared memory: past the

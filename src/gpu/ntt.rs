@@ -19,17 +19,39 @@ use std::sync::{Arc, Mutex};
 const COEFS_PER_LIMB: usize = 2;
 /// Primes, one transform each (NTT_PRIMES).
 const PRIMES: usize = 3;
-/// Longest transform: 2^27 (NTT_MAX_LOG: 2^27 divides every p - 1).
-const MAX_LOG: u32 = 27;
+/// Longest transform: 3 * 2^26 (NTT_MAX_LOG: 3 * 2^26 divides every p - 1).
+const MAX_LOG: u32 = 26;
 
-/// Transform length for a product of `limbs` limbs: no wrap-around.
-pub fn transform_len(limbs: usize) -> usize {
-    (COEFS_PER_LIMB * limbs).next_power_of_two().max(2)
+/// A transform's length: `radix` (1 or 3) blocks of 2^log_n.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shape {
+    pub log_n: u32,
+    pub radix: u32,
+}
+
+impl Shape {
+    pub fn len(self) -> usize {
+        (self.radix as usize) << self.log_n
+    }
+}
+
+/// The shortest transform for a product of `limbs` limbs with no
+/// wrap-around: 2^k, or 3 * 2^k where that is shorter (a third of all
+/// lengths gain a quarter).
+pub fn transform_shape(limbs: usize) -> Shape {
+    let need = (COEFS_PER_LIMB * limbs).max(2);
+    let pow2 = Shape { log_n: need.next_power_of_two().trailing_zeros(), radix: 1 };
+    let three = Shape { log_n: need.div_ceil(3).next_power_of_two().trailing_zeros(), radix: 3 };
+    if three.len() < pow2.len() || pow2.log_n > MAX_LOG {
+        three
+    } else {
+        pow2
+    }
 }
 
 /// Device bytes one product of `un` x `vn` limbs needs.
 pub fn device_bytes(un: usize, vn: usize) -> usize {
-    let n = transform_len(un + vn);
+    let n = transform_shape(un + vn).len();
     // Two transforms of three 32-bit words a coefficient, the folded limbs
     // and their carries, the add kernel's tile states (the twiddle tables are
     // kept: `Tables`).
@@ -85,14 +107,16 @@ fn passes_in_tiles(log_n: u32, log_t: u32) -> Vec<(u32, u32)> {
 /// Twiddle tables of one transform length (cuda/ntt.cu, cugmp_ntt_tables),
 /// one a prime.
 struct Table {
-    log_n: u32,
+    shape: Shape,
     h: u32,
     words: CudaSlice<u32>,
 }
 
-/// Words of one prime's table (NTT_TABLE_LEN).
-fn table_len(log_n: u32, h: u32) -> usize {
-    2 * (1usize << (ROOT_LOG - 1)) + 2 * (1usize << h) + 2 * (1usize << (log_n - h)) + 1
+/// Words of one prime's table (NTT_TABLE_STRIDE).
+fn table_len(shape: Shape, h: u32) -> usize {
+    let m = 1usize << (shape.log_n - h);
+    let base = 2 * (1usize << (ROOT_LOG - 1)) + 2 * (1usize << h) + 2 * m + 1;
+    base + if shape.radix == 3 { 2 * (1usize << h) + 4 * m + 2 } else { 0 }
 }
 
 /// The tables built so far, one per transform length, kept for the life of
@@ -100,8 +124,8 @@ fn table_len(log_n: u32, h: u32) -> usize {
 #[derive(Default)]
 pub(super) struct Tables(Mutex<Vec<Arc<Table>>>);
 
-/// Largest product the transforms allow (cuda/ntt.cu): N >= 2 * limbs.
-const MAX_PRODUCT_LIMBS: usize = 1 << (MAX_LOG - 1);
+/// Largest product the transforms allow (cuda/ntt.cu): 3 * 2^26 >= 2 * limbs.
+const MAX_PRODUCT_LIMBS: usize = 3 << (MAX_LOG - 1);
 
 fn check_bounds(un: usize, vn: usize) -> Result<(), GpuError> {
     if un + vn > MAX_PRODUCT_LIMBS {
@@ -117,8 +141,10 @@ fn check_bounds(un: usize, vn: usize) -> Result<(), GpuError> {
 /// (twiddle-table reads, cache hits, not counted). For reporting against the
 /// memory bandwidth.
 pub fn bytes_moved(un: usize, vn: usize, squaring: bool) -> u64 {
-    let n = transform_len(un + vn) as u64;
-    let later_passes = passes(n.trailing_zeros()).len() as u64 - 1;
+    let shape = transform_shape(un + vn);
+    let n = shape.len() as u64;
+    // The radix-3 step is one more pass each way, and it cuts the limbs.
+    let later_passes = passes(shape.log_n).len() as u64 - 1 + (shape.radix == 3) as u64;
     // One element: a coefficient's three residues.
     let e = 4 * PRIMES as u64;
     let forward = |limbs: usize| 8 * limbs as u64 + e * n + later_passes * 2 * e * n;
@@ -193,9 +219,9 @@ impl Gpu {
         }
         let _claim = super::reserve(device_bytes(un, vn))?;
         injected(Fault::GpuOom, "gpu-oom")?;
-        let n = transform_len(un + vn);
+        let shape = transform_shape(un + vn);
         injected(Fault::GpuLaunch, "gpu-launch")?;
-        let table = self.table(stream, n.trailing_zeros())?;
+        let table = self.table(stream, shape)?;
 
         let a = self.forward(stream, &table, u, un)?;
         let b = match v {
@@ -204,7 +230,7 @@ impl Gpu {
         };
         // The pointwise product happens in the inverse's first pass.
         let a = self.inverse_of_product(stream, &table, a, b.as_ref())?;
-        let (n_len, limbs) = (n as u64, (un + vn) as u64);
+        let (n_len, limbs) = (shape.len() as u64, (un + vn) as u64);
         // The combine kernel writes every limb of both.
         let mut t = unsafe { stream.alloc::<u64>(un + vn) }?;
         let mut c = unsafe { stream.alloc::<u64>(un + vn) }?;
@@ -213,30 +239,44 @@ impl Gpu {
         Ok(t)
     }
 
-    /// The twiddle tables for length 2^log_n, built on first use.
-    fn table(&self, stream: &Arc<CudaStream>, log_n: u32) -> Result<Arc<Table>, GpuError> {
+    /// The twiddle tables for transforms of `shape`, built on first use.
+    fn table(&self, stream: &Arc<CudaStream>, shape: Shape) -> Result<Arc<Table>, GpuError> {
         let mut tables = self.tables.0.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(t) = tables.iter().find(|t| t.log_n == log_n) {
+        if let Some(t) = tables.iter().find(|t| t.shape == shape) {
             return Ok(t.clone());
         }
-        let h = log_n.div_ceil(2);
-        let len = PRIMES * table_len(log_n, h);
+        let h = shape.log_n.div_ceil(2);
+        let len = PRIMES * table_len(shape, h);
         // The kernel writes every word.
         let mut words = unsafe { stream.alloc::<u32>(len) }?;
-        launch!(self, stream, ntt_tables, len, &mut words, &log_n, &h);
-        let table = Arc::new(Table { log_n, h, words });
+        launch!(self, stream, ntt_tables, len, &mut words, &shape.log_n, &h, &shape.radix);
+        let table = Arc::new(Table { shape, h, words });
         tables.push(table.clone());
         Ok(table)
     }
 
-    /// The forward transform (bit-reversed out) of the `xn` limbs `x`, cut
-    /// into coefficients by the first pass.
+    /// The forward transform of the `xn` limbs `x` (radix blocks, each
+    /// bit-reversed), cut into coefficients by the radix-3 step or else the
+    /// first pass.
     fn forward(&self, stream: &Arc<CudaStream>, table: &Table, x: &CudaSlice<u64>, xn: usize) -> Result<CudaSlice<u32>, GpuError> {
-        // The first pass writes every element.
-        let mut a = unsafe { stream.alloc::<u32>(PRIMES << table.log_n) }?;
-        let first = (super::linear::addr(x, stream), xn as u64, 0u64);
-        self.passes(stream, table, &mut a, false, first)?;
+        // The radix-3 step or the first pass writes every element.
+        let mut a = unsafe { stream.alloc::<u32>(PRIMES * table.shape.len()) }?;
+        let (limbs, xn) = (super::linear::addr(x, stream), xn as u64);
+        if table.shape.radix == 3 {
+            self.radix3(stream, table, &mut a, limbs, xn, false)?;
+            self.passes(stream, table, &mut a, false, (0, 0, 0))?;
+        } else {
+            self.passes(stream, table, &mut a, false, (limbs, xn, 0))?;
+        }
         Ok(a)
+    }
+
+    /// The radix-3 step over all three primes (cuda/ntt.cu, cugmp_ntt_radix3).
+    fn radix3(&self, stream: &Arc<CudaStream>, table: &Table, a: &mut CudaSlice<u32>, limbs: u64, xn: u64, inverse: bool) -> Result<(), GpuError> {
+        let inverse = inverse as u32;
+        let log_n = table.shape.log_n;
+        launch!(self, stream, ntt_radix3, PRIMES << log_n, &mut *a, &limbs, &xn, &table.words, &log_n, &table.h, &inverse);
+        Ok(())
     }
 
     /// The inverse transform (natural order out) of `a * b` (`b` None:
@@ -247,14 +287,17 @@ impl Gpu {
             None => a.device_ptr(stream).0,
         };
         self.passes(stream, table, &mut a, true, (0, 0, b))?;
+        if table.shape.radix == 3 {
+            self.radix3(stream, table, &mut a, 0, 0, true)?;
+        }
         Ok(a)
     }
 
-    /// Run the passes of one transform over `a` (all three primes); the
-    /// first pass gets `first` = (limbs, limb count, b) (cuda/ntt.cu,
-    /// cugmp_ntt_pass), the others read `a` alone.
+    /// Run the passes of the length-2^log_n transforms over `a` (all three
+    /// primes, all radix blocks); the first pass gets `first` = (limbs, limb
+    /// count, b) (cuda/ntt.cu, cugmp_ntt_pass), the others read `a` alone.
     fn passes(&self, stream: &Arc<CudaStream>, table: &Table, a: &mut CudaSlice<u32>, inverse: bool, first: (u64, u64, u64)) -> Result<(), GpuError> {
-        let log_n = table.log_n;
+        let (log_n, radix) = (table.shape.log_n, table.shape.radix);
         let mut plan = passes(log_n);
         if inverse {
             plan.reverse();
@@ -264,11 +307,11 @@ impl Gpu {
         let blocks = ((1usize << log_n) / tile) as u32;
         // A quarter of the tile: one radix-4 group a thread per round.
         let threads = (tile as u32 / 4).clamp(32, 512);
-        let cfg = LaunchConfig { grid_dim: (blocks, PRIMES as u32, 1), block_dim: (threads, 1, 1), shared_mem_bytes: 4 * tile as u32 };
+        let cfg = LaunchConfig { grid_dim: (blocks, PRIMES as u32 * radix, 1), block_dim: (threads, 1, 1), shared_mem_bytes: 4 * tile as u32 };
         let inverse = inverse as u32;
         for (i, &(log_s, k)) in plan.iter().enumerate() {
             let (limbs, xn, b) = if i == 0 { first } else { (0, 0, 0) };
-            launch_with!(self, stream, ntt_pass, cfg, &mut *a, &limbs, &xn, &b, &table.words, &log_n, &table.h, &log_t, &log_s, &k, &inverse);
+            launch_with!(self, stream, ntt_pass, cfg, &mut *a, &limbs, &xn, &b, &table.words, &log_n, &table.h, &log_t, &log_s, &k, &inverse, &radix);
         }
         Ok(())
     }
@@ -304,11 +347,11 @@ mod tests {
             seed ^= seed << 17;
             seed
         };
-        // Sizes: one tile, one and two passes (N = 2^14, 2^19), unbalanced;
-        // all-ones operands give the largest coefficients. A tile given
-        // (log2) replaces the host's choice: 2^10 tiles at N = 2^19 make
-        // three passes, the only way a pass that neither cuts limbs nor
-        // multiplies pointwise runs below N = 2^27 (2^25-limb products).
+        // Sizes: one tile, one and two passes, lengths 2^k and 3 * 2^k,
+        // unbalanced; all-ones operands give the largest coefficients. A
+        // tile given (log2) replaces the host's choice: 2^10 tiles at 2^19
+        // make three passes, the only way a pass that neither cuts limbs nor
+        // multiplies pointwise runs below 2^26-point blocks.
         let shapes = [
             (1, 1, false, None),
             (3, 2, false, None),
@@ -318,22 +361,25 @@ mod tests {
             (3000, 3000, true, None),
             (20000, 3, false, None),
             (70000, 61000, false, None),
-            (80000, 61000, false, Some(10)),
-            (70000, 70000, true, Some(10)),
-            (50000, 20000, false, Some(11)),
+            (110000, 100000, false, Some(10)),
+            (400000, 200000, false, Some(10)),
+            (70000, 70000, true, Some(11)),
         ];
+        let mut radices = Vec::new();
         for (i, &(un, vn, square, tile)) in shapes.iter().enumerate() {
             let ones = i % 2 == 1;
             let mut limb = || if ones { u64::MAX } else { random() };
             let u: Vec<u64> = (0..un).map(|_| limb()).collect();
             let v: Vec<u64> = if square { u.clone() } else { (0..vn).map(|_| limb()).collect() };
-            let log_n = transform_len(un + vn).trailing_zeros();
+            let shape = transform_shape(un + vn);
+            let log_n = shape.log_n;
+            radices.push(shape.radix);
             let log_t = tile.unwrap_or(tile_log(log_n));
             let plan = passes_in_tiles(log_n, log_t);
             if tile.is_some() {
                 assert_eq!(plan.len(), if log_t == 10 { 3 } else { 2 }, "{un}x{vn}: {plan:?}");
             }
-            let mut input = format!("{log_n} {} {log_t} {}\n", log_n.div_ceil(2), plan.len());
+            let mut input = format!("{log_n} {} {log_t} {} {}\n", log_n.div_ceil(2), shape.radix, plan.len());
             for (log_s, k) in &plan {
                 input += &format!("{log_s} {k}\n");
             }
@@ -350,9 +396,10 @@ mod tests {
             let (a, b) = if un >= vn { (&u, &v) } else { (&v, &u) };
             unsafe { crate::cpu::mpn_mul(want.as_mut_ptr(), a.as_ptr(), a.len() as _, b.as_ptr(), b.len() as _) };
             assert!(want.iter().any(|&l| l != 0));
-            assert!(got == want, "model product differs from GMP's at {un}x{vn} (log_n {log_n}, passes {plan:?})");
+            assert!(got == want, "model product differs from GMP's at {un}x{vn} ({shape:?}, passes {plan:?})");
         }
         std::fs::remove_dir_all(&dir).ok();
+        assert_eq!(radices, [1, 3, 3, 3, 1, 3, 3, 1, 1, 3, 3], "the shapes above should cover both radices");
     }
 
     #[test]
@@ -376,9 +423,16 @@ mod tests {
     }
 
     #[test]
-    fn transform_has_no_wraparound() {
-        for limbs in [1usize, 2, 3, 1000, 2_000_000] {
-            assert!(transform_len(limbs) >= COEFS_PER_LIMB * limbs);
+    fn transform_is_the_shortest_without_wraparound() {
+        for limbs in (1usize..5000).chain([2_000_000, 10_000_000, 20_000_000, MAX_PRODUCT_LIMBS]) {
+            let shape = transform_shape(limbs);
+            let need = COEFS_PER_LIMB * limbs;
+            assert!(shape.len() >= need && shape.log_n <= MAX_LOG, "{limbs}: {shape:?}");
+            // No shorter length of either kind would do.
+            let shorter = if shape.radix == 3 { need.next_power_of_two() } else { 3 * need.div_ceil(3).next_power_of_two() };
+            assert!(shorter >= shape.len() || 1usize << MAX_LOG < need, "{limbs}: {shape:?}");
         }
+        // 10^7 x 10^7 limbs: 3 * 2^24 points, not 2^26.
+        assert_eq!(transform_shape(20_000_000), Shape { log_n: 24, radix: 3 });
     }
 }
