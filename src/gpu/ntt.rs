@@ -49,13 +49,71 @@ pub fn transform_shape(limbs: usize) -> Shape {
     }
 }
 
-/// Device bytes one product of `un` x `vn` limbs needs.
+/// How a product runs on the device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Plan {
+    /// One transform of each operand, of the whole product's length.
+    Whole(Shape),
+    /// The long operand in chunks of `chunk` limbs, each transformed and
+    /// multiplied by one transform of the short operand (made once), the
+    /// chunk products added into the result at their offsets.
+    Chunked { shape: Shape, chunk: usize },
+}
+
+/// Chunk transforms hold at least this many limbs (2^18 points or more), so
+/// that a chunk's launches stay small next to its work.
+const MIN_CHUNK_LIMBS: usize = 1 << 17;
+/// A chunk's fixed cost (its seven launches, about 30 us) in the units of
+/// `transform_cost` (a 2^20-point transform, about 0.15 ms on the H200, is
+/// 2^20 * 20 of them). An estimate: not yet measured.
+const CHUNK_OVERHEAD: f64 = 4e6;
+
+/// The work of one transform (all three primes), in points times stages.
+fn transform_cost(shape: Shape) -> f64 {
+    let n = shape.len() as f64;
+    n * n.log2()
+}
+
+/// The cheapest plan for a product of `un` x `vn` limbs (by `transform_cost`),
+/// or None when no transform is long enough. A product of two operands of
+/// very different lengths (GMP's divisions and radix conversions make
+/// many) goes in chunks: per chunk two transforms of a length fit to the
+/// short operand, instead of three of the whole product's length.
+pub fn product_plan(un: usize, vn: usize) -> Option<Plan> {
+    let (long, short) = (un.max(vn), un.min(vn));
+    let whole = transform_shape(un + vn);
+    let mut best = (whole.log_n <= MAX_LOG).then(|| (3.0 * transform_cost(whole), Plan::Whole(whole)));
+    if long >= 2 * short {
+        for k in [2, 4, 8, 16, 32] {
+            let shape = transform_shape((k * short).max(MIN_CHUNK_LIMBS));
+            let chunk = (shape.len() / COEFS_PER_LIMB).saturating_sub(short);
+            if shape.log_n > MAX_LOG || chunk == 0 || chunk >= long {
+                continue;
+            }
+            let chunks = long.div_ceil(chunk);
+            let cost = (1 + 2 * chunks) as f64 * transform_cost(shape) + chunks as f64 * CHUNK_OVERHEAD;
+            if best.is_none_or(|(c, _)| cost < c) {
+                best = Some((cost, Plan::Chunked { shape, chunk }));
+            }
+        }
+    }
+    best.map(|(_, plan)| plan)
+}
+
+/// Device bytes one product of `un` x `vn` limbs needs (0 when it cannot run
+/// on the device).
 pub fn device_bytes(un: usize, vn: usize) -> usize {
-    let n = transform_shape(un + vn).len();
-    // Two transforms of three 32-bit words a coefficient, the folded limbs
-    // and their carries, the add kernel's tile states (the twiddle tables are
-    // kept: `Tables`).
-    2 * PRIMES * 4 * n + 8 * (un + vn) * 2 + 4 * (un + vn).div_ceil(1024)
+    let element = PRIMES * 4;
+    // The add kernel's tile states, for the carries.
+    let states = 4 * (un + vn).div_ceil(1024);
+    match product_plan(un, vn) {
+        // Two transforms, the folded limbs and their carries.
+        Some(Plan::Whole(shape)) => 2 * element * shape.len() + 16 * (un + vn) + states,
+        // The short operand's transform and a chunk's, a chunk product's
+        // limbs and carries, the result.
+        Some(Plan::Chunked { shape, chunk }) => 2 * element * shape.len() + 16 * (chunk + un.min(vn)) + 8 * (un + vn) + states,
+        None => 0,
+    }
 }
 
 /// Largest tile of cugmp_ntt_pass: 2^14 elements, 64 KiB of shared memory
@@ -124,15 +182,12 @@ fn table_len(shape: Shape, h: u32) -> usize {
 #[derive(Default)]
 pub(super) struct Tables(Mutex<Vec<Arc<Table>>>);
 
-/// Largest product the transforms allow (cuda/ntt.cu): 3 * 2^26 >= 2 * limbs.
+/// Largest product one transform allows (cuda/ntt.cu): 3 * 2^26 >= 2 * limbs.
+#[cfg(test)]
 const MAX_PRODUCT_LIMBS: usize = 3 << (MAX_LOG - 1);
 
-fn check_bounds(un: usize, vn: usize) -> Result<(), GpuError> {
-    if un + vn > MAX_PRODUCT_LIMBS {
-        Err(GpuError::TooLarge)
-    } else {
-        Ok(())
-    }
+fn check_bounds(un: usize, vn: usize) -> Result<Plan, GpuError> {
+    product_plan(un, vn).ok_or(GpuError::TooLarge)
 }
 
 /// Device memory traffic of one product (un x vn limbs, or a square), in
@@ -207,7 +262,7 @@ impl Gpu {
     /// squared when `v` is None), `un + vn` limbs on the device.
     pub(super) fn product_dev(&self, stream: &Arc<CudaStream>, u: &CudaSlice<u64>, un: usize, v: Option<(&CudaSlice<u64>, usize)>) -> Result<CudaSlice<u64>, GpuError> {
         let vn = v.map_or(un, |(_, vn)| vn);
-        check_bounds(un, vn)?;
+        let plan = check_bounds(un, vn)?;
         // Asking the driver costs a call; a product this small fails over to
         // the CPU just as well if its allocations do.
         if device_bytes(un, vn) > SMALL_PRODUCT_BYTES {
@@ -219,23 +274,60 @@ impl Gpu {
         }
         let _claim = super::reserve(device_bytes(un, vn))?;
         injected(Fault::GpuOom, "gpu-oom")?;
-        let shape = transform_shape(un + vn);
         injected(Fault::GpuLaunch, "gpu-launch")?;
+        let addr = |x: &CudaSlice<u64>| super::linear::addr(x, stream);
+        let (shape, v) = match (plan, v) {
+            (Plan::Chunked { shape, chunk }, Some((v, vn))) => {
+                let ((long, ln), (short, sn)) = if un >= vn { ((u, un), (v, vn)) } else { ((v, vn), (u, un)) };
+                return self.product_chunked(stream, shape, chunk, (addr(long), ln), (addr(short), sn));
+            }
+            (Plan::Whole(shape), v) => (shape, v),
+            // A square is never chunked (its operands have one length).
+            (Plan::Chunked { .. }, None) => return Err(GpuError::TooLarge),
+        };
         let table = self.table(stream, shape)?;
-
-        let a = self.forward(stream, &table, u, un)?;
+        let a = self.forward(stream, &table, addr(u), un)?;
         let b = match v {
-            Some((v, vn)) => Some(self.forward(stream, &table, v, vn)?),
+            Some((v, vn)) => Some(self.forward(stream, &table, addr(v), vn)?),
             None => None,
         };
         // The pointwise product happens in the inverse's first pass.
         let a = self.inverse_of_product(stream, &table, a, b.as_ref())?;
-        let (n_len, limbs) = (shape.len() as u64, (un + vn) as u64);
+        self.to_limbs(stream, &table, &a, un + vn)
+    }
+
+    /// `long * short` (device addresses and limb counts) by `Plan::Chunked`.
+    fn product_chunked(&self, stream: &Arc<CudaStream>, shape: Shape, chunk: usize, long: (u64, usize), short: (u64, usize)) -> Result<CudaSlice<u64>, GpuError> {
+        let ((lp, ln), (sp, sn)) = (long, short);
+        let table = self.table(stream, shape)?;
+        let b = self.forward(stream, &table, sp, sn)?;
+        // Zeros: each chunk product lands on the top of the one before it
+        // and on zeros above that.
+        let r = stream.alloc_zeros::<u64>(ln + sn)?;
+        let rp = super::linear::addr(&r, stream);
+        for offset in (0..ln).step_by(chunk) {
+            let cn = chunk.min(ln - offset);
+            let a = self.forward(stream, &table, lp + 8 * offset as u64, cn)?;
+            let a = self.inverse_of_product(stream, &table, a, Some(&b))?;
+            let p = self.to_limbs(stream, &table, &a, cn + sn)?;
+            // r[offset .. offset + cn + sn) += p: the partial sum is a product
+            // of a prefix of `long` by `short`, so there is no carry out.
+            let at = rp + 8 * offset as u64;
+            self.addsub_dev(stream, false, at, at, cn + sn, super::linear::addr(&p, stream), cn + sn, 0)?;
+        }
+        Ok(r)
+    }
+
+    /// The `limbs` limbs of a product from its inverse transform `a`: the
+    /// CRT and the fold into limbs (combine kernel), then the carries (add
+    /// kernel).
+    fn to_limbs(&self, stream: &Arc<CudaStream>, table: &Table, a: &CudaSlice<u32>, limbs: usize) -> Result<CudaSlice<u64>, GpuError> {
+        let (n_len, n) = (table.shape.len() as u64, limbs as u64);
         // The combine kernel writes every limb of both.
-        let mut t = unsafe { stream.alloc::<u64>(un + vn) }?;
-        let mut c = unsafe { stream.alloc::<u64>(un + vn) }?;
-        launch!(self, stream, ntt_combine, un + vn, &mut t, &mut c, &a, &n_len, &limbs);
-        self.add_in_place(stream, &mut t, &c, un + vn)?;
+        let mut t = unsafe { stream.alloc::<u64>(limbs) }?;
+        let mut c = unsafe { stream.alloc::<u64>(limbs) }?;
+        launch!(self, stream, ntt_combine, limbs, &mut t, &mut c, a, &n_len, &n);
+        self.add_in_place(stream, &mut t, &c, limbs)?;
         Ok(t)
     }
 
@@ -255,13 +347,13 @@ impl Gpu {
         Ok(table)
     }
 
-    /// The forward transform of the `xn` limbs `x` (radix blocks, each
-    /// bit-reversed), cut into coefficients by the radix-3 step or else the
-    /// first pass.
-    fn forward(&self, stream: &Arc<CudaStream>, table: &Table, x: &CudaSlice<u64>, xn: usize) -> Result<CudaSlice<u32>, GpuError> {
+    /// The forward transform of the `xn` limbs at device address `limbs`
+    /// (radix blocks, each bit-reversed), cut into coefficients by the
+    /// radix-3 step or else the first pass.
+    fn forward(&self, stream: &Arc<CudaStream>, table: &Table, limbs: u64, xn: usize) -> Result<CudaSlice<u32>, GpuError> {
         // The radix-3 step or the first pass writes every element.
         let mut a = unsafe { stream.alloc::<u32>(PRIMES * table.shape.len()) }?;
-        let (limbs, xn) = (super::linear::addr(x, stream), xn as u64);
+        let xn = xn as u64;
         if table.shape.radix == 3 {
             self.radix3(stream, table, &mut a, limbs, xn, false)?;
             self.passes(stream, table, &mut a, false, (0, 0, 0))?;
@@ -420,6 +512,35 @@ mod tests {
             assert_eq!(top, 0);
             assert!(plan.len() <= 3, "log_n {log_n}: {plan:?}");
         }
+    }
+
+    #[test]
+    fn plans_fit_their_transforms() {
+        let sizes = [1usize, 7, 1000, 4096, 100_000, 1_000_000, 10_000_000, 100_000_000, 200_000_000];
+        for &un in &sizes {
+            for &vn in &sizes {
+                let plan = product_plan(un, vn);
+                match plan {
+                    Some(Plan::Whole(shape)) => assert!(shape.log_n <= MAX_LOG && shape.len() >= COEFS_PER_LIMB * (un + vn)),
+                    Some(Plan::Chunked { shape, chunk }) => {
+                        let (long, short) = (un.max(vn), un.min(vn));
+                        assert!(shape.log_n <= MAX_LOG && chunk >= 1 && chunk < long, "{un}x{vn}: {plan:?}");
+                        // No chunk product wraps around.
+                        assert!(shape.len() >= COEFS_PER_LIMB * (chunk + short), "{un}x{vn}: {plan:?}");
+                    }
+                    None => assert!(un.min(vn) >= 10_000_000, "{un}x{vn} has no plan"),
+                }
+                assert_eq!(plan, product_plan(vn, un));
+            }
+        }
+        // Balanced products take one transform; very unbalanced ones go in
+        // chunks, also past the longest single transform.
+        assert!(matches!(product_plan(1_000_000, 1_000_000), Some(Plan::Whole(_))));
+        assert!(matches!(product_plan(10_000_000, 10_000), Some(Plan::Chunked { .. })));
+        // tests/gpu.rs's mul_sweep runs this shape on the device for the chunked path.
+        assert!(matches!(product_plan(1 << 21, 1 << 11), Some(Plan::Chunked { .. })));
+        assert!(matches!(product_plan(200_000_000, 100_000), Some(Plan::Chunked { .. })));
+        assert_eq!(product_plan(200_000_000, 100_000_000), None);
     }
 
     #[test]
