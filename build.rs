@@ -87,7 +87,7 @@ fn embed_gmp(manifest: &Path, out: &Path) {
     // GMP's large-product routines, as the rest of GMP calls them, go to
     // cuGMP's hooks (src/abi/hooks.rs), which call `__real_` + the name for
     // the CPU. Every artifact that links the embedded GMP needs this.
-    for f in ["__gmpn_nussbaumer_mul", "__gmpn_mulmod_bnm1", "__gmpn_sqrmod_bnm1"] {
+    for f in ["__gmpn_nussbaumer_mul", "__gmpn_mulmod_bnm1", "__gmpn_sqrmod_bnm1", "__gmpn_mulmod_bnm1_next_size"] {
         assert!(functions.contains(f), "the embedded GMP has no {f} to hook");
         println!("cargo:rustc-link-arg=-Wl,--wrap={CPU_PREFIX}{f}");
     }

@@ -6,9 +6,11 @@
 //
 // stdin, whitespace-separated: log_n h log_t radix (the transform length is
 // radix * 2^log_n, radix 1 or 3), the number of forward passes and each
-// pass's (log_s, k) in forward order (src/gpu/ntt.rs, `passes`),
-// then un and u's limbs, then vn and v's limbs (vn = 0: square u), limbs
-// in hex. stdout: the un + vn limbs of the product, in hex.
+// pass's (log_s, k) in forward order (src/gpu/ntt.rs, `passes`), then n
+// and wrap, then un and u's limbs, then vn and v's limbs (vn = 0: square
+// u), limbs in hex. stdout, in hex: the n = un + vn limbs of the product
+// (wrap 0), or with wrap 1 the n limbs of the product mod B^n - 1 from the
+// cyclic convolution of length 2n (the transform's length).
 #define CUGMP_HOST_MODEL 1
 #include "../cuda/ntt.cu"
 
@@ -73,6 +75,8 @@ int main() {
         if (scanf("%u %u", &log_s, &k) != 2) return 2;
         plan.passes.push_back({log_s, k});
     }
+    u64 n, wrap;
+    if (scanf("%lu %lu", &n, &wrap) != 2) return 2;
     u64 un, vn;
     if (scanf("%lu", &un) != 1) return 2;
     std::vector<u64> u = read_limbs(un);
@@ -94,20 +98,22 @@ int main() {
         run_pass(plan, a, nullptr, 0, first ? &b : nullptr, tab, plan.passes[i].first, plan.passes[i].second, true);
     }
     if (plan.radix == 3) run_radix3(plan, a, nullptr, 0, tab, true);
-    // Limbs: t + c with a plain carry loop (the GPU uses its add kernel).
-    const u64 n = un + vn;
-    u64 carry_hi = 0;
+    // Limbs: the combine kernel's fold into t and c, then t + c with a plain
+    // carry loop (the GPU uses its add kernel), and with wrap the carry out
+    // added back at the bottom.
+    std::vector<u64> t(n), c(n);
+    for (u64 i = 0; i < n; i++) ntt_combine_at(t.data(), c.data(), a.data(), (u64)plan.radix << plan.log_n, n, wrap != 0, i);
     unsigned carry = 0;
     for (u64 i = 0; i < n; i++) {
-        u64 lo, hi;
-        ntt_limb_value(a.data(), (u64)plan.radix << plan.log_n, i, &lo, &hi);
-        u64 r = lo + carry_hi;
-        unsigned c1 = r < lo;
-        u64 s = r + carry;
-        unsigned c2 = s < r;
-        printf("%lx\n", s);
-        carry_hi = hi;
-        carry = c1 + c2;
+        const u64 s = t[i] + c[i];
+        const u64 r = s + carry;
+        carry = (s < t[i]) + (r < s);
+        t[i] = r;
     }
-    return carry_hi || carry ? 3 : 0;  // the product fits in un + vn limbs
+    if (wrap) {
+        for (u64 i = 0; i < n && carry; i++) carry = ++t[i] == 0;
+        if (carry) return 4;  // t + c < 2 B^n: one end-around carry ends below B^n
+    }
+    for (u64 i = 0; i < n; i++) printf("%lx\n", t[i]);
+    return carry ? 3 : 0;  // the product fits in un + vn limbs
 }

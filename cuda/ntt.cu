@@ -19,6 +19,11 @@
 // two coefficients below 2^32, m the shorter operand's limbs, so it is below
 // 2m * 2^64 <= 3 * 2^25 * 2^64 < 2^91 (m <= 3 * 2^24 when the product has at
 // most 3 * 2^25 limbs), and P = p0 p1 p2 > 2^93: the CRT gives it exactly.
+// A product mod B^n - 1 (GMP's mulmod_bnm1) is one cyclic convolution of
+// length exactly N = 2n (2^k or 3 * 2^k, so n <= 3 * 2^25, operands of at
+// most n limbs): coefficient j sums the products a_i b_k with i + k = j mod
+// N, at most one for each of the shorter operand's 2m coefficients, so again
+// below 2m * 2^64 <= 3 * 2^26 * 2^64 < 2^92 < P.
 //
 // Forward: decimation in frequency (natural order in, bit-reversed out);
 // inverse: decimation in time (bit-reversed in, natural out): no bit-reversal
@@ -482,6 +487,24 @@ NTT_FN void ntt_limb_value(const u32 *coef, u64 n_len, u64 i, u64 *lo, u64 *hi) 
     *hi = h0 + s_hi + (*lo < l0);
 }
 
+// Limb i of the fold of coefficients into limbs: t[i] = the low 64 bits of
+// limb i's value, and c[i + 1] its high 64 bits (which belong to limb i + 1).
+// The result is then t + c, which the add kernel of cuda/linear.cu computes
+// with its parallel carry: one carry logic for all.
+//   wrap = 0, a product: the top limb's high part is 0 (the product fits in
+//     n limbs), c[0] = 0.
+//   wrap = 1, a product mod B^n - 1 from a cyclic convolution of length 2n:
+//     the top limb's high part is worth B^n = 1 mod B^n - 1, so it goes to
+//     c[0]; the host then adds t + c's carry out at the bottom.
+NTT_FN void ntt_combine_at(limb_t *t, limb_t *c, const u32 *coef, u64 n_len, u64 n, bool wrap, u64 i) {
+    u64 lo, hi;
+    ntt_limb_value(coef, n_len, i, &lo, &hi);
+    t[i] = lo;
+    if (i + 1 < n) c[i + 1] = hi;
+    else if (wrap) c[0] = hi;
+    if (i == 0 && !wrap) c[0] = 0;
+}
+
 #ifndef CUGMP_HOST_MODEL
 extern "C" __global__ void cugmp_ntt_tables(u32 *tab, u32 log_n, u32 h, u32 radix) {
     const u64 len = NTT_TABLE_STRIDE(log_n, h, radix);
@@ -516,19 +539,9 @@ extern "C" __global__ void __launch_bounds__(512, 3)
                    ntt_primes[prime], log_n, h, log_t, log_s, k, inverse != 0, blockIdx.x, threadIdx.x, blockDim.x, tile);
 }
 
-// Fold coefficients into limbs: t[i] = low 64 bits of limb i's value, and
-// c[i + 1] its high 64 bits (which belong to limb i + 1), c[0] = 0. The
-// product is then t + c, which the add kernel of cuda/linear.cu computes with
-// its parallel carry: one carry logic for all.
+// ntt_combine_at over limbs 0 .. n - 1.
 extern "C" __global__ void cugmp_ntt_combine(limb_t *__restrict__ t, limb_t *__restrict__ c, const u32 *__restrict__ coef,
-                                              u64 n_len, u64 n) {
-    GRID_STRIDE(i, n) {
-        u64 lo, hi;
-        ntt_limb_value(coef, n_len, i, &lo, &hi);
-        t[i] = lo;
-        // The top limb's high part is 0: the product fits in n limbs.
-        if (i + 1 < n) c[i + 1] = hi;
-        if (i == 0) c[0] = 0;
-    }
+                                              u64 n_len, u64 n, u32 wrap) {
+    GRID_STRIDE(i, n) ntt_combine_at(t, c, coef, n_len, n, wrap != 0, i);
 }
 #endif

@@ -67,6 +67,16 @@ unsafe extern "C" {
     pub fn mpz_init(r: mpz_ptr);
     #[link_name = "__cugmp_cpu__gmpz_clear"]
     pub fn mpz_clear(r: mpz_ptr);
+    // GMP's large-product routines that build.rs wraps (`--wrap`: calls to
+    // the plain names reach cuGMP's hooks, src/abi/hooks.rs): the originals.
+    #[link_name = "__real___cugmp_cpu__gmpn_nussbaumer_mul"]
+    pub fn mpn_nussbaumer_mul(pp: *mut mp_limb_t, ap: *const mp_limb_t, an: mp_size_t, bp: *const mp_limb_t, bn: mp_size_t);
+    #[link_name = "__real___cugmp_cpu__gmpn_mulmod_bnm1"]
+    pub fn mpn_mulmod_bnm1(rp: *mut mp_limb_t, rn: mp_size_t, ap: *const mp_limb_t, an: mp_size_t, bp: *const mp_limb_t, bn: mp_size_t, tp: *mut mp_limb_t);
+    #[link_name = "__real___cugmp_cpu__gmpn_sqrmod_bnm1"]
+    pub fn mpn_sqrmod_bnm1(rp: *mut mp_limb_t, rn: mp_size_t, ap: *const mp_limb_t, an: mp_size_t, tp: *mut mp_limb_t);
+    #[link_name = "__real___cugmp_cpu__gmpn_mulmod_bnm1_next_size"]
+    pub fn mpn_mulmod_bnm1_next_size(n: mp_size_t) -> mp_size_t;
     #[link_name = "__cugmp_cpu__gmpn_mul"]
     pub fn mpn_mul(rp: *mut mp_limb_t, up: *const mp_limb_t, un: mp_size_t, vp: *const mp_limb_t, vn: mp_size_t) -> mp_limb_t;
     #[link_name = "__cugmp_cpu__gmpn_mul_n"]

@@ -102,21 +102,25 @@ enum Route {
     Gpu(&'static gpu::Gpu),
 }
 
+/// Whether `CUGMP_GPU` and the thresholds send `op` on `limbs` limbs to the
+/// GPU (when there is one): from a size up, never down again.
+fn gpu_wanted(op: Op, limbs: usize) -> bool {
+    match config::get().gpu {
+        GpuMode::Off => false,
+        // GMP's own algorithms make a great many small products (its
+        // mulmod_bnm1 recursion bottoms out near 16 limbs): under force
+        // those from FORCE_INTERNAL_MIN limbs go to the GPU, which keeps
+        // GMP's test suite under force within its time.
+        GpuMode::Force if op == Op::Internal => limbs >= FORCE_INTERNAL_MIN,
+        GpuMode::Force => true,
+        GpuMode::Auto => auto_threshold(op).is_some_and(|t| limbs >= t),
+    }
+}
+
 /// Decide where `op` on operands of `limbs` limbs runs. `gpu_capable` says
 /// whether the GPU engine implements this case at all.
 fn route(op: Op, limbs: usize, gpu_capable: bool) -> Route {
-    let cfg = config::get();
-    let wants_gpu = gpu_capable
-        && match cfg.gpu {
-            GpuMode::Off => false,
-            // GMP's own algorithms make a great many small products (its
-            // mulmod_bnm1 recursion bottoms out near 16 limbs): under force
-            // those from FORCE_INTERNAL_MIN limbs go to the GPU, which keeps
-            // GMP's test suite under force within its time.
-            GpuMode::Force if op == Op::Internal => limbs >= FORCE_INTERNAL_MIN,
-            GpuMode::Force => true,
-            GpuMode::Auto => auto_threshold(op).is_some_and(|t| limbs >= t),
-        };
+    let wants_gpu = gpu_capable && gpu_wanted(op, limbs);
     let chosen = if wants_gpu { gpu::get().map(Route::Gpu) } else { None };
     let route = chosen.unwrap_or(Route::Cpu);
     if matches!(route, Route::Cpu) {
@@ -225,7 +229,7 @@ pub unsafe fn mul(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
                 }
                 let out = std::slice::from_raw_parts_mut((*r)._mp_d, n);
                 let compute = |u: &[mp_limb_t], v: &[mp_limb_t]| g.mul_into(u, v, out).map(|()| out);
-                let Some(out) = product_with(Op::Mul, long.as_ptr(), long.len(), short.as_ptr(), short.len(), "mpz_mul", compute) else {
+                let Some(out) = product_with(Op::Mul, "mpz_mul", (long.as_ptr(), long.len()), (short.as_ptr(), short.len()), None, compute) else {
                     return false;
                 };
                 let size = n - out.iter().rev().take_while(|&&l| l == 0).count();
@@ -266,7 +270,7 @@ fn cpu_reference<T>(f: impl FnOnce() -> T) -> T {
 /// the CPU must do it (`out` then holds anything).
 unsafe fn product_on_gpu(op: Op, up: *const mp_limb_t, un: usize, vp: *const mp_limb_t, vn: usize, what: &str, out: &mut [mp_limb_t]) -> bool {
     let Some(g) = product_route(op, un, vn) else { return false };
-    unsafe { product_with(op, up, un, vp, vn, what, |u, v| g.mul_into(u, v, out).map(|()| out)) }.is_some()
+    unsafe { product_with(op, what, (up, un), (vp, vn), None, |u, v| g.mul_into(u, v, out).map(|()| out)) }.is_some()
 }
 
 /// The GPU when a product of un x vn limbs goes there.
@@ -280,17 +284,18 @@ fn product_route(op: Op, un: usize, vn: usize) -> Option<&'static gpu::Gpu> {
     }
 }
 
-/// `{up, un} * {vp, vn}` by `compute` (a product call of the GPU the
-/// product was routed to, given the operands; the same limbs twice square),
-/// counted and, under CUGMP_CHECK, checked against the CPU; None after a GPU
-/// failure, which is counted and logged.
+/// `{up, un} * {vp, vn}` (`un >= vn`), or with `modulus` Some(rn) that
+/// product mod B^rn - 1 in min(rn, un + vn) limbs as GMP's mulmod_bnm1
+/// gives it, by `compute` (a call of the GPU the product was routed to,
+/// given the operands; the same limbs twice square), counted and, under
+/// CUGMP_CHECK, checked against the CPU; None after a GPU failure, which is
+/// counted and logged.
 unsafe fn product_with<P: AsRef<[mp_limb_t]>>(
     op: Op,
-    up: *const mp_limb_t,
-    un: usize,
-    vp: *const mp_limb_t,
-    vn: usize,
     what: &str,
+    (up, un): (*const mp_limb_t, usize),
+    (vp, vn): (*const mp_limb_t, usize),
+    modulus: Option<usize>,
     compute: impl FnOnce(&[mp_limb_t], &[mp_limb_t]) -> Result<P, gpu::GpuError>,
 ) -> Option<P> {
     let (u, v) = unsafe { (std::slice::from_raw_parts(up, un), std::slice::from_raw_parts(vp, vn)) };
@@ -302,6 +307,11 @@ unsafe fn product_with<P: AsRef<[mp_limb_t]>>(
             if config::get().check {
                 let mut want = vec![0; un + vn];
                 cpu_reference(|| unsafe { cpu::mpn_mul(want.as_mut_ptr(), up, un as mp_size_t, vp, vn as mp_size_t) });
+                if let Some(rn) = modulus {
+                    let mut folded = vec![0; rn.min(un + vn)];
+                    fold_mod_bnm1(&want, &mut folded);
+                    want = folded;
+                }
                 if want != product.as_ref() {
                     eprintln!("cugmp: CUGMP_CHECK: the GPU's {what} of {un}x{vn} limbs differs from the CPU engine's; aborting");
                     std::process::abort();
@@ -339,19 +349,50 @@ pub unsafe fn internal_product(pp: *mut mp_limb_t, ap: *const mp_limb_t, an: usi
 /// GMP's `mpn_mulmod_bnm1` (and `mpn_sqrmod_bnm1` with b = a):
 /// `{rp, min(rn, an+bn)} = {ap, an} * {bp, bn} mod (B^rn - 1)`,
 /// `0 < bn <= an <= rn`, with GMP's representation: zero only when an
-/// operand is zero, the class of zero otherwise as B^rn - 1. On the GPU (a
-/// full product folded once) when routed there, else `cpu`.
+/// operand is zero, the class of zero otherwise as B^rn - 1. On the GPU when
+/// routed there, else `cpu`: with no wrap-around (an + bn <= rn) the
+/// product; where 2 rn points are one transform (`mulmod_bnm1_next_size`
+/// makes GMP ask for such rn) one cyclic convolution; else the full product
+/// folded once.
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn internal_mulmod_bnm1(rp: *mut mp_limb_t, rn: usize, ap: *const mp_limb_t, an: usize, bp: *const mp_limb_t, bn: usize, cpu: impl FnOnce()) {
-    // The full product comes back in a buffer of its own (Gpu::mul: not
-    // zeroed first), only on the GPU route.
-    let product = product_route(Op::Internal, an, bn)
-        .and_then(|g| unsafe { product_with(Op::Internal, ap, an, bp, bn, "mpn_mulmod_bnm1", |u, v| g.mul(u, v)) });
-    match product {
-        Some(p) => fold_mod_bnm1(&p, unsafe { std::slice::from_raw_parts_mut(rp, rn.min(an + bn)) }),
-        None => cpu(),
+    let out = unsafe { std::slice::from_raw_parts_mut(rp, rn.min(an + bn)) };
+    let what = "mpn_mulmod_bnm1";
+    let (a, b) = ((ap, an), (bp, bn));
+    let done = product_route(Op::Internal, an, bn).is_some_and(|g| unsafe {
+        if an + bn <= rn {
+            product_with(Op::Internal, what, a, b, None, |u, v| g.mul_into(u, v, out).map(|()| out)).is_some()
+        } else if gpu::ntt::cyclic_shape(rn).is_some() {
+            product_with(Op::Internal, what, a, b, Some(rn), |u, v| g.mulmod_bnm1_into(u, v, out).map(|()| out)).is_some()
+        } else {
+            // The full product in a buffer of its own (Gpu::mul: not zeroed first).
+            product_with(Op::Internal, what, a, b, None, |u, v| g.mul(u, v)).map(|p| fold_mod_bnm1(&p, out)).is_some()
+        }
+    });
+    if !done {
+        cpu();
     }
     inject_product_fault(rp, rn.min(an + bn));
+}
+
+/// GMP's `mpn_mulmod_bnm1_next_size`: the modulus size (limbs) GMP's
+/// algorithms take for a product mod B^rn - 1 of about `n` limbs; `gmp` is
+/// GMP's own answer. Where GMP's internal products of `n` limbs go to the
+/// GPU: the smallest size from `gmp` up whose 2 rn points are one transform,
+/// so that internal_mulmod_bnm1 makes one cyclic convolution of 2 rn points
+/// where it would otherwise transform the whole product (up to 4 rn points)
+/// and fold it. At most 1.5 gmp, so GMP's own conditions (e.g. 2n > rn in
+/// redc_n) hold. Monotone in `n`, as GMP needs (it sizes scratch for the
+/// largest n and then asks for smaller ones): GMP's answer is, so is the
+/// smallest cyclic size above it, and the GPU takes every n from a
+/// threshold up; the GPU's health after start does not enter, so the answer
+/// for an n never changes within a process.
+pub fn mulmod_bnm1_next_size(n: usize, gmp: usize) -> usize {
+    let on_gpu = CPU_REFERENCE.with(|c| c.get()) == 0 && gpu_wanted(Op::Internal, n) && gpu::get().is_some();
+    match on_gpu.then(|| gpu::ntt::cyclic_size(gmp)).flatten() {
+        Some(rn) => rn,
+        None => gmp,
+    }
 }
 
 /// `r = p mod (B^r.len() - 1)` for `p` of r.len() to 2 r.len() limbs: the

@@ -288,6 +288,24 @@ fn gmp_internal_products_match_gmp() {
     same("mpz_powm 5000 limbs", &z.get(), &base.pow_mod(&exp, &modulus).unwrap());
 }
 
+/// GMP's products mod B^rn - 1 through the library's mpn_mulmod_bnm1,
+/// mpn_sqrmod_bnm1 and mpn_mulmod_bnm1_next_size (tests/common/mulmod.rs).
+/// Without a GPU the sizes are GMP's own; under force, from 64 limbs, cyclic
+/// lengths (one convolution on the GPU).
+#[test]
+fn mulmod_bnm1_matches_gmp() {
+    let mut r = rng();
+    let gpu = unsafe { (api().gpu_in_use)() } == 1;
+    let force = std::env::var("CUGMP_GPU").is_ok_and(|v| v == "force");
+    for (n, rn, gmp_rn) in common::mulmod::mulmod_sweep(api(), &[17, 100, 1000, 5000, 30_000], &mut r) {
+        if !gpu {
+            assert_eq!(rn, gmp_rn, "without a GPU mpn_mulmod_bnm1_next_size({n}) must be GMP's");
+        } else if force && n >= 64 {
+            assert!(common::mulmod::is_cyclic_size(rn), "mpn_mulmod_bnm1_next_size({n}) = {rn} is no cyclic length");
+        }
+    }
+}
+
 #[test]
 fn init2_and_clear_follow_gmp() {
     for bits in [0u64, 1, 63, 64, 65, 1000] {

@@ -208,6 +208,21 @@ fn mul_sweep(api: &Api) -> u64 {
     unsafe { (api.gpu_operations)() - before }
 }
 
+/// GMP's products mod B^rn - 1 (tests/common/mulmod.rs) under force: the
+/// sizes GMP's algorithms get from mpn_mulmod_bnm1_next_size are cyclic
+/// lengths (2 rn = 2^k or 3 * 2^k: one convolution on the GPU), and the
+/// products match GMP's, cyclic (at those sizes) and folded (at rn = n).
+fn mulmod_sweep(api: &Api) -> u64 {
+    let mut rng = RandState::new();
+    let before = unsafe { (api.gpu_operations)() };
+    let sizes: Vec<i64> = [17i64, 100, 1000, 5000, 70_000, 1_000_005].into_iter().filter(|&n| n <= max_limbs() as i64).collect();
+    for (n, rn, gmp_rn) in common::mulmod::mulmod_sweep(api, &sizes, &mut rng) {
+        // Under force GMP's internal products from 64 limbs go to the GPU.
+        assert!(n < 64 || common::mulmod::is_cyclic_size(rn), "mpn_mulmod_bnm1_next_size({n}) = {rn} (GMP's {gmp_rn}) is no cyclic length");
+    }
+    unsafe { (api.gpu_operations)() - before }
+}
+
 /// `CUGMP_GPU_MEM_LIMIT=1M`: products that need more device memory than that
 /// are right and come from the CPU; small ones still run on the GPU.
 fn mem_limit(api: &Api) -> String {
@@ -480,7 +495,7 @@ fn child(name: &str) {
     let start = std::time::Instant::now();
     let (linear_on_gpu, linear_calls) = linear_sweep(api);
     let linear_s = start.elapsed().as_secs_f64();
-    let on_gpu = linear_on_gpu + mul_sweep(api);
+    let on_gpu = linear_on_gpu + mul_sweep(api) + mulmod_sweep(api);
     match name {
         "gpu_matches_gmp" | "gpu_check_mode_passes" => {
             // Under CUGMP_GPU=force every add/sub/shift/logic call is the GPU's.

@@ -2,10 +2,12 @@
 //! `--wrap` on the private names of GMP's large-product routines, so every
 //! call GMP makes to them from another of its files (its mpn_mul, mpn_mul_n
 //! and mpn_sqr above MUL_FFT_THRESHOLD; its division, inversion and
-//! Hensel division through mulmod_bnm1; its square roots through
-//! sqrmod_bnm1) lands here, and the dispatcher computes it on the GPU or
-//! calls the original (`__real_...`). A routine's calls to itself inside its
-//! own file (mulmod_bnm1's recursion) are not wrapped: they stay on the CPU.
+//! Hensel division through mulmod_bnm1, whose size they take from
+//! mulmod_bnm1_next_size; its square roots through sqrmod_bnm1) lands here,
+//! and the dispatcher computes it on the GPU or calls the original
+//! (`__real_...`, declared in src/cpu.rs). A routine's calls to itself
+//! inside its own file (mulmod_bnm1's recursion) are not wrapped: they stay
+//! on the CPU.
 //! Then division, roots, gcd, powm, radix conversion, mpf and mpq get GPU
 //! products with no code of their own.
 //!
@@ -13,27 +15,27 @@
 //! out of the library's symbol table.
 
 use super::{boundary, mp_limb_t, mp_size_t};
-use crate::dispatch;
+use crate::{cpu, dispatch};
 
-unsafe extern "C" {
-    fn __real___cugmp_cpu__gmpn_nussbaumer_mul(pp: *mut mp_limb_t, ap: *const mp_limb_t, an: mp_size_t, bp: *const mp_limb_t, bn: mp_size_t);
-    fn __real___cugmp_cpu__gmpn_mulmod_bnm1(
-        rp: *mut mp_limb_t,
-        rn: mp_size_t,
-        ap: *const mp_limb_t,
-        an: mp_size_t,
-        bp: *const mp_limb_t,
-        bn: mp_size_t,
-        tp: *mut mp_limb_t,
-    );
-    fn __real___cugmp_cpu__gmpn_sqrmod_bnm1(rp: *mut mp_limb_t, rn: mp_size_t, ap: *const mp_limb_t, an: mp_size_t, tp: *mut mp_limb_t);
+/// The size GMP's algorithms take for their products mod B^rn - 1 (and size
+/// their scratch by): where those products go to the GPU, one whose 2 rn
+/// points are one transform (dispatch::mulmod_bnm1_next_size).
+#[unsafe(no_mangle)]
+unsafe extern "C" fn __wrap___cugmp_cpu__gmpn_mulmod_bnm1_next_size(n: mp_size_t) -> mp_size_t {
+    boundary!("mpn_mulmod_bnm1_next_size", {
+        let gmp = unsafe { cpu::mpn_mulmod_bnm1_next_size(n) };
+        match (usize::try_from(n), usize::try_from(gmp)) {
+            (Ok(n), Ok(g)) => mp_size_t::try_from(dispatch::mulmod_bnm1_next_size(n, g)).unwrap_or(gmp),
+            _ => gmp,
+        }
+    })
 }
 
 /// `{pp, an+bn} = {ap, an} * {bp, bn}`, `an >= bn > 0`.
 #[unsafe(no_mangle)]
 unsafe extern "C" fn __wrap___cugmp_cpu__gmpn_nussbaumer_mul(pp: *mut mp_limb_t, ap: *const mp_limb_t, an: mp_size_t, bp: *const mp_limb_t, bn: mp_size_t) {
     boundary!("mpn_nussbaumer_mul", unsafe {
-        dispatch::internal_product(pp, ap, an as usize, bp, bn as usize, || __real___cugmp_cpu__gmpn_nussbaumer_mul(pp, ap, an, bp, bn))
+        dispatch::internal_product(pp, ap, an as usize, bp, bn as usize, || cpu::mpn_nussbaumer_mul(pp, ap, an, bp, bn))
     })
 }
 
@@ -51,7 +53,7 @@ unsafe extern "C" fn __wrap___cugmp_cpu__gmpn_mulmod_bnm1(
 ) {
     boundary!("mpn_mulmod_bnm1", unsafe {
         dispatch::internal_mulmod_bnm1(rp, rn as usize, ap, an as usize, bp, bn as usize, || {
-            __real___cugmp_cpu__gmpn_mulmod_bnm1(rp, rn, ap, an, bp, bn, tp)
+            cpu::mpn_mulmod_bnm1(rp, rn, ap, an, bp, bn, tp)
         })
     })
 }
@@ -60,6 +62,6 @@ unsafe extern "C" fn __wrap___cugmp_cpu__gmpn_mulmod_bnm1(
 #[unsafe(no_mangle)]
 unsafe extern "C" fn __wrap___cugmp_cpu__gmpn_sqrmod_bnm1(rp: *mut mp_limb_t, rn: mp_size_t, ap: *const mp_limb_t, an: mp_size_t, tp: *mut mp_limb_t) {
     boundary!("mpn_sqrmod_bnm1", unsafe {
-        dispatch::internal_mulmod_bnm1(rp, rn as usize, ap, an as usize, ap, an as usize, || __real___cugmp_cpu__gmpn_sqrmod_bnm1(rp, rn, ap, an, tp))
+        dispatch::internal_mulmod_bnm1(rp, rn as usize, ap, an as usize, ap, an as usize, || cpu::mpn_sqrmod_bnm1(rp, rn, ap, an, tp))
     })
 }

@@ -96,7 +96,7 @@ macro_rules! launch_elementwise {
 
 pub mod linear;
 pub mod resident;
-mod ntt;
+pub(crate) mod ntt;
 pub(crate) mod staging;
 
 pub struct Gpu {

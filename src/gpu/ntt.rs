@@ -49,6 +49,30 @@ pub fn transform_shape(limbs: usize) -> Shape {
     }
 }
 
+/// The transform for a product mod B^rn - 1 computed as one cyclic
+/// convolution: exactly 2 rn points (2^k or 3 * 2^k), or None when 2 rn is
+/// not such a length or is too long.
+pub fn cyclic_shape(rn: usize) -> Option<Shape> {
+    let shape = transform_shape(rn);
+    (shape.len() == COEFS_PER_LIMB * rn && shape.log_n <= MAX_LOG).then_some(shape)
+}
+
+/// The smallest rn' >= rn with a `cyclic_shape` (2^a or 3 * 2^a limbs), or
+/// None where that is over 1.5 rn (just below the longest transform, where
+/// 2^26 limbs would take 2^27 points) or past the longest transform.
+pub fn cyclic_size(rn: usize) -> Option<usize> {
+    let shape = transform_shape(rn);
+    let size = shape.len() / COEFS_PER_LIMB;
+    (shape.log_n <= MAX_LOG && 2 * size <= 3 * rn).then_some(size)
+}
+
+/// Device bytes of a product mod B^rn - 1 by `cyclic_shape`: two
+/// transforms, the folded limbs (one more for the carry out) and their
+/// carries, the add kernel's tile states.
+fn cyclic_device_bytes(shape: Shape, rn: usize) -> usize {
+    2 * PRIMES * 4 * shape.len() + 16 * rn + 8 + 4 * rn.div_ceil(1024)
+}
+
 /// How a product runs on the device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Plan {
@@ -212,7 +236,55 @@ pub fn bytes_moved(un: usize, vn: usize, squaring: bool) -> u64 {
     forwards + pointwise + inverse + combine + carry
 }
 
+/// A claim on the device memory one product takes (TooLarge, so the CPU
+/// does it, when the device or CUGMP_GPU_MEM_LIMIT lacks it), after the
+/// fault switches had their say.
+fn claim(bytes: usize) -> Result<super::Reservation, GpuError> {
+    // Asking the driver costs a call; a product this small fails over to
+    // the CPU just as well if its allocations do.
+    if bytes > SMALL_PRODUCT_BYTES {
+        let (free, _) = cudarc::driver::result::mem_get_info()?;
+        // Leave a tenth of the free memory to others.
+        if bytes > free / 10 * 9 {
+            return Err(GpuError::TooLarge);
+        }
+    }
+    let reservation = super::reserve(bytes)?;
+    injected(Fault::GpuOom, "gpu-oom")?;
+    injected(Fault::GpuLaunch, "gpu-launch")?;
+    Ok(reservation)
+}
+
 impl Gpu {
+    /// `out = u * v mod (B^n - 1)`, n = `out.len()` with a `cyclic_shape`,
+    /// `u` and `v` non-empty and at most n limbs (the same slice twice
+    /// squares), by one cyclic convolution of length 2n: no full product,
+    /// no fold. A nonzero multiple of B^n - 1 comes out as B^n - 1, never 0
+    /// (the coefficients are sums of non-negative terms, not all zero, so
+    /// t + c >= 1 below). On an error `out` holds anything.
+    pub fn mulmod_bnm1_into(&self, u: &[u64], v: &[u64], out: &mut [u64]) -> Result<(), GpuError> {
+        let (un, vn, rn) = (u.len(), v.len(), out.len());
+        assert!(un > 0 && vn > 0 && un <= rn && vn <= rn, "mulmod_bnm1_into takes operands of 1 to n limbs");
+        let shape = cyclic_shape(rn).ok_or(GpuError::TooLarge)?;
+        let squaring = std::ptr::eq(u, v);
+        super::guarded(|| {
+            let stream = self.stream();
+            let _claim = claim(cyclic_device_bytes(shape, rn))?;
+            let addr = |x: &CudaSlice<u64>| super::linear::addr(x, &stream);
+            let du = self.copy_to_device(&stream, u)?;
+            let dv = if squaring { None } else { Some(self.copy_to_device(&stream, v)?) };
+            let table = self.table(&stream, shape)?;
+            let a = self.forward(&stream, &table, addr(&du), un)?;
+            let b = match &dv {
+                Some(dv) => Some(self.forward(&stream, &table, addr(dv), vn)?),
+                None => None,
+            };
+            let a = self.inverse_of_product(&stream, &table, a, b.as_ref())?;
+            let t = self.to_limbs_with(&stream, &table, &a, rn, true)?;
+            self.copy_from_device_into(&stream, &t, out)
+        })
+    }
+
     /// `u * v` (both non-empty, any lengths), `u.len() + v.len()` limbs, the
     /// top one possibly zero. Passing the same slice twice squares: one
     /// forward transform.
@@ -263,18 +335,7 @@ impl Gpu {
     pub(super) fn product_dev(&self, stream: &Arc<CudaStream>, u: &CudaSlice<u64>, un: usize, v: Option<(&CudaSlice<u64>, usize)>) -> Result<CudaSlice<u64>, GpuError> {
         let vn = v.map_or(un, |(_, vn)| vn);
         let plan = check_bounds(un, vn)?;
-        // Asking the driver costs a call; a product this small fails over to
-        // the CPU just as well if its allocations do.
-        if device_bytes(un, vn) > SMALL_PRODUCT_BYTES {
-            let (free, _) = cudarc::driver::result::mem_get_info()?;
-            // Leave a tenth of the free memory to others.
-            if device_bytes(un, vn) > free / 10 * 9 {
-                return Err(GpuError::TooLarge);
-            }
-        }
-        let _claim = super::reserve(device_bytes(un, vn))?;
-        injected(Fault::GpuOom, "gpu-oom")?;
-        injected(Fault::GpuLaunch, "gpu-launch")?;
+        let _claim = claim(device_bytes(un, vn))?;
         let addr = |x: &CudaSlice<u64>| super::linear::addr(x, stream);
         let (shape, v) = match (plan, v) {
             (Plan::Chunked { shape, chunk }, Some((v, vn))) => {
@@ -322,12 +383,30 @@ impl Gpu {
     /// CRT and the fold into limbs (combine kernel), then the carries (add
     /// kernel).
     fn to_limbs(&self, stream: &Arc<CudaStream>, table: &Table, a: &CudaSlice<u32>, limbs: usize) -> Result<CudaSlice<u64>, GpuError> {
+        self.to_limbs_with(stream, table, a, limbs, false)
+    }
+
+    /// `to_limbs`, or with `wrap` the `limbs` limbs of a product mod
+    /// B^limbs - 1 from its cyclic convolution (cuda/ntt.cu,
+    /// ntt_combine_at): t + c, whose carry out (in one more limb of t) is
+    /// worth 1 and goes back in at the bottom. t + c < 2 B^limbs, so after
+    /// that the sum is below B^limbs: no carry out of the second add.
+    fn to_limbs_with(&self, stream: &Arc<CudaStream>, table: &Table, a: &CudaSlice<u32>, limbs: usize, wrap: bool) -> Result<CudaSlice<u64>, GpuError> {
         let (n_len, n) = (table.shape.len() as u64, limbs as u64);
-        // The combine kernel writes every limb of both.
-        let mut t = unsafe { stream.alloc::<u64>(limbs) }?;
+        // The combine kernel writes every limb of both; the add kernel the
+        // carry limb.
+        let mut t = unsafe { stream.alloc::<u64>(limbs + wrap as usize) }?;
         let mut c = unsafe { stream.alloc::<u64>(limbs) }?;
-        launch!(self, stream, ntt_combine, limbs, &mut t, &mut c, a, &n_len, &n);
-        self.add_in_place(stream, &mut t, &c, limbs)?;
+        let wrap_flag = wrap as u32;
+        launch!(self, stream, ntt_combine, limbs, &mut t, &mut c, a, &n_len, &n, &wrap_flag);
+        if wrap {
+            let (tp, cp) = (super::linear::addr(&t, stream), super::linear::addr(&c, stream));
+            let top = tp + 8 * n;
+            self.addsub_dev(stream, false, tp, tp, limbs, cp, limbs, top)?;
+            self.addsub_dev(stream, false, tp, tp, limbs, top, 1, 0)?;
+        } else {
+            self.add_in_place(stream, &mut t, &c, limbs)?;
+        }
         Ok(t)
     }
 
@@ -415,8 +494,11 @@ mod tests {
 
     /// The kernels' own code (cuda/ntt.cu, compiled as host C++ by
     /// c_tests/ntt_model.cpp) on the CPU, one thread a block, with this
-    /// module's pass plan, against the embedded GMP's mpn_mul: tables, both
-    /// transforms, the pointwise product, the CRT, on machines without a GPU.
+    /// module's pass plan, against the embedded GMP: tables, both
+    /// transforms, the pointwise product, the CRT, the fold into limbs, on
+    /// machines without a GPU. Products against GMP's mpn_mul; products mod
+    /// B^rn - 1 (one cyclic convolution of 2 rn points) against GMP's own
+    /// mpn_mulmod_bnm1 / mpn_sqrmod_bnm1, representation of zero included.
     #[test]
     fn host_model_matches_gmp() {
         let dir = std::env::temp_dir().join(format!("cugmp-ntt-model-{}", std::process::id()));
@@ -439,59 +521,88 @@ mod tests {
             seed ^= seed << 17;
             seed
         };
-        // Sizes: one tile, one and two passes, lengths 2^k and 3 * 2^k,
-        // unbalanced; all-ones operands give the largest coefficients. A
-        // tile given (log2) replaces the host's choice: 2^10 tiles at 2^19
-        // make three passes, the only way a pass that neither cuts limbs nor
+        // (un, vn, square, tile, modulus). Sizes: one tile, one and two
+        // passes, lengths 2^k and 3 * 2^k, unbalanced; every other case
+        // all-ones operands, which give the largest coefficients (and, mod
+        // B^rn - 1 with un = rn, a product in the class of zero). A tile
+        // given (log2) replaces the host's choice: 2^10 tiles at 2^19 make
+        // three passes, the only way a pass that neither cuts limbs nor
         // multiplies pointwise runs below 2^26-point blocks.
-        let shapes = [
-            (1, 1, false, None),
-            (3, 2, false, None),
-            (5, 5, true, None),
-            (100, 37, false, None),
-            (2047, 2049, false, None),
-            (3000, 3000, true, None),
-            (20000, 3, false, None),
-            (70000, 61000, false, None),
-            (110000, 100000, false, Some(10)),
-            (400000, 200000, false, Some(10)),
-            (70000, 70000, true, Some(11)),
+        type Case = (usize, usize, bool, Option<u32>, Option<usize>);
+        let cases: [Case; 19] = [
+            (1, 1, false, None, None),
+            (3, 2, false, None, None),
+            (5, 5, true, None, None),
+            (100, 37, false, None, None),
+            (2047, 2049, false, None, None),
+            (3000, 3000, true, None, None),
+            (20000, 3, false, None, None),
+            (70000, 61000, false, None, None),
+            (110000, 100000, false, Some(10), None),
+            (400000, 200000, false, Some(10), None),
+            (70000, 70000, true, Some(11), None),
+            (48, 30, false, None, Some(48)),
+            (64, 64, false, None, Some(64)),
+            (1536, 1000, false, None, Some(1536)),
+            (1024, 1024, true, None, Some(1024)),
+            (3 << 12, (3 << 11) + 5, false, None, Some(3 << 12)),
+            (1 << 15, (1 << 14) + 3, false, Some(10), Some(1 << 15)),
+            (3 << 14, 3 << 14, true, None, Some(3 << 14)),
+            (40000, 30000, false, Some(10), Some(3 << 14)),
         ];
         let mut radices = Vec::new();
-        for (i, &(un, vn, square, tile)) in shapes.iter().enumerate() {
+        for (i, &(un, vn, square, tile, modulus)) in cases.iter().enumerate() {
             let ones = i % 2 == 1;
             let mut limb = || if ones { u64::MAX } else { random() };
             let u: Vec<u64> = (0..un).map(|_| limb()).collect();
             let v: Vec<u64> = if square { u.clone() } else { (0..vn).map(|_| limb()).collect() };
-            let shape = transform_shape(un + vn);
+            let (shape, n) = match modulus {
+                Some(rn) => (cyclic_shape(rn).expect("a cyclic length"), rn),
+                None => (transform_shape(un + vn), un + vn),
+            };
             let log_n = shape.log_n;
             radices.push(shape.radix);
             let log_t = tile.unwrap_or(tile_log(log_n));
             let plan = passes_in_tiles(log_n, log_t);
-            if tile.is_some() {
+            if tile.is_some() && modulus.is_none() {
                 assert_eq!(plan.len(), if log_t == 10 { 3 } else { 2 }, "{un}x{vn}: {plan:?}");
             }
             let mut input = format!("{log_n} {} {log_t} {} {}\n", log_n.div_ceil(2), shape.radix, plan.len());
             for (log_s, k) in &plan {
                 input += &format!("{log_s} {k}\n");
             }
+            input += &format!("{n} {}\n", modulus.is_some() as u32);
             let hex = |x: &[u64]| x.iter().map(|l| format!("{l:x}")).collect::<Vec<_>>().join(" ");
             input += &format!("{un}\n{}\n", hex(&u));
             input += &if square { "0\n".to_string() } else { format!("{vn}\n{}\n", hex(&v)) };
             let mut child = std::process::Command::new(&exe).stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped()).spawn().unwrap();
             std::io::Write::write_all(child.stdin.as_mut().unwrap(), input.as_bytes()).unwrap();
             let out = child.wait_with_output().unwrap();
-            assert!(out.status.success(), "model failed on {un}x{vn}: {:?}", out.status);
+            assert!(out.status.success(), "model failed on {un}x{vn} mod {modulus:?}: {:?}", out.status);
             let got: Vec<u64> = String::from_utf8(out.stdout).unwrap().split_whitespace().map(|w| u64::from_str_radix(w, 16).unwrap()).collect();
 
-            let mut want = vec![0u64; un + vn];
+            let mut want = vec![0u64; n];
             let (a, b) = if un >= vn { (&u, &v) } else { (&v, &u) };
-            unsafe { crate::cpu::mpn_mul(want.as_mut_ptr(), a.as_ptr(), a.len() as _, b.as_ptr(), b.len() as _) };
+            let (ap, an, bp, bn) = (a.as_ptr(), a.len() as _, b.as_ptr(), b.len() as _);
+            match modulus {
+                None => unsafe { crate::cpu::mpn_mul(want.as_mut_ptr(), ap, an, bp, bn) },
+                Some(rn) => {
+                    // GMP's scratch for these: at most 2 rn + 4 limbs.
+                    let mut scratch = vec![0u64; 2 * rn + 8];
+                    let (wp, tp) = (want.as_mut_ptr(), scratch.as_mut_ptr());
+                    if square {
+                        unsafe { crate::cpu::mpn_sqrmod_bnm1(wp, rn as _, ap, an, tp) };
+                    } else {
+                        unsafe { crate::cpu::mpn_mulmod_bnm1(wp, rn as _, ap, an, bp, bn, tp) };
+                    }
+                    0
+                }
+            };
             assert!(want.iter().any(|&l| l != 0));
-            assert!(got == want, "model product differs from GMP's at {un}x{vn} ({shape:?}, passes {plan:?})");
+            assert!(got == want, "model differs from GMP at {un}x{vn} mod {modulus:?} ({shape:?}, passes {plan:?})");
         }
         std::fs::remove_dir_all(&dir).ok();
-        assert_eq!(radices, [1, 3, 3, 3, 1, 3, 3, 1, 1, 3, 3], "the shapes above should cover both radices");
+        assert_eq!(radices, [1, 3, 3, 3, 1, 3, 3, 1, 1, 3, 3, 3, 1, 3, 1, 3, 1, 3, 3], "the cases above should cover both radices");
     }
 
     #[test]
@@ -541,6 +652,24 @@ mod tests {
         assert!(matches!(product_plan(1 << 21, 1 << 11), Some(Plan::Chunked { .. })));
         assert!(matches!(product_plan(200_000_000, 100_000), Some(Plan::Chunked { .. })));
         assert_eq!(product_plan(200_000_000, 100_000_000), None);
+    }
+
+    #[test]
+    fn cyclic_sizes_are_transform_lengths() {
+        let mut last = 0;
+        for rn in (1usize..5000).chain([1_000_005, 3 << 24, 1 << 26, 3 << 25]) {
+            let size = cyclic_size(rn).expect("within the longest transform");
+            // From rn up, at most 1.5 rn, monotone, and exactly one transform.
+            assert!(size >= rn && 2 * size <= 3 * rn && size >= last, "{rn}: {size}");
+            assert_eq!(cyclic_shape(size).map(Shape::len), Some(COEFS_PER_LIMB * size), "{rn}: {size}");
+            assert_eq!(cyclic_shape(rn).is_some(), size == rn, "{rn}");
+            last = size;
+        }
+        // Above 3 * 2^24 limbs only 3 * 2^25 is a cyclic length (2^26 limbs
+        // would take 2^27 points): GMP's own sizes below 2^26 limbs.
+        assert_eq!((cyclic_size((3 << 24) + 1), cyclic_size((1 << 26) - 1)), (None, None));
+        assert_eq!(cyclic_size((3 << 25) + 1), None);
+        assert_eq!((cyclic_size(1000), cyclic_size(1025), cyclic_size(1537)), (Some(1024), Some(1536), Some(2048)));
     }
 
     #[test]

@@ -11,6 +11,7 @@ mod library;
 #[allow(unused_imports)]
 pub use library::{Library, Mpz};
 pub mod api;
+pub mod mulmod;
 
 /// The library `api()` opens unless CUGMP_LIBRARY names another.
 fn default_library() -> PathBuf {
