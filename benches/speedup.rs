@@ -5,6 +5,13 @@
 //! operand size, one line per operation, log scale) and tables.md.
 //!
 //!   cargo bench --bench speedup [-- --quick] [--only e2e|mul|resident|transfer|hooks] [--sizes n,n,..]
+//!   cargo bench --bench speedup -- --from-rows ROWS.md --device NAME --date DATE
+//!
+//! `--from-rows` measures nothing: it reads the end-to-end rows this
+//! benchmark printed (`| op | n limbs | GMP ms | cuGMP ms | ratio | auto |`,
+//! e.g. collected from several device runs) and writes the CSV, the table
+//! and the plot for them, so that the README's plot can show rows measured
+//! in different calls of one session on one device.
 //!
 //! cuGMP is dlopen'ed in its own namespace (as in the tests) with
 //! CUGMP_GPU=force unless the environment says otherwise, so every size shows
@@ -68,8 +75,49 @@ struct Row {
     cugmp_ms: f64,
 }
 
+/// The end-to-end rows in a file of this benchmark's markdown output.
+fn rows_from(path: &str) -> Vec<Row> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("--from-rows {path}: {e}"));
+    text.lines()
+        .filter_map(|line| {
+            let cells: Vec<&str> = line.trim().trim_matches('|').split('|').map(str::trim).collect();
+            let [op, limbs, gmp_ms, cugmp_ms, _, _] = cells[..] else { return None };
+            Some(Row { op: Box::leak(op.to_string().into_boxed_str()), limbs: limbs.parse().ok()?, gmp_ms: gmp_ms.parse().ok()?, cugmp_ms: cugmp_ms.parse().ok()? })
+        })
+        .collect()
+}
+
+/// speedup.csv, tables.md (`md`) and speedup.png (one line per operation) of `rows` under `out_dir`.
+fn write_outputs(out_dir: &std::path::Path, md: &str, rows: &[Row], device: &str, date: &str) {
+    let mut series: Vec<plot::Series> = Vec::new();
+    let mut csv = String::from("op,limbs,gmp_ms,cugmp_ms,speedup\n");
+    for row in rows {
+        let _ = writeln!(csv, "{},{},{},{},{}", row.op, row.limbs, row.gmp_ms, row.cugmp_ms, row.gmp_ms / row.cugmp_ms);
+        let label = row.op.split(' ').next().unwrap_or(row.op).to_string();
+        match series.iter_mut().find(|s| s.label == label) {
+            Some(s) => s.points.push((row.limbs as f64, row.gmp_ms / row.cugmp_ms)),
+            None => series.push(plot::Series { label, points: vec![(row.limbs as f64, row.gmp_ms / row.cugmp_ms)] }),
+        }
+    }
+    std::fs::create_dir_all(out_dir).expect("output directory");
+    std::fs::write(out_dir.join("speedup.csv"), csv).expect("write csv");
+    std::fs::write(out_dir.join("tables.md"), md).expect("write tables");
+    let title = format!("cuGMP vs GMP 6.3, {device}, {date}");
+    plot::write_png(&out_dir.join("speedup.png"), &title, "operand size (limbs)", "speedup (GMP time / cuGMP time)", &series).expect("write png");
+    println!("\nwrote {}/speedup.csv, tables.md, speedup.png", out_dir.display());
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
+    let value = |flag: &str| args.iter().position(|a| a == flag).and_then(|i| args.get(i + 1)).cloned();
+    let out_dir = std::env::var_os("CUGMP_BENCH_OUT").map(std::path::PathBuf::from).unwrap_or_else(|| common::target_dir().join("../bench-results"));
+    if let Some(path) = value("--from-rows") {
+        let rows = rows_from(&path);
+        let (device, date) = (value("--device").unwrap_or_default(), value("--date").unwrap_or_default());
+        let md: String = std::fs::read_to_string(&path).unwrap_or_default();
+        write_outputs(&out_dir, &md, &rows, &device, &date);
+        return;
+    }
     let quick = args.iter().any(|a| a == "--quick");
     // --only e2e|resident|transfer|hooks: one section (the others are
     // skipped; `mul` is the end-to-end products alone). The hooks section
@@ -88,8 +136,6 @@ fn main() {
     } else {
         "no GPU (CPU engine)".into()
     };
-    let out_dir = std::env::var_os("CUGMP_BENCH_OUT").map(std::path::PathBuf::from).unwrap_or_else(|| common::target_dir().join("../bench-results"));
-    std::fs::create_dir_all(&out_dir).expect("output directory");
     let date = std::process::Command::new("date").arg("+%Y-%m-%d").output().map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string()).unwrap_or_default();
 
     let mut md = String::new();
@@ -281,20 +327,5 @@ fn main() {
     print!("{transfer}");
     md.push_str(&transfer);
 
-    // The picture: one line per operation.
-    let mut series: Vec<plot::Series> = Vec::new();
-    let mut csv = String::from("op,limbs,gmp_ms,cugmp_ms,speedup\n");
-    for row in &rows {
-        let _ = writeln!(csv, "{},{},{},{},{}", row.op, row.limbs, row.gmp_ms, row.cugmp_ms, row.gmp_ms / row.cugmp_ms);
-        let label = row.op.split(' ').next().unwrap_or(row.op).to_string();
-        match series.iter_mut().find(|s| s.label == label) {
-            Some(s) => s.points.push((row.limbs as f64, row.gmp_ms / row.cugmp_ms)),
-            None => series.push(plot::Series { label, points: vec![(row.limbs as f64, row.gmp_ms / row.cugmp_ms)] }),
-        }
-    }
-    std::fs::write(out_dir.join("speedup.csv"), csv).expect("write csv");
-    std::fs::write(out_dir.join("tables.md"), &md).expect("write tables");
-    let title = format!("cuGMP vs GMP 6.3, {device}, {date}");
-    plot::write_png(&out_dir.join("speedup.png"), &title, "operand size (limbs)", "speedup (GMP time / cuGMP time)", &series).expect("write png");
-    println!("\nwrote {}/speedup.csv, tables.md, speedup.png", out_dir.display());
+    write_outputs(&out_dir, &md, &rows, &device, &date);
 }
