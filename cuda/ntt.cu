@@ -301,7 +301,7 @@ NTT_FN u32 group_start(u32 u, u32 log_c, u32 k, u32 p, u32 width, u32 *low) {
 // `tab` is that prime's table. Every loop below runs t or u from `thread` in
 // steps of `threads`, separated by block barriers, so one thread a block
 // (the host model) computes the same thing.
-// Indices are 32-bit: N <= 2^27 (NTT_MAX_LOG), and q is a copy, so its
+// Indices are 32-bit: N <= 2^26 (NTT_MAX_LOG), and q is a copy, so its
 // words stay in registers.
 NTT_FN void ntt_pass_block(u32 *a, const limb_t *limbs, u64 xn, const u32 *b, const u32 *tab, const NttPrime q,
                            u32 log_n, u32 h, u32 log_t, u32 log_s, u32 k, bool inverse,

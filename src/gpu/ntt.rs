@@ -1,12 +1,17 @@
 //! Exact products on the GPU: number-theoretic transforms over three 32-bit
 //! primes with 32-bit coefficients, joined by the CRT (cuda/ntt.cu states the
-//! primes and the exactness bound: transforms up to 2^27, products up to 2^26
-//! limbs; device memory is the practical limit, checked here).
+//! primes and the exactness bound: transforms of 2^k or 3 * 2^k points up to
+//! 3 * 2^26, products up to 3 * 2^25 limbs in one transform; device memory
+//! is the practical limit, checked here). Plans: a whole product, an
+//! unbalanced one in chunks against one transform of the short operand
+//! (`product_plan`), a product mod B^rn - 1 as one cyclic convolution
+//! (`cyclic_shape`).
 //!
-//! Each transform runs as one to three passes of up to 14 radix-2 stages in
+//! A 2^k transform runs as one to three passes of up to 14 radix-2 stages in
 //! shared memory (`passes`, cuda/ntt.cu's cugmp_ntt_pass), all three primes
-//! in one launch; the first forward pass cuts the limbs into coefficients
-//! itself. Twiddle tables are built once per transform length and kept. The
+//! in one launch; a 3 * 2^k one as a radix-3 step (cugmp_ntt_radix3) and
+//! three of 2^k. The radix-3 step or else the first forward pass cuts the
+//! limbs into coefficients itself. Twiddle tables are built once per transform length and kept. The
 //! last carry pass is the add kernel's parallel carry (src/gpu/linear.rs), on
 //! the device.
 
