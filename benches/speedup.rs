@@ -122,7 +122,7 @@ fn main() {
     // --only e2e|resident|transfer|hooks: one section (the others are
     // skipped; `mul` is the end-to-end products alone). The hooks section
     // runs only when asked for.
-    let only = args.iter().position(|a| a == "--only").and_then(|i| args.get(i + 1)).cloned();
+    let only = value("--only");
     let want = |section: &str| only.as_deref().is_none_or(|o| o == section) && (section != "hooks" || only.is_some());
     if std::env::var_os("CUGMP_GPU").is_none() {
         // Under force GMP's internal products down to 64 limbs would go to
@@ -165,7 +165,7 @@ fn main() {
     };
 
     // --sizes 1000000,10000000: the products at these sizes only.
-    let sizes: Option<Vec<usize>> = args.iter().position(|a| a == "--sizes").and_then(|i| args.get(i + 1)).map(|v| v.split(',').filter_map(|x| x.parse().ok()).collect());
+    let sizes: Option<Vec<usize>> = value("--sizes").map(|v| v.split(',').filter_map(|x| x.parse().ok()).collect());
     let mul_sizes: Vec<usize> = if !want("e2e") && only.as_deref() != Some("mul") {
         vec![]
     } else if let Some(s) = sizes {

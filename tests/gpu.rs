@@ -32,7 +32,6 @@ fn from_mpz(m: &Mpz) -> Integer {
     m.value()
 }
 
-/// CUGMP_TEST_MAX_LIMBS bounds the sizes (compute-sanitizer runs are slow).
 /// `a * b` by the library's `mpz_mul`, into a fresh rop.
 fn mpz_product(api: &Api, a: &Integer, b: &Integer) -> Integer {
     let (ma, mb, mut r) = (to_mpz(api, a), to_mpz(api, b), to_mpz(api, &Integer::new()));
@@ -44,6 +43,7 @@ fn mpz_product(api: &Api, a: &Integer, b: &Integer) -> Integer {
     product
 }
 
+/// CUGMP_TEST_MAX_LIMBS bounds the sizes (compute-sanitizer runs are slow).
 fn max_limbs() -> u32 {
     std::env::var("CUGMP_TEST_MAX_LIMBS").ok().and_then(|v| v.parse().ok()).unwrap_or(u32::MAX)
 }

@@ -271,23 +271,12 @@ impl Gpu {
         let (un, vn, rn) = (u.len(), v.len(), out.len());
         assert!(un > 0 && vn > 0 && un <= rn && vn <= rn, "mulmod_bnm1_into takes operands of 1 to n limbs");
         let shape = cyclic_shape(rn).ok_or(GpuError::TooLarge)?;
-        let squaring = std::ptr::eq(u, v);
-        super::guarded(|| {
-            let stream = self.stream();
+        let compute = |stream: &Arc<CudaStream>, du: &CudaSlice<u64>, dv: Option<&CudaSlice<u64>>| {
             let _claim = claim(cyclic_device_bytes(shape, rn))?;
-            let addr = |x: &CudaSlice<u64>| super::linear::addr(x, &stream);
-            let du = self.copy_to_device(&stream, u)?;
-            let dv = if squaring { None } else { Some(self.copy_to_device(&stream, v)?) };
-            let table = self.table(&stream, shape)?;
-            let a = self.forward(&stream, &table, addr(&du), un)?;
-            let b = match &dv {
-                Some(dv) => Some(self.forward(&stream, &table, addr(dv), vn)?),
-                None => None,
-            };
-            let a = self.inverse_of_product(&stream, &table, a, b.as_ref())?;
-            let t = self.to_limbs_with(&stream, &table, &a, rn, true)?;
-            self.copy_from_device_into(&stream, &t, out)
-        })
+            let addr = |x: &CudaSlice<u64>| super::linear::addr(x, stream);
+            self.convolve(stream, shape, (addr(du), un), dv.map(|d| (addr(d), vn)), rn, true)
+        };
+        self.on_device(u, v, compute, |stream, t| self.copy_from_device_into(stream, t, out))
     }
 
     /// `u * v` (both non-empty, any lengths), `u.len() + v.len()` limbs, the
@@ -295,6 +284,14 @@ impl Gpu {
     /// forward transform.
     pub fn mul(&self, u: &[u64], v: &[u64]) -> Result<Vec<u64>, GpuError> {
         self.product_then(u, v, |stream, t| self.copy_from_device(stream, t))
+    }
+
+    /// Upload `u` and `v`, compute their product on the device, and hand it
+    /// to `fetch`.
+    fn product_then<T>(&self, u: &[u64], v: &[u64], fetch: impl FnOnce(&Arc<CudaStream>, &CudaSlice<u64>) -> Result<T, GpuError>) -> Result<T, GpuError> {
+        let (un, vn) = (u.len(), v.len());
+        check_bounds(un, vn)?;
+        self.on_device(u, v, |stream, du, dv| self.product_dev(stream, du, un, dv.map(|d| (d, vn))), fetch)
     }
 
     /// `out = u * v`, `out` of exactly `u.len() + v.len()` limbs, written
@@ -305,12 +302,18 @@ impl Gpu {
         self.product_then(u, v, |stream, t| self.copy_from_device_into(stream, t, out))
     }
 
-    /// Upload `u` and `v`, compute their product on the device, and hand it
-    /// to `fetch`.
-    fn product_then<T>(&self, u: &[u64], v: &[u64], fetch: impl FnOnce(&Arc<CudaStream>, &CudaSlice<u64>) -> Result<T, GpuError>) -> Result<T, GpuError> {
+    /// Upload `u` and `v` (`v` not at all when it is `u`: a square),
+    /// `compute` from them (the uploads, and None for a square) a result on
+    /// the device, and hand it to `fetch`.
+    fn on_device<T>(
+        &self,
+        u: &[u64],
+        v: &[u64],
+        compute: impl FnOnce(&Arc<CudaStream>, &CudaSlice<u64>, Option<&CudaSlice<u64>>) -> Result<CudaSlice<u64>, GpuError>,
+        fetch: impl FnOnce(&Arc<CudaStream>, &CudaSlice<u64>) -> Result<T, GpuError>,
+    ) -> Result<T, GpuError> {
         let (un, vn) = (u.len(), v.len());
         assert!(un > 0 && vn > 0, "products take non-empty operands");
-        check_bounds(un, vn)?;
         let squaring = std::ptr::eq(u, v);
         super::guarded(|| {
             let stream = self.stream();
@@ -327,7 +330,7 @@ impl Gpu {
             let du = self.copy_to_device(&stream, u)?;
             let dv = if squaring { None } else { Some(self.copy_to_device(&stream, v)?) };
             lap("upload")?;
-            let t = self.product_dev(&stream, &du, un, dv.as_ref().map(|d| (d, vn)))?;
+            let t = compute(&stream, &du, dv.as_ref())?;
             lap("product")?;
             let out = fetch(&stream, &t)?;
             lap("download")?;
@@ -351,15 +354,23 @@ impl Gpu {
             // A square is never chunked (its operands have one length).
             (Plan::Chunked { .. }, None) => return Err(GpuError::TooLarge),
         };
+        self.convolve(stream, shape, (addr(u), un), v.map(|(v, vn)| (addr(v), vn)), un + vn, false)
+    }
+
+    /// The `limbs` limbs of the convolution by transforms of `shape` of the
+    /// limbs at device addresses `u` and `v` (None: `u` squared, one forward
+    /// transform): a product, or with `wrap` a product mod B^limbs - 1
+    /// (`to_limbs_with`).
+    fn convolve(&self, stream: &Arc<CudaStream>, shape: Shape, (up, un): (u64, usize), v: Option<(u64, usize)>, limbs: usize, wrap: bool) -> Result<CudaSlice<u64>, GpuError> {
         let table = self.table(stream, shape)?;
-        let a = self.forward(stream, &table, addr(u), un)?;
+        let a = self.forward(stream, &table, up, un)?;
         let b = match v {
-            Some((v, vn)) => Some(self.forward(stream, &table, addr(v), vn)?),
+            Some((vp, vn)) => Some(self.forward(stream, &table, vp, vn)?),
             None => None,
         };
         // The pointwise product happens in the inverse's first pass.
         let a = self.inverse_of_product(stream, &table, a, b.as_ref())?;
-        self.to_limbs(stream, &table, &a, un + vn)
+        self.to_limbs_with(stream, &table, &a, limbs, wrap)
     }
 
     /// `long * short` (device addresses and limb counts) by `Plan::Chunked`.
