@@ -108,6 +108,9 @@ pub struct Gpu {
     kernels: Kernels,
     /// One stream for now: operations are serialised on it.
     stream: Mutex<Arc<CudaStream>>,
+    /// A second stream for uploads that overlap the main stream's kernels
+    /// (src/gpu/ntt.rs, `forward_second`); None if it could not be made.
+    upload: Option<Arc<CudaStream>>,
     /// The add/sub kernels' scan state (cuda/linear.cu), kept across calls.
     scan: Mutex<linear::ScanState>,
     /// The NTT's twiddle tables, one per transform length used so far.
@@ -230,12 +233,26 @@ fn open() -> Result<Gpu, GpuError> {
         log!("GPU: the allocation pool's release threshold was not set ({e}); freed memory goes back at once");
     }
     let sms = ctx.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
+    // cudarc records an event at every use of every buffer once a context
+    // has a second stream, unless told not to: the engine orders its two
+    // streams itself (src/gpu/ntt.rs, `Beside`), and a product's launches
+    // stay as cheap as with one stream. SAFETY: no buffer exists yet, so
+    // none was made with tracking on.
+    unsafe { ctx.disable_event_tracking() };
+    let upload = match ctx.new_stream() {
+        Ok(s) => Some(s),
+        Err(e) => {
+            log!("GPU: no upload stream ({e}); uploads go before the transforms");
+            None
+        }
+    };
     Ok(Gpu {
         name: ctx.name()?,
         total_mem: ctx.total_mem()?,
         compute_capability: ctx.compute_capability()?,
         multiprocessors: sms.max(1) as u32,
         stream: Mutex::new(ctx.default_stream()),
+        upload,
         scan: Mutex::new(linear::ScanState::default()),
         tables: ntt::Tables::default(),
         staging: staging::Staging::default(),

@@ -241,6 +241,56 @@ pub fn bytes_moved(un: usize, vn: usize, squaring: bool) -> u64 {
     forwards + pointwise + inverse + combine + carry
 }
 
+/// A product's second operand, as it reaches `product_dev`.
+#[derive(Clone, Copy)]
+pub(super) enum Second<'a> {
+    /// None: the product is a square (one forward transform).
+    Square,
+    /// Already in device memory: its address and limb count.
+    At(u64, usize),
+    /// Still in host memory: uploaded on the upload stream while the
+    /// first operand's forward transform runs (`forward_second`).
+    Host(&'a [u64]),
+}
+
+impl Second<'_> {
+    /// Its limb count (`un`, the first operand's, for a square).
+    fn limbs(&self, un: usize) -> usize {
+        match *self {
+            Second::Square => un,
+            Second::At(_, vn) => vn,
+            Second::Host(x) => x.len(),
+        }
+    }
+}
+
+/// Second operands from this many limbs are uploaded beside the first
+/// operand's transform, where smaller ones go before it: an estimate (the
+/// extra event record and wait cost microseconds, the overlap saves up to
+/// the upload's time), to be measured on the GPU machine.
+const OVERLAP_MIN_LIMBS: usize = 1 << 16;
+
+/// A device buffer allocated and filled on the upload stream and read on the
+/// main stream: on drop, the upload stream waits for the main stream's work
+/// so far before the buffer is freed (stream-ordered, on the upload stream),
+/// so the memory is never reused while a queued kernel still reads it.
+struct Beside {
+    buf: Option<CudaSlice<u64>>,
+    main: Arc<CudaStream>,
+    side: Arc<CudaStream>,
+}
+
+impl Drop for Beside {
+    fn drop(&mut self) {
+        let ordered = self.main.record_event(None).and_then(|done| self.side.wait(&done));
+        if ordered.is_err() {
+            // No event: wait for the main stream outright before the free.
+            let _ = self.main.synchronize();
+        }
+        drop(self.buf.take());
+    }
+}
+
 /// A claim on the device memory one product takes (TooLarge, so the CPU
 /// does it, when the device or CUGMP_GPU_MEM_LIMIT lacks it), after the
 /// fault switches had their say.
@@ -271,12 +321,11 @@ impl Gpu {
         let (un, vn, rn) = (u.len(), v.len(), out.len());
         assert!(un > 0 && vn > 0 && un <= rn && vn <= rn, "mulmod_bnm1_into takes operands of 1 to n limbs");
         let shape = cyclic_shape(rn).ok_or(GpuError::TooLarge)?;
-        let compute = |stream: &Arc<CudaStream>, du: &CudaSlice<u64>, dv: Option<&CudaSlice<u64>>| {
+        let compute = |stream: &Arc<CudaStream>, du: &CudaSlice<u64>, v: Second<'_>| {
             let _claim = claim(cyclic_device_bytes(shape, rn))?;
-            let addr = |x: &CudaSlice<u64>| super::linear::addr(x, stream);
-            self.convolve(stream, shape, (addr(du), un), dv.map(|d| (addr(d), vn)), rn, true)
+            self.convolve(stream, shape, (super::linear::addr(du, stream), un), v, rn, true)
         };
-        self.on_device(u, v, compute, |stream, t| self.copy_from_device_into(stream, t, out))
+        self.on_device(u, v, true, compute, |stream, t| self.copy_from_device_into(stream, t, out))
     }
 
     /// `u * v` (both non-empty, any lengths), `u.len() + v.len()` limbs, the
@@ -289,9 +338,13 @@ impl Gpu {
     /// Upload `u` and `v`, compute their product on the device, and hand it
     /// to `fetch`.
     fn product_then<T>(&self, u: &[u64], v: &[u64], fetch: impl FnOnce(&Arc<CudaStream>, &CudaSlice<u64>) -> Result<T, GpuError>) -> Result<T, GpuError> {
-        let (un, vn) = (u.len(), v.len());
-        check_bounds(un, vn)?;
-        self.on_device(u, v, |stream, du, dv| self.product_dev(stream, du, un, dv.map(|d| (d, vn))), fetch)
+        let un = u.len();
+        let plan = check_bounds(un, v.len())?;
+        // A whole product's second operand goes up during the first's
+        // forward transform (the other plans transform the short operand
+        // first, whichever it is: both go up before).
+        let overlap = matches!(plan, Plan::Whole(_));
+        self.on_device(u, v, overlap, |stream, du, v| self.product_dev(stream, du, un, v), fetch)
     }
 
     /// `out = u * v`, `out` of exactly `u.len() + v.len()` limbs, written
@@ -302,14 +355,16 @@ impl Gpu {
         self.product_then(u, v, |stream, t| self.copy_from_device_into(stream, t, out))
     }
 
-    /// Upload `u` and `v` (`v` not at all when it is `u`: a square),
-    /// `compute` from them (the uploads, and None for a square) a result on
-    /// the device, and hand it to `fetch`.
+    /// Upload `u` and `v` (`v` not at all when it is `u`: a square; with
+    /// `overlap` perhaps beside `compute`'s first transform, see
+    /// `second_operand`), `compute` from them a result on the device, and
+    /// hand it to `fetch`.
     fn on_device<T>(
         &self,
         u: &[u64],
         v: &[u64],
-        compute: impl FnOnce(&Arc<CudaStream>, &CudaSlice<u64>, Option<&CudaSlice<u64>>) -> Result<CudaSlice<u64>, GpuError>,
+        overlap: bool,
+        compute: impl FnOnce(&Arc<CudaStream>, &CudaSlice<u64>, Second<'_>) -> Result<CudaSlice<u64>, GpuError>,
         fetch: impl FnOnce(&Arc<CudaStream>, &CudaSlice<u64>) -> Result<T, GpuError>,
     ) -> Result<T, GpuError> {
         let (un, vn) = (u.len(), v.len());
@@ -328,9 +383,10 @@ impl Gpu {
                 Ok(())
             };
             let du = self.copy_to_device(&stream, u)?;
-            let dv = if squaring { None } else { Some(self.copy_to_device(&stream, v)?) };
+            let mut slot = None;
+            let v = self.second_operand(&stream, v, squaring, overlap, &mut slot)?;
             lap("upload")?;
-            let t = compute(&stream, &du, dv.as_ref())?;
+            let t = compute(&stream, &du, v)?;
             lap("product")?;
             let out = fetch(&stream, &t)?;
             lap("download")?;
@@ -338,36 +394,77 @@ impl Gpu {
         })
     }
 
-    /// The product of device operands `u` (`un` limbs) and `v` (or `u`
-    /// squared when `v` is None), `un + vn` limbs on the device.
-    pub(super) fn product_dev(&self, stream: &Arc<CudaStream>, u: &CudaSlice<u64>, un: usize, v: Option<(&CudaSlice<u64>, usize)>) -> Result<CudaSlice<u64>, GpuError> {
-        let vn = v.map_or(un, |(_, vn)| vn);
+    /// `v` as `product_dev` takes it: `Second::Host` where it pays to upload
+    /// it beside the first operand's transform (`overlap`: the caller's plan
+    /// allows it; a large operand; an upload stream), else uploaded now into
+    /// `slot`.
+    fn second_operand<'a>(&self, stream: &Arc<CudaStream>, v: &'a [u64], squaring: bool, overlap: bool, slot: &'a mut Option<CudaSlice<u64>>) -> Result<Second<'a>, GpuError> {
+        if squaring {
+            return Ok(Second::Square);
+        }
+        if overlap && v.len() >= OVERLAP_MIN_LIMBS && self.upload.is_some() {
+            return Ok(Second::Host(v));
+        }
+        let d = slot.insert(self.copy_to_device(stream, v)?);
+        Ok(Second::At(super::linear::addr(d, stream), v.len()))
+    }
+
+    /// The forward transform of the second operand (None for a square). A
+    /// host operand is uploaded on the upload stream now, while the main
+    /// stream runs what was queued before (the first operand's transform).
+    fn forward_second(&self, stream: &Arc<CudaStream>, table: &Table, v: Second<'_>) -> Result<Option<CudaSlice<u32>>, GpuError> {
+        match v {
+            Second::Square => Ok(None),
+            Second::At(vp, vn) => Ok(Some(self.forward(stream, table, vp, vn)?)),
+            Second::Host(x) => {
+                let Some(side) = self.upload.as_ref() else {
+                    let d = self.copy_to_device(stream, x)?;
+                    return Ok(Some(self.forward(stream, table, super::linear::addr(&d, stream), x.len())?));
+                };
+                let beside = Beside { buf: Some(self.copy_to_device(side, x)?), main: stream.clone(), side: side.clone() };
+                // The large copies were waited for on the host already; the
+                // driver's own path for small ones may not have been.
+                stream.wait(&side.record_event(None)?)?;
+                let d = beside.buf.as_ref().ok_or(GpuError::TooLarge)?;
+                Ok(Some(self.forward(stream, table, super::linear::addr(d, stream), x.len())?))
+                // `beside` drops here, after the transform that reads it is queued.
+            }
+        }
+    }
+
+    /// The product of device operand `u` (`un` limbs) and `v`, `un + vn`
+    /// limbs on the device.
+    pub(super) fn product_dev(&self, stream: &Arc<CudaStream>, u: &CudaSlice<u64>, un: usize, v: Second<'_>) -> Result<CudaSlice<u64>, GpuError> {
+        let vn = v.limbs(un);
         let plan = check_bounds(un, vn)?;
         let _claim = claim(device_bytes(un, vn))?;
-        let addr = |x: &CudaSlice<u64>| super::linear::addr(x, stream);
-        let (shape, v) = match (plan, v) {
-            (Plan::Chunked { shape, chunk }, Some((v, vn))) => {
-                let ((long, ln), (short, sn)) = if un >= vn { ((u, un), (v, vn)) } else { ((v, vn), (u, un)) };
-                return self.product_chunked(stream, shape, chunk, (addr(long), ln), (addr(short), sn));
+        let up = super::linear::addr(u, stream);
+        let shape = match plan {
+            Plan::Whole(shape) => shape,
+            Plan::Chunked { shape, chunk } => {
+                // Both operands on the device first: the short one's transform comes first.
+                let mut slot = None;
+                let vp = match v {
+                    Second::At(vp, _) => vp,
+                    Second::Host(x) => super::linear::addr(slot.insert(self.copy_to_device(stream, x)?), stream),
+                    // A square is never chunked (its operands have one length).
+                    Second::Square => return Err(GpuError::TooLarge),
+                };
+                let ((long, ln), (short, sn)) = if un >= vn { ((up, un), (vp, vn)) } else { ((vp, vn), (up, un)) };
+                return self.product_chunked(stream, shape, chunk, (long, ln), (short, sn));
             }
-            (Plan::Whole(shape), v) => (shape, v),
-            // A square is never chunked (its operands have one length).
-            (Plan::Chunked { .. }, None) => return Err(GpuError::TooLarge),
         };
-        self.convolve(stream, shape, (addr(u), un), v.map(|(v, vn)| (addr(v), vn)), un + vn, false)
+        self.convolve(stream, shape, (up, un), v, un + vn, false)
     }
 
     /// The `limbs` limbs of the convolution by transforms of `shape` of the
-    /// limbs at device addresses `u` and `v` (None: `u` squared, one forward
-    /// transform): a product, or with `wrap` a product mod B^limbs - 1
-    /// (`to_limbs_with`).
-    fn convolve(&self, stream: &Arc<CudaStream>, shape: Shape, (up, un): (u64, usize), v: Option<(u64, usize)>, limbs: usize, wrap: bool) -> Result<CudaSlice<u64>, GpuError> {
+    /// limbs at device address `u` and `v` (`Second::Square`: `u` squared,
+    /// one forward transform): a product, or with `wrap` a product mod
+    /// B^limbs - 1 (`to_limbs_with`).
+    fn convolve(&self, stream: &Arc<CudaStream>, shape: Shape, (up, un): (u64, usize), v: Second<'_>, limbs: usize, wrap: bool) -> Result<CudaSlice<u64>, GpuError> {
         let table = self.table(stream, shape)?;
         let a = self.forward(stream, &table, up, un)?;
-        let b = match v {
-            Some((vp, vn)) => Some(self.forward(stream, &table, vp, vn)?),
-            None => None,
-        };
+        let b = self.forward_second(stream, &table, v)?;
         // The pointwise product happens in the inverse's first pass.
         let a = self.inverse_of_product(stream, &table, a, b.as_ref())?;
         self.to_limbs_with(stream, &table, &a, limbs, wrap)

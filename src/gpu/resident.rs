@@ -93,11 +93,11 @@ impl Gpu {
                         24 * nn
                     }
                     Resident::Mul => {
-                        self.product_dev(stream, &a, n, Some((&b, n)))?;
+                        self.product_dev(stream, &a, n, super::ntt::Second::At(super::linear::addr(&b, stream), n))?;
                         super::ntt::bytes_moved(n, n, false)
                     }
                     Resident::Sqr => {
-                        self.product_dev(stream, &a, n, None)?;
+                        self.product_dev(stream, &a, n, super::ntt::Second::Square)?;
                         super::ntt::bytes_moved(n, n, true)
                     }
                 })
