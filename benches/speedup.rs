@@ -4,7 +4,7 @@
 //! target/bench-results): speedup.csv, speedup.png (speedup against GMP versus
 //! operand size, one line per operation, log scale) and tables.md.
 //!
-//!   cargo bench --bench speedup [-- --quick] [--only e2e|mul|resident|transfer|hooks] [--sizes n,n,..]
+//!   cargo bench --bench speedup [-- --quick] [--only e2e|mul|resident|transfer|hooks] [--sizes n,n,..] [--no-gmp] [--reps N]
 //!   cargo bench --bench speedup -- --from-rows ROWS.md --device NAME --date DATE
 //!
 //! `--from-rows` measures nothing: it reads the end-to-end rows this
@@ -119,6 +119,10 @@ fn main() {
         return;
     }
     let quick = args.iter().any(|a| a == "--quick");
+    // --no-gmp (products): cuGMP's times alone, to compare two builds of it
+    // quickly; --reps N: that many timed runs per product.
+    let no_gmp = args.iter().any(|a| a == "--no-gmp");
+    let reps_override: Option<usize> = value("--reps").and_then(|r| r.parse().ok());
     // --only e2e|resident|transfer|hooks: one section (the others are
     // skipped; `mul` is the end-to-end products alone). The hooks section
     // runs only when asked for.
@@ -185,9 +189,11 @@ fn main() {
         for square in [false, true] {
             let a = random(n, &mut rng);
             let b = if square { a.clone() } else { random(n, &mut rng) };
-            let reps = (2_000_000 / n).clamp(3, 200);
+            let reps = reps_override.unwrap_or((2_000_000 / n).clamp(3, 200));
             let mut r = Integer::new();
-            let gmp_ms = time_ms(reps, || if square { r.assign(a.square_ref()) } else { r.assign(&a * &b) });
+            let mut gmp = || if square { r.assign(a.square_ref()) } else { r.assign(&a * &b) };
+            // --no-gmp: GMP's product once, as the reference, untimed.
+            let gmp_ms = if no_gmp { gmp(); f64::NAN } else { time_ms(reps, gmp) };
             let (ma, mb, mut mr) = (api.load(&a), api.load(&b), api.load(&Integer::new()));
             let cugmp_ms = time_ms(reps, || unsafe { if square { (api.mul)(&mut mr, &ma, &ma) } else { (api.mul)(&mut mr, &ma, &mb) } });
             assert!(mr.value() == r, "MISMATCH: mpz_mul at {n} limbs");
