@@ -223,6 +223,45 @@ fn mulmod_sweep(api: &Api) -> u64 {
     unsafe { (api.gpu_operations)() - before }
 }
 
+/// `limbs` random limbs, the top one nonzero (for operands of 2^26 limbs and
+/// more, whose bit count rug's random_bits cannot take).
+fn random_limbs(limbs: usize, seed: u64) -> Integer {
+    let mut x = seed | 1;
+    let mut digits: Vec<u64> = (0..limbs)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        })
+        .collect();
+    if let Some(top) = digits.last_mut() {
+        *top |= 1 << 63;
+    }
+    Integer::from_digits(&digits, rug::integer::Order::Lsf)
+}
+
+/// A balanced product past the longest transform (2^26 x 2^26 limbs: 2^27
+/// limbs of product, one transform takes 3 * 2^25) runs on the GPU in
+/// pieces (src/gpu/ntt.rs, Plan::Split) and matches GMP's.
+fn split_product(api: &Api) -> String {
+    let n = 1usize << 26;
+    if (max_limbs() as usize) < n {
+        return format!("not run: CUGMP_TEST_MAX_LIMBS below {n}");
+    }
+    let (a, b) = (random_limbs(n, 0x1234_5678_9abc_def1), -random_limbs(n, 0x0fed_cba9_8765_4321));
+    let start = std::time::Instant::now();
+    let want = Integer::from(&a * &b);
+    let gmp_s = start.elapsed().as_secs_f64();
+    let before = unsafe { (api.gpu_operations)() };
+    let start = std::time::Instant::now();
+    let got = mpz_product(api, &a, &b);
+    let gpu_s = start.elapsed().as_secs_f64();
+    assert!(got == want, "MISMATCH: mpz_mul on the GPU, {n}x{n} limbs (split)");
+    assert_eq!(unsafe { (api.gpu_operations)() }, before + 1, "the {n}x{n} product did not run on the GPU");
+    format!("{n}x{n} limbs right, on the GPU in {gpu_s:.2} s (GMP {gmp_s:.1} s)")
+}
+
 /// `CUGMP_GPU_MEM_LIMIT=1M`: products that need more device memory than that
 /// are right and come from the CPU; small ones still run on the GPU.
 fn mem_limit(api: &Api) -> String {
@@ -469,6 +508,7 @@ const TESTS: &[(&str, &[(&str, &str)])] = &[
     ("gpu_launch_failure_falls_back_to_cpu", &[("CUGMP_FAULT", "gpu-launch"), ("CUGMP_TEST_MAX_LIMBS", "1048576")]),
     ("gpu_check_mode_passes", &[("CUGMP_CHECK", "1")]),
     ("gpu_hooks_match_gmp", &[]),
+    ("gpu_split_product_matches_gmp", &[]),
     // Last: these run alone, after the others have finished (one holds the
     // device's memory; the other's throughput figures must be its own).
     ("gpu_memory_held_elsewhere", &[("CUGMP_LOG", "1")]),
@@ -486,6 +526,7 @@ fn child(name: &str) {
         "gpu_threads_stress" => Some(threads),
         "gpu_memory_held_elsewhere" => Some(memory_held_elsewhere),
         "gpu_hooks_match_gmp" => Some(hooks),
+        "gpu_split_product_matches_gmp" => Some(split_product),
         _ => None,
     };
     if let Some(test) = special {

@@ -87,6 +87,11 @@ pub enum Plan {
     /// multiplied by one transform of the short operand (made once), the
     /// chunk products added into the result at their offsets.
     Chunked { shape: Shape, chunk: usize },
+    /// Past the longest transform for both: the short operand in `pieces`
+    /// pieces, each multiplied by the long operand by its own plan (whole
+    /// or chunked), the piece products added into the result at their
+    /// offsets.
+    Split { pieces: usize },
 }
 
 /// Chunk transforms hold at least this many limbs (2^18 points or more), so
@@ -103,12 +108,40 @@ fn transform_cost(shape: Shape) -> f64 {
     n * n.log2()
 }
 
-/// The cheapest plan for a product of `un` x `vn` limbs (by `transform_cost`),
-/// or None when no transform is long enough. A product of two operands of
-/// very different lengths (GMP's divisions and radix conversions make
-/// many) goes in chunks: per chunk two transforms of a length fit to the
-/// short operand, instead of three of the whole product's length.
+/// The cheapest plan for a product of `un` x `vn` limbs (by `transform_cost`).
+/// A product of two operands of very different lengths (GMP's divisions
+/// and radix conversions make many) goes in chunks: per chunk two
+/// transforms of a length fit to the short operand, instead of three of the
+/// whole product's length. A product for which neither has a transform long
+/// enough is split (`Plan::Split`); None only for a short operand too long
+/// for even that.
 pub fn product_plan(un: usize, vn: usize) -> Option<Plan> {
+    if let Some((_, plan)) = base_plan(un, vn) {
+        return Some(plan);
+    }
+    let (long, short) = (un.max(vn), un.min(vn));
+    let mut best: Option<(f64, Plan)> = None;
+    for pieces in 2..=MAX_PIECES {
+        let piece = short.div_ceil(pieces);
+        // Every piece takes the first piece's plan or a cheaper one (the
+        // last may be shorter).
+        if let Some((cost, _)) = base_plan(long, piece) {
+            let cost = pieces as f64 * cost;
+            if best.is_none_or(|(c, _)| cost < c) {
+                best = Some((cost, Plan::Split { pieces }));
+            }
+        }
+    }
+    best.map(|(_, plan)| plan)
+}
+
+/// Most pieces a `Plan::Split` cuts its short operand into (each piece adds
+/// a pass of the add kernel over the rest of the result).
+const MAX_PIECES: usize = 16;
+
+/// `product_plan` without `Plan::Split`, with its cost: None when no
+/// transform is long enough.
+fn base_plan(un: usize, vn: usize) -> Option<(f64, Plan)> {
     let (long, short) = (un.max(vn), un.min(vn));
     let whole = transform_shape(un + vn);
     let mut best = (whole.log_n <= MAX_LOG).then(|| (3.0 * transform_cost(whole), Plan::Whole(whole)));
@@ -126,7 +159,7 @@ pub fn product_plan(un: usize, vn: usize) -> Option<Plan> {
             }
         }
     }
-    best.map(|(_, plan)| plan)
+    best
 }
 
 /// Device bytes one product of `un` x `vn` limbs needs (0 when it cannot run
@@ -141,6 +174,9 @@ pub fn device_bytes(un: usize, vn: usize) -> usize {
         // The short operand's transform and a chunk's, a chunk product's
         // limbs and carries, the result.
         Some(Plan::Chunked { shape, chunk }) => 2 * element * shape.len() + 16 * (chunk + un.min(vn)) + 8 * (un + vn) + states,
+        // The result, and one piece's product (the first, the longest) by
+        // its own plan at a time.
+        Some(Plan::Split { pieces }) => 8 * (un + vn) + states + device_bytes(un.max(vn), un.min(vn).div_ceil(pieces)),
         None => 0,
     }
 }
@@ -438,23 +474,30 @@ impl Gpu {
         let vn = v.limbs(un);
         let plan = check_bounds(un, vn)?;
         let _claim = claim(device_bytes(un, vn))?;
-        let up = super::linear::addr(u, stream);
-        let shape = match plan {
-            Plan::Whole(shape) => shape,
-            Plan::Chunked { shape, chunk } => {
-                // Both operands on the device first: the short one's transform comes first.
-                let mut slot = None;
-                let vp = match v {
-                    Second::At(vp, _) => vp,
-                    Second::Host(x) => super::linear::addr(slot.insert(self.copy_to_device(stream, x)?), stream),
-                    // A square is never chunked (its operands have one length).
-                    Second::Square => return Err(GpuError::TooLarge),
-                };
-                let ((long, ln), (short, sn)) = if un >= vn { ((up, un), (vp, vn)) } else { ((vp, vn), (up, un)) };
-                return self.product_chunked(stream, shape, chunk, (long, ln), (short, sn));
-            }
+        self.product_at(stream, plan, (super::linear::addr(u, stream), un), v)
+    }
+
+    /// `product_dev` by `plan`, on device addresses and limb counts.
+    fn product_at(&self, stream: &Arc<CudaStream>, plan: Plan, (up, un): (u64, usize), v: Second<'_>) -> Result<CudaSlice<u64>, GpuError> {
+        let vn = v.limbs(un);
+        if let Plan::Whole(shape) = plan {
+            return self.convolve(stream, shape, (up, un), v, un + vn, false);
+        }
+        // Chunked and split products transform the short operand (or its
+        // pieces) first, whichever it is: both go on the device first.
+        let mut slot = None;
+        let vp = match v {
+            Second::At(vp, _) => vp,
+            Second::Host(x) => super::linear::addr(slot.insert(self.copy_to_device(stream, x)?), stream),
+            Second::Square => up,
         };
-        self.convolve(stream, shape, (up, un), v, un + vn, false)
+        let ((lp, ln), (sp, sn)) = if un >= vn { ((up, un), (vp, vn)) } else { ((vp, vn), (up, un)) };
+        match plan {
+            Plan::Split { pieces } => self.product_split(stream, pieces, (lp, ln), (sp, sn)),
+            Plan::Chunked { shape, chunk } if !matches!(v, Second::Square) => self.product_chunked(stream, shape, chunk, (lp, ln), (sp, sn)),
+            // A square is never chunked (its operands have one length).
+            _ => Err(GpuError::TooLarge),
+        }
     }
 
     /// The `limbs` limbs of the convolution by transforms of `shape` of the
@@ -468,6 +511,26 @@ impl Gpu {
         // The pointwise product happens in the inverse's first pass.
         let a = self.inverse_of_product(stream, &table, a, b.as_ref())?;
         self.to_limbs_with(stream, &table, &a, limbs, wrap)
+    }
+
+    /// `long * short` (device addresses and limb counts) by `Plan::Split`:
+    /// the short operand in `pieces` pieces, each piece's product with the
+    /// long one (its own plan, whole or chunked) added into the result at
+    /// its offset, the carry running to the top (the sum so far is below
+    /// B^(ln + sn), so never past it).
+    fn product_split(&self, stream: &Arc<CudaStream>, pieces: usize, long: (u64, usize), short: (u64, usize)) -> Result<CudaSlice<u64>, GpuError> {
+        let ((lp, ln), (sp, sn)) = (long, short);
+        let piece = sn.div_ceil(pieces);
+        let r = stream.alloc_zeros::<u64>(ln + sn)?;
+        let rp = super::linear::addr(&r, stream);
+        for offset in (0..sn).step_by(piece) {
+            let pn = piece.min(sn - offset);
+            let (_, plan) = base_plan(ln, pn).ok_or(GpuError::TooLarge)?;
+            let p = self.product_at(stream, plan, (lp, ln), Second::At(sp + 8 * offset as u64, pn))?;
+            let at = rp + 8 * offset as u64;
+            self.addsub_dev(stream, false, at, at, ln + sn - offset, super::linear::addr(&p, stream), ln + pn, 0)?;
+        }
+        Ok(r)
     }
 
     /// `long * short` (device addresses and limb counts) by `Plan::Chunked`.
@@ -752,7 +815,14 @@ mod tests {
                         // No chunk product wraps around.
                         assert!(shape.len() >= COEFS_PER_LIMB * (chunk + short), "{un}x{vn}: {plan:?}");
                     }
-                    None => assert!(un.min(vn) >= 10_000_000, "{un}x{vn} has no plan"),
+                    Some(Plan::Split { pieces }) => {
+                        let (long, short) = (un.max(vn), un.min(vn));
+                        // Only past the longest transform, and every piece has a plan of its own.
+                        assert!(base_plan(un, vn).is_none() && (2..=MAX_PIECES).contains(&pieces), "{un}x{vn}: {plan:?}");
+                        assert!(matches!(base_plan(long, short.div_ceil(pieces)), Some((_, Plan::Whole(_) | Plan::Chunked { .. }))));
+                        assert!(device_bytes(un, vn) > 8 * (un + vn));
+                    }
+                    None => panic!("{un}x{vn} has no plan"),
                 }
                 assert_eq!(plan, product_plan(vn, un));
             }
@@ -764,7 +834,10 @@ mod tests {
         // tests/gpu.rs's mul_sweep runs this shape on the device for the chunked path.
         assert!(matches!(product_plan(1 << 21, 1 << 11), Some(Plan::Chunked { .. })));
         assert!(matches!(product_plan(200_000_000, 100_000), Some(Plan::Chunked { .. })));
-        assert_eq!(product_plan(200_000_000, 100_000_000), None);
+        // Balanced products past the longest transform go in pieces.
+        assert!(matches!(product_plan(200_000_000, 100_000_000), Some(Plan::Split { .. })));
+        assert!(matches!(product_plan(1 << 26, 1 << 26), Some(Plan::Split { pieces: 2 })), "{:?}", product_plan(1 << 26, 1 << 26));
+        assert!(matches!(product_plan(MAX_PRODUCT_LIMBS / 2, MAX_PRODUCT_LIMBS / 2), Some(Plan::Whole(_))));
     }
 
     #[test]
