@@ -91,13 +91,19 @@ fi
 if [ "$what" = ab ]; then
     [ -f pack/alt/libcugmp.so ] || { echo "no pack/alt/libcugmp.so: pack with --alt REV"; exit 2; }
     unset CUGMP_GPU
-    for side in "this tree:$PWD/pack/deps/libcugmp.so" "alt $(cat pack/alt/REVISION):$PWD/pack/alt/libcugmp.so"; do
-        name=${side%%:*} lib=${side#*:}
-        echo "== $name"
-        CUGMP_BENCH_OUT="$out/ab-${name%% *}" CUGMP_LIBRARY=$lib pack/bench/speedup --only resident 2>&1 | grep -E '^\| (mul|sqr|add|sub) ' | tee "$out/ab-resident-${name%% *}.md"
-        CUGMP_BENCH_OUT="$out/ab-${name%% *}" CUGMP_LIBRARY=$lib CUGMP_GPU=force pack/bench/speedup --only mul --sizes "${CUGMP_AB_SIZES:-10000,1000000,10000000}" 2>&1 | grep -E '^\| (mul|sqr)' | tee "$out/ab-mul-${name%% *}.md"
-        note "ab $name: see $out/ab-*-${name%% *}.md"
+    # Twice in turn (this, alt, this, alt): the device's clocks and the
+    # host's load drift within a call. --no-gmp: GMP's product once per
+    # size as the reference, untimed (the two builds are what is compared).
+    for round in 1 2; do
+        for side in "this:$PWD/pack/deps/libcugmp.so" "alt:$PWD/pack/alt/libcugmp.so"; do
+            name=${side%%:*} lib=${side#*:}
+            echo "== $name ($round)"
+            CUGMP_BENCH_OUT="/tmp/ab-$name" CUGMP_LIBRARY=$lib pack/bench/speedup --only resident 2>&1 | grep -E '^\| (mul|sqr) ' | tee -a "$out/ab-resident-$name.md"
+            CUGMP_BENCH_OUT="/tmp/ab-$name" CUGMP_LIBRARY=$lib CUGMP_GPU=force pack/bench/speedup --only mul --no-gmp --reps "${CUGMP_AB_REPS:-20}" \
+                --sizes "${CUGMP_AB_SIZES:-10000,100000,1000000,3000000,10000000}" 2>&1 | grep -E '^\| (mul|sqr)' | tee -a "$out/ab-mul-$name.md"
+        done
     done
+    note "ab: this tree in $out/ab-*-this.md, alt $(cat pack/alt/REVISION) in $out/ab-*-alt.md"
 fi
 
 echo; echo "SUMMARY"; printf '%s\n' "${summary[@]}"
