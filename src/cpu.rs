@@ -77,6 +77,16 @@ unsafe extern "C" {
     pub fn mpn_sqrmod_bnm1(rp: *mut mp_limb_t, rn: mp_size_t, ap: *const mp_limb_t, an: mp_size_t, tp: *mut mp_limb_t);
     #[link_name = "__real___cugmp_cpu__gmpn_mulmod_bnm1_next_size"]
     pub fn mpn_mulmod_bnm1_next_size(n: mp_size_t) -> mp_size_t;
+    #[link_name = "__real___cugmp_cpu__gmpn_get_str"]
+    pub fn mpn_get_str(s: *mut u8, base: c_int, up: *mut mp_limb_t, un: mp_size_t) -> size_t;
+    #[link_name = "__cugmp_cpu__gmpn_tdiv_qr"]
+    pub fn mpn_tdiv_qr(qp: *mut mp_limb_t, rp: *mut mp_limb_t, qxn: mp_size_t, np: *const mp_limb_t, nn: mp_size_t, dp: *const mp_limb_t, dn: mp_size_t);
+    #[link_name = "__cugmp_cpu__gmp_default_allocate"]
+    pub fn gmp_default_allocate(n: size_t) -> *mut c_void;
+    #[link_name = "__cugmp_cpu__gmp_default_reallocate"]
+    pub fn gmp_default_reallocate(p: *mut c_void, old: size_t, new: size_t) -> *mut c_void;
+    #[link_name = "__cugmp_cpu__gmp_default_free"]
+    pub fn gmp_default_free(p: *mut c_void, n: size_t);
     #[link_name = "__cugmp_cpu__gmpn_mul"]
     pub fn mpn_mul(rp: *mut mp_limb_t, up: *const mp_limb_t, un: mp_size_t, vp: *const mp_limb_t, vn: mp_size_t) -> mp_limb_t;
     #[link_name = "__cugmp_cpu__gmpn_mul_n"]

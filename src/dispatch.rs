@@ -18,7 +18,7 @@ use crate::config::{self, log, Fault, GpuMode};
 use crate::gpu::linear::{Owned, Signed};
 pub use crate::gpu::linear::{Logic, Shift};
 use crate::{cpu, gpu, stats};
-use libc::{c_char, c_int};
+use libc::{c_char, c_int, size_t};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Op {
@@ -392,6 +392,45 @@ pub fn mulmod_bnm1_next_size(n: usize, gmp: usize) -> usize {
     match on_gpu.then(|| gpu::ntt::cyclic_size(gmp)).flatten() {
         Some(rn) => rn,
         None => gmp,
+    }
+}
+
+/// GMP's `mpn_get_str` (`s`, `base`, `{up, un}` as GMP takes them): where
+/// GMP's internal products of `un` limbs go to the GPU, in pieces on several
+/// threads (src/radix.rs), else `cpu` (GMP's own). Only with GMP's own
+/// allocation functions (its code then runs on other threads too), bases
+/// that are not powers of two (GMP converts those in linear time), and
+/// numbers of at least two pieces.
+pub unsafe fn internal_get_str(s: *mut u8, base: c_int, up: *mut mp_limb_t, un: mp_size_t, cpu: impl FnOnce() -> size_t) -> size_t {
+    let n = usize::try_from(un).unwrap_or(0);
+    let levels = crate::radix::levels_for(n);
+    let wanted = levels > 0
+        && (3..=256).contains(&base)
+        && !(base as u32).is_power_of_two()
+        && CPU_REFERENCE.with(|c| c.get()) == 0
+        && gmp_allocates_by_default()
+        && gpu_wanted(Op::Internal, n)
+        && gpu::get().is_some();
+    if !wanted {
+        return cpu();
+    }
+    log!("mpn_get_str {n} limbs base {base}: {} pieces on threads", 1usize << levels);
+    // SAFETY: GMP's contract: {up, un} readable, s holds the digits.
+    let digits = crate::radix::digits(unsafe { std::slice::from_raw_parts(up, n) }, base as u32, levels);
+    unsafe { std::ptr::copy_nonoverlapping(digits.as_ptr(), s, digits.len()) };
+    digits.len()
+}
+
+/// Whether GMP's allocation functions are still its own (thread safe), not a
+/// program's (`mp_set_memory_functions`), which GMP calls only from the
+/// thread that called it.
+fn gmp_allocates_by_default() -> bool {
+    // SAFETY: reads of GMP's function pointers, set only by the program's
+    // mp_set_memory_functions.
+    unsafe {
+        cpu::__gmp_allocate_func as *const () == cpu::gmp_default_allocate as *const ()
+            && cpu::__gmp_reallocate_func as *const () == cpu::gmp_default_reallocate as *const ()
+            && cpu::__gmp_free_func as *const () == cpu::gmp_default_free as *const ()
     }
 }
 

@@ -7,6 +7,7 @@
 //! | [`dispatch`] | per operation: CPU or GPU, fault injection, the run-time check | memory layout of `mpz_t` beyond [`abi::Mpz`] |
 //! | [`cpu`]      | the embedded GMP 6.3 (renamed `__cugmp_cpu__gmp*`), typed     | anything GPU             |
 //! | [`gpu`]      | the CUDA driver (through cudarc), device memory, kernels; works on limb slices and signed magnitudes | `mpz_t`, GMP's allocator |
+//! | [`radix`]    | radix conversion (GMP's mpn_get_str) in pieces on several threads, through the embedded GMP | the driver, `mpz_t` |
 //! | [`config`]   | the environment variables, read once                          |                          |
 //! | [`stats`]    | per operation counts, bytes and times (`CUGMP_STATS`)         |                          |
 //!
@@ -17,4 +18,5 @@ pub mod config;
 pub mod cpu;
 pub mod dispatch;
 pub mod gpu;
+pub mod radix;
 pub mod stats;

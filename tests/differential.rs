@@ -159,6 +159,30 @@ fn get_str_matches_gmp() {
     }
 }
 
+/// Radix conversion of large numbers: where the GPU takes GMP's internal
+/// products (under force on the GPU machine), mpz_get_str converts in pieces
+/// on several threads (src/radix.rs); the digits, signs and letters must be
+/// GMP's. Random numbers, powers of the base and one less (the pieces'
+/// edges: runs of zeros and of the top digit), negative numbers, and bases
+/// with upper- and lower-case letters. On CI this checks GMP's own path.
+#[test]
+fn large_get_str_matches_gmp() {
+    let mut r = rng();
+    for n in [2_500u32, 9_000, 40_000] {
+        let random = Integer::from(Integer::random_bits(64 * n, &mut r));
+        let ten = Integer::from(Integer::u_pow_u(10, (64 * n) * 3 / 10));
+        let cases = [random.clone(), -random, ten.clone(), ten.clone() - 1u32, -(ten + 1u32)];
+        for (i, x) in cases.iter().enumerate() {
+            let mut z = Z::from(x);
+            let bases: &[i32] = if n == 40_000 { &[10] } else { &[10, 3, 36, -36, 62] };
+            for &base in bases {
+                let got = get_str(&mut z, base);
+                assert!(got == reference_get_str(x, base), "MISMATCH in mpz_get_str base {base}, {n} limbs, case {i}");
+            }
+        }
+    }
+}
+
 #[test]
 fn set_str_matches_gmp() {
     let mut cases: Vec<(String, i32)> = vec![];

@@ -15,6 +15,7 @@
 //! out of the library's symbol table.
 
 use super::{boundary, mp_limb_t, mp_size_t};
+use libc::{c_int, size_t};
 use crate::{cpu, dispatch};
 
 /// The size GMP's algorithms take for their products mod B^rn - 1 (and size
@@ -64,4 +65,13 @@ unsafe extern "C" fn __wrap___cugmp_cpu__gmpn_sqrmod_bnm1(rp: *mut mp_limb_t, rn
     boundary!("mpn_sqrmod_bnm1", unsafe {
         dispatch::internal_mulmod_bnm1(rp, rn as usize, ap, an as usize, ap, an as usize, || cpu::mpn_sqrmod_bnm1(rp, rn, ap, an, tp))
     })
+}
+
+/// GMP's radix conversion (mpz_get_str, mpz_out_str, mpf_get_str and
+/// gmp_printf reach it): digit values of `{up, un}` in `base` at `s`, most
+/// significant first, no leading zeros; returns their count. `{up, un}` may
+/// be clobbered, as GMP's may.
+#[unsafe(no_mangle)]
+unsafe extern "C" fn __wrap___cugmp_cpu__gmpn_get_str(s: *mut u8, base: c_int, up: *mut mp_limb_t, un: mp_size_t) -> size_t {
+    boundary!("mpn_get_str", unsafe { dispatch::internal_get_str(s, base, up, un, || cpu::mpn_get_str(s, base, up, un)) })
 }
