@@ -175,6 +175,7 @@ pub fn levels_for(limbs: usize) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::gpu::resident::pseudo_random;
 
     /// GMP's own conversion of `x` (the embedded GMP's mpn_get_str, not the hook).
     fn gmp_digits(x: &[mp_limb_t], base: u32) -> Vec<u8> {
@@ -186,19 +187,6 @@ mod tests {
         let n = unsafe { cpu::mpn_get_str(buf.as_mut_ptr(), base as c_int, x.as_mut_ptr(), x.len() as mp_size_t) };
         buf.truncate(n);
         buf
-    }
-
-    /// A xorshift stream of limbs (deterministic).
-    fn limbs(n: usize, seed: u64) -> Vec<mp_limb_t> {
-        let mut s = seed | 1;
-        (0..n)
-            .map(|_| {
-                s ^= s << 13;
-                s ^= s >> 7;
-                s ^= s << 17;
-                s
-            })
-            .collect()
     }
 
     fn check(x: &[mp_limb_t], base: u32, what: &str) {
@@ -213,13 +201,13 @@ mod tests {
     fn pieces_match_gmp() {
         for base in [3u32, 7, 10, 36, 62, 255] {
             for n in [1usize, 2, 5, 17, 100, 1000, 3000] {
-                check(&limbs(n, n as u64 * 31 + u64::from(base)), base, "random");
+                check(&pseudo_random(n, n as u64 * 31 + u64::from(base)), base, "random");
                 check(&vec![mp_limb_t::MAX; n], base, "all ones");
                 let mut sparse = vec![0; n];
                 sparse[n - 1] = 1;
                 sparse[0] = 1;
                 check(&sparse, base, "sparse (B^(n-1) + 1)");
-                check(&[limbs(n, 7), vec![0, 0]].concat(), base, "zero limbs on top");
+                check(&[pseudo_random(n, 7), vec![0, 0]].concat(), base, "zero limbs on top");
             }
             // Powers of the base, one less and one more: the pieces' edges
             // (a power of the base that divides into pieces of zeros).
