@@ -223,22 +223,15 @@ fn mulmod_sweep(api: &Api) -> u64 {
     unsafe { (api.gpu_operations)() - before }
 }
 
-/// `limbs` random limbs, the top one nonzero (for operands of 2^26 limbs and
-/// more, whose bit count rug's random_bits cannot take).
-fn random_limbs(limbs: usize, seed: u64) -> Integer {
-    let mut x = seed | 1;
-    let mut digits: Vec<u64> = (0..limbs)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        })
-        .collect();
-    if let Some(top) = digits.last_mut() {
-        *top |= 1 << 63;
-    }
-    Integer::from_digits(&digits, rug::integer::Order::Lsf)
+/// `limbs` random limbs, the top bit set: two halves from random_bits, whose
+/// bit count (a u32) cannot take 2^26 limbs at once.
+fn random_limbs(limbs: usize, rng: &mut RandState) -> Integer {
+    let low_bits = 64 * (limbs / 2) as u32;
+    let high_bits = 64 * (limbs - limbs / 2) as u32;
+    let low = Integer::from(Integer::random_bits(low_bits, rng));
+    let mut high = Integer::from(Integer::random_bits(high_bits, rng));
+    high.set_bit(high_bits - 1, true);
+    (high << low_bits) + low
 }
 
 /// A balanced product past the longest transform (2^26 x 2^26 limbs: 2^27
@@ -249,7 +242,8 @@ fn split_product(api: &Api) -> String {
     if (max_limbs() as usize) < n {
         return format!("not run: CUGMP_TEST_MAX_LIMBS below {n}");
     }
-    let (a, b) = (random_limbs(n, 0x1234_5678_9abc_def1), -random_limbs(n, 0x0fed_cba9_8765_4321));
+    let mut rng = RandState::new();
+    let (a, b) = (random_limbs(n, &mut rng), -random_limbs(n, &mut rng));
     let start = std::time::Instant::now();
     let want = Integer::from(&a * &b);
     let gmp_s = start.elapsed().as_secs_f64();
