@@ -310,8 +310,8 @@ fn main() {
     // Ways of getting host operands to the add kernel.
     let mut transfer = String::new();
     let _ = writeln!(transfer, "\n### mpz_add end to end: staging variants (ms, mean; GMP median)\n");
-    let _ = writeln!(transfer, "| n limbs | GMP | the ABI path (threaded pinned copies) | one thread's pinned staging | zero-copy | pinned operands (DMA only) |");
-    let _ = writeln!(transfer, "|---|---|---|---|---|---|");
+    let _ = writeln!(transfer, "| n limbs | GMP | the ABI path (threaded pinned copies) | one thread's pinned staging | zero-copy | pinned operands (DMA only) | the caller's buffers page-locked for the call (registration included) |");
+    let _ = writeln!(transfer, "|---|---|---|---|---|---|---|");
     let transfer_sizes = if !want("transfer") {
         &[][..]
     } else if quick {
@@ -324,7 +324,7 @@ fn main() {
         let mut r = Integer::new();
         let gmp_ms = time_ms(5, || r.assign(&a + &b));
         let mut cells = vec![format!("{gmp_ms:.3}")];
-        for how in ["abi", "pinned", "zero-copy", "pinned-operands"] {
+        for how in ["abi", "pinned", "zero-copy", "pinned-operands", "registered"] {
             let mut s = 0.0;
             cells.push(if unsafe { (api.bench_transfer)(cstr(how).as_ptr(), n, 5, &mut s) } == 0 { format!("{:.3}", s * 1e3) } else { "(no GPU)".into() });
         }

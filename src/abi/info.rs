@@ -133,7 +133,9 @@ pub unsafe extern "C" fn cugmp_bench_resident(op: *const c_char, limbs: size_t, 
 /// its name from before those copies), "pinned" (one thread's host copies
 /// through pinned staging buffers), "zero-copy" (the kernel
 /// reads and writes pinned host memory over PCIe), "pinned-operands" (DMA
-/// only, as if the operands lived in pinned memory). Returns as
+/// only, as if the operands lived in pinned memory), "registered" (the
+/// caller's buffers page-locked for the call, DMA straight from and to
+/// them, registration included). Returns as
 /// `cugmp_bench_resident`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cugmp_bench_transfer(how: *const c_char, limbs: size_t, reps: c_int, seconds: *mut f64) -> c_int {
@@ -147,6 +149,7 @@ pub unsafe extern "C" fn cugmp_bench_transfer(how: *const c_char, limbs: size_t,
             b"pinned" => Transfer::PinnedStaging,
             b"zero-copy" => Transfer::ZeroCopy,
             b"pinned-operands" => Transfer::PinnedOperands,
+            b"registered" => Transfer::Registered,
             _ => return -2,
         };
         match gpu::get().map(|g| g.time_transfer(which, limbs, reps.max(1) as usize)) {
