@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine, over a tree packed by scripts/pack-device.sh:
-#   bash scripts/device-run.sh [gpu|differential|tests|gmp|bench|ab|sanitize|fuzz|all]    (default: all)
+#   bash scripts/device-run.sh [gpu|differential|tests|gmp|bench|ab|perf|sanitize|fuzz|all]    (default: all)
 # gpu: the GPU tests alone; differential: the differential suite under
 # CUGMP_GPU=force and the C programs (cuGMP against static GMP); tests: both
 # of those; gmp: GMP's own tests/mpz and tests/mpn on libcugmp.so; fuzz:
 # each fuzz target for CUGMP_FUZZ_SECONDS (default 120) under CUGMP_GPU=force;
 # ab: the device-resident and end-to-end product rows with this tree's
-# library and with pack/alt's (scripts/pack-device.sh --alt REV), same call.
+# library and with pack/alt's (scripts/pack-device.sh --alt REV), same call;
+# perf: the rows the README's table takes (products under force, GMP's
+# algorithms through the hooks with auto) and the transfer variants, into
+# one file.
 # Writes logs under $OUT (or /tmp/cugmp-out) and prints a short summary last.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -94,6 +97,16 @@ if [ "$what" = bench ] || [ "$what" = all ]; then
         CUGMP_BENCH_OUT="$out/bench" "$b" --bench 2>&1 | tee "$out/bench-$(basename "$b").log"
         note "bench $(basename "$b"): see $out/bench-$(basename "$b").log"
     done
+fi
+
+if [ "$what" = perf ]; then
+    # One file back (the device tool returns few): every table row.
+    for run in "mul:force" "hooks:auto" "transfer:force"; do
+        only=${run%%:*} mode=${run#*:}
+        echo "== $only ($mode)" >>"$out/perf.md"
+        CUGMP_BENCH_OUT=/tmp/perf-$only CUGMP_GPU=$mode pack/bench/speedup --only "$only" 2>&1 | grep -E '^\| ' | tee -a "$out/perf.md"
+    done
+    note "perf: $out/perf.md"
 fi
 
 if [ "$what" = ab ]; then
