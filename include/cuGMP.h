@@ -122,7 +122,9 @@ int cugmp_bench_resident(const char *op, size_t limbs, int reps, double *seconds
  its name from before those copies), "pinned" (one thread's host copies
  through pinned staging buffers), "zero-copy" (the kernel
  reads and writes pinned host memory over PCIe), "pinned-operands" (DMA
- only, as if the operands lived in pinned memory). Returns as
+ only, as if the operands lived in pinned memory), "registered" (the
+ caller's buffers page-locked for the call, DMA straight from and to
+ them, registration included). Returns as
  `cugmp_bench_resident`.
  */
 int cugmp_bench_transfer(const char *how, size_t limbs, int reps, double *seconds);
