@@ -257,6 +257,18 @@ thread_local! {
     static CPU_REFERENCE: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
 }
 
+/// Whether this thread is computing a CPU reference (see CPU_REFERENCE).
+fn in_cpu_reference() -> bool {
+    CPU_REFERENCE.with(|c| c.get()) > 0
+}
+
+/// Whether GMP's own work on `limbs` limbs (its internal products, and what
+/// is sized or split for them) goes to the GPU: wanted at that size, a GPU
+/// in use, and not inside a CPU reference.
+fn internal_on_gpu(limbs: usize) -> bool {
+    !in_cpu_reference() && gpu_wanted(Op::Internal, limbs) && gpu::get().is_some()
+}
+
 /// Run `f` as a CPU reference computation (see CPU_REFERENCE).
 fn cpu_reference<T>(f: impl FnOnce() -> T) -> T {
     CPU_REFERENCE.with(|c| c.set(c.get() + 1));
@@ -275,7 +287,7 @@ unsafe fn product_on_gpu(op: Op, up: *const mp_limb_t, un: usize, vp: *const mp_
 
 /// The GPU when a product of un x vn limbs goes there.
 fn product_route(op: Op, un: usize, vn: usize) -> Option<&'static gpu::Gpu> {
-    if op == Op::Internal && CPU_REFERENCE.with(|c| c.get()) > 0 {
+    if op == Op::Internal && in_cpu_reference() {
         return None;
     }
     match route(op, un.min(vn), un > 0 && vn > 0) {
@@ -388,8 +400,7 @@ pub unsafe fn internal_mulmod_bnm1(rp: *mut mp_limb_t, rn: usize, ap: *const mp_
 /// threshold up; the GPU's health after start does not enter, so the answer
 /// for an n never changes within a process.
 pub fn mulmod_bnm1_next_size(n: usize, gmp: usize) -> usize {
-    let on_gpu = CPU_REFERENCE.with(|c| c.get()) == 0 && gpu_wanted(Op::Internal, n) && gpu::get().is_some();
-    match on_gpu.then(|| gpu::ntt::cyclic_size(gmp)).flatten() {
+    match internal_on_gpu(n).then(|| gpu::ntt::cyclic_size(gmp)).flatten() {
         Some(rn) => rn,
         None => gmp,
     }
@@ -407,16 +418,16 @@ pub unsafe fn internal_get_str(s: *mut u8, base: c_int, up: *mut mp_limb_t, un: 
     let wanted = levels > 0
         && (3..=256).contains(&base)
         && !(base as u32).is_power_of_two()
-        && CPU_REFERENCE.with(|c| c.get()) == 0
         && gmp_allocates_by_default()
-        && gpu_wanted(Op::Internal, n)
-        && gpu::get().is_some();
+        && internal_on_gpu(n);
     if !wanted {
         return cpu();
     }
     log!("mpn_get_str {n} limbs base {base}: {} pieces on threads", 1usize << levels);
-    // SAFETY: GMP's contract: {up, un} readable, s holds the digits.
-    let digits = crate::radix::digits(unsafe { std::slice::from_raw_parts(up, n) }, base as u32, levels);
+    // SAFETY: GMP's contract: {up, un} readable and writable (GMP's own
+    // conversion clobbers it too), s holds the digits.
+    let digits = crate::radix::digits(unsafe { std::slice::from_raw_parts_mut(up, n) }, base as u32, levels);
+    let digits = digits.as_slice();
     unsafe { std::ptr::copy_nonoverlapping(digits.as_ptr(), s, digits.len()) };
     digits.len()
 }

@@ -33,20 +33,36 @@ const MIN_PIECE_LIMBS: usize = 1024;
 /// has 8 MiB, Rust's threads 2 MiB unless told.
 const PIECE_STACK_BYTES: usize = 16 << 20;
 
-/// The number `limbs` (any length, zero limbs at the top allowed) written in
-/// `base` (3 to 256, not a power of 2) as GMP's `mpn_get_str` writes it:
-/// digit values, most significant first, no leading zeros ("0" for zero).
-/// `levels` splits make 2^levels pieces, converted on as many threads
-/// (`levels` 0: GMP's conversion on this thread).
-pub fn digits(limbs: &[mp_limb_t], base: u32, levels: u32) -> Vec<u8> {
-    let x = trimmed(limbs);
+/// A number's digits (`digits`): a buffer of whole pieces, and where the
+/// first nonzero digit is in it.
+pub struct Digits {
+    padded: Vec<u8>,
+    first: usize,
+}
+
+impl Digits {
+    /// The digit values, most significant first, no leading zeros.
+    pub fn as_slice(&self) -> &[u8] {
+        &self.padded[self.first..]
+    }
+}
+
+/// The number `limbs` (any length, zero limbs at the top allowed; clobbered,
+/// as GMP's conversion clobbers its input) written in `base` (3 to 256, not
+/// a power of 2) as GMP's `mpn_get_str` writes it: digit values, most
+/// significant first, no leading zeros ("0" for zero). `levels` splits make
+/// 2^levels pieces, converted on as many threads (`levels` 0: GMP's
+/// conversion on this thread).
+pub fn digits(limbs: &mut [mp_limb_t], base: u32, levels: u32) -> Digits {
+    let n = trimmed(limbs).len();
+    let x = &mut limbs[..n];
     if x.is_empty() {
-        return vec![0];
+        return Digits { padded: vec![0], first: 0 };
     }
     let pieces = 1usize << levels;
     // x < 2^bits <= base^(bits / log2(base)): `total` digits hold it (one
     // more for the rounding of the logarithm), in pieces of `width` digits.
-    let bits = 64 * x.len() - x[x.len() - 1].leading_zeros() as usize;
+    let bits = 64 * n - x[n - 1].leading_zeros() as usize;
     let total = (bits as f64 / f64::from(base).log2()).ceil() as usize + 1;
     let width = total.div_ceil(pieces);
     // powers[j] = base^(width * 2^j): the divisor that splits a number of
@@ -58,11 +74,10 @@ pub fn digits(limbs: &[mp_limb_t], base: u32, levels: u32) -> Vec<u8> {
             powers.push(square(&powers[j - 1]));
         }
     }
-    let mut out = vec![0u8; width * pieces];
-    convert(x.to_vec(), &powers, base, &mut out);
-    let first = out.iter().position(|&d| d != 0).unwrap_or(out.len() - 1);
-    out.drain(..first);
-    out
+    let mut padded = vec![0u8; width * pieces];
+    convert(x, &powers, base, &mut padded);
+    let first = padded.iter().position(|&d| d != 0).unwrap_or(padded.len() - 1);
+    Digits { padded, first }
 }
 
 /// `x` without its zero limbs at the top.
@@ -71,19 +86,19 @@ fn trimmed(x: &[mp_limb_t]) -> &[mp_limb_t] {
     &x[..n]
 }
 
-/// The digits of `x` (below base^out.len()) into all of `out`, leading
-/// zeros included: split by the largest of `powers`, the two halves on two
-/// threads.
-fn convert(x: Vec<mp_limb_t>, powers: &[Vec<mp_limb_t>], base: u32, out: &mut [u8]) {
+/// The digits of `x` (below base^out.len(); clobbered) into `out` (zeros
+/// on entry), leading zeros included: split by the largest of `powers`, the
+/// two halves on two threads.
+fn convert(x: &mut [mp_limb_t], powers: &[Vec<mp_limb_t>], base: u32, out: &mut [u8]) {
     let Some((divisor, below)) = powers.split_last() else {
         piece(x, base, out);
         return;
     };
-    let (q, r) = divide(x, divisor);
+    let (mut q, mut r) = divide(x, divisor);
     let (hi, lo) = out.split_at_mut(out.len() / 2);
     // The high half on a new thread; if none can be made, on this one after
     // the low half (nothing is lost either way).
-    let high = Mutex::new(Some((q, hi)));
+    let high = Mutex::new(Some((&mut q, hi)));
     let run_high = || {
         let taken = high.lock().unwrap_or_else(|p| p.into_inner()).take();
         if let Some((q, hi)) = taken {
@@ -92,17 +107,17 @@ fn convert(x: Vec<mp_limb_t>, powers: &[Vec<mp_limb_t>], base: u32, out: &mut [u
     };
     std::thread::scope(|s| {
         let spawned = std::thread::Builder::new().stack_size(PIECE_STACK_BYTES).spawn_scoped(s, run_high);
-        convert(r, below, base, lo);
+        convert(&mut r, below, base, lo);
         if spawned.is_err() {
             run_high();
         }
     });
 }
 
-/// One piece: GMP's conversion, right-aligned in `out` (zeros before it).
-fn piece(mut x: Vec<mp_limb_t>, base: u32, out: &mut [u8]) {
-    let n = trimmed(&x).len();
-    out.fill(0);
+/// One piece (`x` clobbered): GMP's conversion, right-aligned in `out`
+/// (zeros on entry, so the zeros before it are there already).
+fn piece(x: &mut [mp_limb_t], base: u32, out: &mut [u8]) {
+    let n = trimmed(x).len();
     if n == 0 {
         return;
     }
@@ -112,7 +127,7 @@ fn piece(mut x: Vec<mp_limb_t>, base: u32, out: &mut [u8]) {
     let room = (64 * n) as f64 / f64::from(base).log2();
     let mut buf = vec![0u8; room.ceil() as usize + 16];
     // SAFETY: buf holds GMP's bound for n limbs; x's top limb is nonzero;
-    // GMP may clobber x, which is ours.
+    // GMP may clobber x, which the caller allows.
     let written = unsafe { cpu::mpn_get_str(buf.as_mut_ptr(), base as c_int, x.as_mut_ptr(), n as mp_size_t) };
     assert!(written <= out.len(), "a piece of radix conversion has more digits than its width");
     let at = out.len() - written;
@@ -120,11 +135,11 @@ fn piece(mut x: Vec<mp_limb_t>, base: u32, out: &mut [u8]) {
 }
 
 /// (x / d, x mod d), `d` with a nonzero top limb; both untrimmed.
-fn divide(mut x: Vec<mp_limb_t>, d: &[mp_limb_t]) -> (Vec<mp_limb_t>, Vec<mp_limb_t>) {
-    x.truncate(trimmed(&x).len());
+fn divide(x: &[mp_limb_t], d: &[mp_limb_t]) -> (Vec<mp_limb_t>, Vec<mp_limb_t>) {
+    let x = trimmed(x);
     let (nn, dn) = (x.len(), d.len());
     if nn < dn {
-        return (Vec::new(), x);
+        return (Vec::new(), x.to_vec());
     }
     let mut q = vec![0; nn - dn + 1];
     let mut r = vec![0; dn];
@@ -192,7 +207,8 @@ mod tests {
     fn check(x: &[mp_limb_t], base: u32, what: &str) {
         let want = gmp_digits(x, base);
         for levels in 0..=4 {
-            let got = digits(x, base, levels);
+            let digits = digits(&mut x.to_vec(), base, levels);
+            let got = digits.as_slice();
             assert!(got == want, "{what}: base {base}, {} limbs, {levels} levels: {} digits against GMP's {}", x.len(), got.len(), want.len());
         }
     }
@@ -223,8 +239,8 @@ mod tests {
                 check(&above, base, "base^e + 1");
             }
         }
-        assert_eq!(digits(&[], 10, 3), vec![0]);
-        assert_eq!(digits(&[0, 0], 10, 2), vec![0]);
+        assert_eq!(digits(&mut [], 10, 3).as_slice(), [0]);
+        assert_eq!(digits(&mut [0, 0], 10, 2).as_slice(), [0]);
     }
 
     #[test]
