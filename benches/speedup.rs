@@ -92,11 +92,13 @@ fn write_outputs(out_dir: &std::path::Path, md: &str, rows: &[Row], device: &str
     let mut series: Vec<plot::Series> = Vec::new();
     let mut csv = String::from("op,limbs,gmp_ms,cugmp_ms,speedup\n");
     for row in rows {
-        let _ = writeln!(csv, "{},{},{},{},{}", row.op, row.limbs, row.gmp_ms, row.cugmp_ms, row.gmp_ms / row.cugmp_ms);
+        let speedup = row.gmp_ms / row.cugmp_ms;
+        let _ = writeln!(csv, "{},{},{},{},{speedup}", row.op, row.limbs, row.gmp_ms, row.cugmp_ms);
         let label = row.op.split(' ').next().unwrap_or(row.op).to_string();
+        let point = (row.limbs as f64, speedup);
         match series.iter_mut().find(|s| s.label == label) {
-            Some(s) => s.points.push((row.limbs as f64, row.gmp_ms / row.cugmp_ms)),
-            None => series.push(plot::Series { label, points: vec![(row.limbs as f64, row.gmp_ms / row.cugmp_ms)] }),
+            Some(s) => s.points.push(point),
+            None => series.push(plot::Series { label, points: vec![point] }),
         }
     }
     std::fs::create_dir_all(out_dir).expect("output directory");

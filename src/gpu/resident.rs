@@ -153,19 +153,13 @@ impl Gpu {
             let reps = reps.max(1);
             if how == Transfer::AbiPath {
                 let (sa, sb) = (super::linear::Signed { negative: false, magnitude: &a }, super::linear::Signed { negative: false, magnitude: &b });
-                self.add(sa, sb)?;
-                let t = Instant::now();
-                for _ in 0..reps {
-                    let r = self.add(sa, sb)?;
-                    std::hint::black_box(r);
-                }
-                return Ok(t.elapsed().as_secs_f64() / reps as f64);
+                return mean_seconds(reps, || self.add(sa, sb).map(|r| drop(std::hint::black_box(r))));
             }
             if how == Transfer::Registered {
                 let da = stream.alloc_zeros::<u64>(n)?;
                 let db = stream.alloc_zeros::<u64>(n)?;
                 let dr = stream.alloc_zeros::<u64>(n + 1)?;
-                let mut once = || -> Result<(), GpuError> {
+                let once = || -> Result<(), GpuError> {
                     let (_ra, _rb, _rr) = (Registered::new(&a)?, Registered::new(&b)?, Registered::new(&out)?);
                     let (ap, bp, rp) = (addr(&da, &stream), addr(&db, &stream), addr(&dr, &stream));
                     // SAFETY: the host slices are registered and outlive the
@@ -179,12 +173,7 @@ impl Gpu {
                     stream.synchronize()?;
                     Ok(())
                 };
-                once()?;
-                let t = Instant::now();
-                for _ in 0..reps {
-                    once()?;
-                }
-                return Ok(t.elapsed().as_secs_f64() / reps as f64);
+                return mean_seconds(reps, once);
             }
             let flags = CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE;
             let mut pa: PinnedHostSlice<u64> = unsafe { self.ctx.alloc_pinned_with_flags(n, flags) }?;
@@ -193,7 +182,8 @@ impl Gpu {
             let mut da = stream.alloc_zeros::<u64>(n)?;
             let mut db = stream.alloc_zeros::<u64>(n)?;
             let dr = stream.alloc_zeros::<u64>(n + 1)?;
-            let mut once = |stream: &Arc<CudaStream>| -> Result<(), GpuError> {
+            let once = || -> Result<(), GpuError> {
+                let stream = &stream;
                 if how != Transfer::PinnedOperands {
                     pa.as_mut_slice()?.copy_from_slice(&a);
                     pb.as_mut_slice()?.copy_from_slice(&b);
@@ -215,12 +205,17 @@ impl Gpu {
                 }
                 Ok(())
             };
-            once(&stream)?;
-            let t = Instant::now();
-            for _ in 0..reps {
-                once(&stream)?;
-            }
-            Ok(t.elapsed().as_secs_f64() / reps as f64)
+            mean_seconds(reps, once)
         })
     }
+}
+
+/// Wall-clock seconds per call of `once` over `reps` calls, after one untimed.
+fn mean_seconds(reps: usize, mut once: impl FnMut() -> Result<(), GpuError>) -> Result<f64, GpuError> {
+    once()?;
+    let t = Instant::now();
+    for _ in 0..reps {
+        once()?;
+    }
+    Ok(t.elapsed().as_secs_f64() / reps as f64)
 }
