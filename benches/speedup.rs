@@ -5,6 +5,7 @@
 //! operand size, one line per operation, log scale) and tables.md.
 //!
 //!   cargo bench --bench speedup [-- --quick] [--only e2e|mul|resident|transfer|hooks] [--sizes n,n,..] [--no-gmp] [--reps N]
+//!                               [--hook tdiv_qr|sqrt|get_str]
 //!   cargo bench --bench speedup -- --from-rows ROWS.md --device NAME --date DATE
 //!
 //! `--from-rows` measures nothing: it reads the end-to-end rows this
@@ -174,7 +175,7 @@ fn main() {
     let sizes: Option<Vec<usize>> = value("--sizes").map(|v| v.split(',').filter_map(|x| x.parse().ok()).collect());
     let mul_sizes: Vec<usize> = if !want("e2e") && only.as_deref() != Some("mul") {
         vec![]
-    } else if let Some(s) = sizes {
+    } else if let Some(s) = sizes.clone() {
         s
     } else if quick { vec![1024, 10_000, 100_000] } else { vec![256, 512, 1024, 4096, 10_000, 100_000, 1_000_000, 10_000_000] };
     let linear_sizes: Vec<usize> = if !want("e2e") {
@@ -236,34 +237,47 @@ fn main() {
         }
     }
 
-    // GMP's algorithms whose products go through the hooks.
+    // GMP's algorithms whose products go through the hooks. --sizes and
+    // --no-gmp (GMP once, as the reference) apply here too; --hook NAME
+    // times that algorithm alone.
     let hook_sizes: Vec<usize> = if !want("hooks") {
         vec![]
+    } else if let Some(s) = sizes {
+        s
     } else if quick { vec![10_000] } else { vec![10_000, 100_000, 1_000_000] };
+    let hook = value("--hook");
+    let hook_wanted = |name: &str| hook.as_deref().is_none_or(|h| h == name);
+    let reps = reps_override.unwrap_or(3);
+    let timed_gmp = |f: &mut dyn FnMut()| if no_gmp { f(); f64::NAN } else { time_ms(reps, f) };
     for &n in &hook_sizes {
         let a = random(2 * n, &mut rng);
         let d = random(n, &mut rng);
-        let reps = 3;
         let (ma, mdiv, mut mq, mut mr) = (api.load(&a), api.load(&d), api.load(&Integer::new()), api.load(&Integer::new()));
         let (mut q, mut r) = (Integer::new(), Integer::new());
-        let gmp_ms = time_ms(reps, || (&mut q, &mut r).assign(a.div_rem_ref(&d)));
-        let cugmp_ms = time_ms(reps, || unsafe { (api.tdiv_qr)(&mut mq, &mut mr, &ma, &mdiv) });
-        assert!(mq.value() == q && mr.value() == r, "MISMATCH: mpz_tdiv_qr at {n} limbs");
-        emit(&mut md, Row { op: "tdiv_qr (2n by n)", limbs: n, gmp_ms, cugmp_ms }, api.auto("gmp-internal mul"));
-        let gmp_ms = time_ms(reps, || q.assign(a.sqrt_ref()));
-        let cugmp_ms = time_ms(reps, || unsafe { (api.sqrt)(&mut mq, &ma) });
-        assert!(mq.value() == q, "MISMATCH: mpz_sqrt at {n} limbs");
-        emit(&mut md, Row { op: "sqrt (2n limbs)", limbs: n, gmp_ms, cugmp_ms }, api.auto("gmp-internal mul"));
-        let mut text = String::new();
-        let gmp_ms = time_ms(reps, || text = d.to_string());
-        let mut ours = String::new();
-        let cugmp_ms = time_ms(reps, || unsafe {
-            let p = (api.get_str)(std::ptr::null_mut(), 10, &mdiv);
-            ours = std::ffi::CStr::from_ptr(p).to_string_lossy().into_owned();
-            (*api.free_func)(p as *mut libc::c_void, ours.len() + 1);
-        });
-        assert!(ours == text, "MISMATCH: mpz_get_str at {n} limbs");
-        emit(&mut md, Row { op: "get_str base 10", limbs: n, gmp_ms, cugmp_ms }, api.auto("gmp-internal mul"));
+        if hook_wanted("tdiv_qr") {
+            let gmp_ms = timed_gmp(&mut || (&mut q, &mut r).assign(a.div_rem_ref(&d)));
+            let cugmp_ms = time_ms(reps, || unsafe { (api.tdiv_qr)(&mut mq, &mut mr, &ma, &mdiv) });
+            assert!(mq.value() == q && mr.value() == r, "MISMATCH: mpz_tdiv_qr at {n} limbs");
+            emit(&mut md, Row { op: "tdiv_qr (2n by n)", limbs: n, gmp_ms, cugmp_ms }, api.auto("gmp-internal mul"));
+        }
+        if hook_wanted("sqrt") {
+            let gmp_ms = timed_gmp(&mut || q.assign(a.sqrt_ref()));
+            let cugmp_ms = time_ms(reps, || unsafe { (api.sqrt)(&mut mq, &ma) });
+            assert!(mq.value() == q, "MISMATCH: mpz_sqrt at {n} limbs");
+            emit(&mut md, Row { op: "sqrt (2n limbs)", limbs: n, gmp_ms, cugmp_ms }, api.auto("gmp-internal mul"));
+        }
+        if hook_wanted("get_str") {
+            let mut text = String::new();
+            let gmp_ms = timed_gmp(&mut || text = d.to_string());
+            let mut ours = String::new();
+            let cugmp_ms = time_ms(reps, || unsafe {
+                let p = (api.get_str)(std::ptr::null_mut(), 10, &mdiv);
+                ours = std::ffi::CStr::from_ptr(p).to_string_lossy().into_owned();
+                (*api.free_func)(p as *mut libc::c_void, ours.len() + 1);
+            });
+            assert!(ours == text, "MISMATCH: mpz_get_str at {n} limbs");
+            emit(&mut md, Row { op: "get_str base 10", limbs: n, gmp_ms, cugmp_ms }, api.auto("gmp-internal mul"));
+        }
         for mut m in [ma, mdiv, mq, mr] {
             unsafe { (api.clear)(&mut m) };
         }

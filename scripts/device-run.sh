@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine, over a tree packed by scripts/pack-device.sh:
-#   bash scripts/device-run.sh [gpu|differential|tests|gmp|bench|ab|perf|sanitize|fuzz|all]    (default: all)
+#   bash scripts/device-run.sh [gpu|differential|tests|gmp|bench|ab|perf|radix|sanitize|fuzz|all]    (default: all)
 # gpu: the GPU tests alone; differential: the differential suite under
 # CUGMP_GPU=force and the C programs (cuGMP against static GMP); tests: both
 # of those; gmp: GMP's own tests/mpz and tests/mpn on libcugmp.so; fuzz:
@@ -9,7 +9,7 @@
 # library and with pack/alt's (scripts/pack-device.sh --alt REV), same call;
 # perf: the rows the README's table takes (products under force, GMP's
 # algorithms through the hooks with auto) and the transfer variants, into
-# one file.
+# one file; radix: mpz_get_str over radix conversion's settings (radix.md).
 # Writes logs under $OUT (or /tmp/cugmp-out) and prints a short summary last.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -46,8 +46,13 @@ if [ "$what" = gmp ] || [ "$what" = all ]; then
     # tests share the one GPU as separate programs would): one by one,
     # tests/mpn under force did not finish in 460 s. CUGMP_GMP_TESTS picks
     # tests ("mpz/logic mpn/t-div"), CUGMP_GMP_JOBS and CUGMP_GMP_TIMEOUT
-    # (seconds a test) change the defaults.
+    # (seconds a test) change the defaults. tests/mpn runs with
+    # CUGMP_FORCE_MIN_LIMBS=16 (CUGMP_GMP_MPN_FORCE_MIN): t-gcd_22's
+    # reference gcd makes millions of 1- and 2-limb operations, each a round
+    # trip to the device under plain force (past 250 s; 0.26 s on the CPU).
     for d in mpz mpn; do
+        force_min=0
+        [ "$d" = mpn ] && force_min=${CUGMP_GMP_MPN_FORCE_MIN:-16}
         tests=$(ls pack/gmp-tests/$d/*)
         if [ -n "${CUGMP_GMP_TESTS:-}" ]; then
             tests=$(for t in $CUGMP_GMP_TESTS; do [ "${t%%/*}" = "$d" ] && echo "pack/gmp-tests/$t"; done)
@@ -58,14 +63,14 @@ if [ "$what" = gmp ] || [ "$what" = all ]; then
         start=$SECONDS
         echo "$tests" | xargs -P "${CUGMP_GMP_JOBS:-12}" -I{} bash -c '
             t=$1 log=$2/$(basename "$1").log
-            (cd /tmp && LD_LIBRARY_PATH="$3/pack/alias" timeout "$4" "$3/$t") >"$log" 2>&1
+            (cd /tmp && LD_LIBRARY_PATH="$3/pack/alias" CUGMP_FORCE_MIN_LIMBS=$5 timeout "$4" "$3/$t") >"$log" 2>&1
             rc=$?
-            echo "$(basename "$t") $rc" >>"$2/status"' _ {} "$out/gmp-$d" "$PWD" "${CUGMP_GMP_TIMEOUT:-200}"
+            echo "$(basename "$t") $rc" >>"$2/status"' _ {} "$out/gmp-$d" "$PWD" "${CUGMP_GMP_TIMEOUT:-200}" "$force_min"
         pass=$(awk '$2 == 0' "$out/gmp-$d/status" | wc -l)
         skip=$(awk '$2 == 77' "$out/gmp-$d/status" | wc -l) # automake's "skipped", as GMP's harness counts it
         failed=$(awk '$2 != 0 && $2 != 77 {print $1 "(" $2 ")"}' "$out/gmp-$d/status" | tr '\n' ' ')
         fail=$(awk '$2 != 0 && $2 != 77' "$out/gmp-$d/status" | wc -l)
-        note "GMP tests/$d on libcugmp.so (CUGMP_GPU=force): $pass passed, $fail failed, $skip skipped ${failed} ($((SECONDS - start)) s)"
+        note "GMP tests/$d on libcugmp.so (CUGMP_GPU=force, CUGMP_FORCE_MIN_LIMBS=$force_min): $pass passed, $fail failed, $skip skipped ${failed} ($((SECONDS - start)) s)"
         # Only the failures' logs come back: the device tool returns a
         # limited number of files, and in session 6 the status files were
         # among those left out.
@@ -107,6 +112,24 @@ if [ "$what" = perf ]; then
         CUGMP_BENCH_OUT=/tmp/perf-$only CUGMP_GPU=$mode pack/bench/speedup --only "$only" 2>&1 | grep -E '^\| ' | tee -a "$out/perf.md"
     done
     note "perf: $out/perf.md"
+fi
+
+if [ "$what" = radix ]; then
+    # mpz_get_str base 10 (hooks, auto) over radix conversion's settings:
+    # CUGMP_RADIX_LEVELS x CUGMP_RADIX_CPU_BELOW (src/radix.rs), GMP's
+    # conversion once per process as the reference, untimed. "-" is the
+    # library's default. One file back: radix.md.
+    for levels in ${CUGMP_RADIX_SWEEP_LEVELS:-- 4 5 6}; do
+        for below in ${CUGMP_RADIX_SWEEP_BELOW:-- 16384 65536 1000000000}; do
+            env_args=()
+            [ "$levels" != - ] && env_args+=(CUGMP_RADIX_LEVELS=$levels)
+            [ "$below" != - ] && env_args+=(CUGMP_RADIX_CPU_BELOW=$below)
+            echo "== levels $levels, CPU below $below" >>"$out/radix.md"
+            env ${env_args[@]+"${env_args[@]}"} CUGMP_GPU=auto CUGMP_BENCH_OUT=/tmp/radix pack/bench/speedup --only hooks --hook get_str \
+                --sizes "${CUGMP_RADIX_SIZES:-100000,1000000}" --no-gmp --reps 3 2>&1 | grep -E '^\| get_str|MISMATCH|panick' >>"$out/radix.md"
+        done
+    done
+    note "radix: $out/radix.md"
 fi
 
 if [ "$what" = ab ]; then

@@ -11,6 +11,14 @@
 //! * `CUGMP_GPU_MEM_LIMIT=bytes` (suffixes K, M, G: powers of 1024): the most
 //!   device memory cuGMP's operations may hold at once; an operation that
 //!   would need more runs on the CPU.
+//! * `CUGMP_FORCE_MIN_LIMBS=n`: under `force`, operations on fewer than n
+//!   limbs stay on the CPU (GMP's test programs make millions of 1- and
+//!   2-limb operations, each a round trip to the device under force; the
+//!   device runs of those suites use 16, and say so).
+//! * `CUGMP_RADIX_LEVELS=k`, `CUGMP_RADIX_CPU_BELOW=n` (tuning only): radix
+//!   conversion in 2^k pieces instead of about one a core, and the numbers
+//!   of fewer than n limbs inside it converted and divided on their own
+//!   thread's CPU (src/radix.rs says why); measured in RESULTS.md.
 //! * `CUGMP_STATS=1`: print per-operation counts, bytes copied, GPU time and
 //!   fallbacks to stderr when the process exits.
 
@@ -41,6 +49,11 @@ pub struct Config {
     pub check: bool,
     pub stats: bool,
     pub gpu_mem_limit: Option<usize>,
+    /// `CUGMP_FORCE_MIN_LIMBS` (0 when unset: force sends every size).
+    pub force_min_limbs: usize,
+    /// `CUGMP_RADIX_LEVELS` and `CUGMP_RADIX_CPU_BELOW` (src/radix.rs).
+    pub radix_levels: Option<u32>,
+    pub radix_cpu_below: Option<usize>,
     /// Device memory the stream-ordered allocator keeps for reuse after
     /// frees (`CUGMP_GPU_POOL`, default DEFAULT_GPU_POOL); 0 gives every
     /// free back to the device at once.
@@ -89,7 +102,36 @@ impl Config {
         };
         let gpu_mem_limit = bytes("CUGMP_GPU_MEM_LIMIT", "no limit");
         let gpu_pool = bytes("CUGMP_GPU_POOL", "using the default").unwrap_or(DEFAULT_GPU_POOL);
-        Config { gpu, log: flag("CUGMP_LOG"), fault, check: flag("CUGMP_CHECK"), stats: flag("CUGMP_STATS"), gpu_mem_limit, gpu_pool }
+        let force_min_limbs = count("CUGMP_FORCE_MIN_LIMBS").unwrap_or(0);
+        let radix_levels = count("CUGMP_RADIX_LEVELS").map(|l| l.min(crate::radix::MAX_LEVELS as usize) as u32);
+        let radix_cpu_below = count("CUGMP_RADIX_CPU_BELOW");
+        Config {
+            gpu,
+            log: flag("CUGMP_LOG"),
+            fault,
+            check: flag("CUGMP_CHECK"),
+            stats: flag("CUGMP_STATS"),
+            gpu_mem_limit,
+            force_min_limbs,
+            radix_levels,
+            radix_cpu_below,
+            gpu_pool,
+        }
+    }
+}
+
+/// A count from the environment (limbs, levels); None when unset or not a
+/// number (said on stderr).
+fn count(name: &str) -> Option<usize> {
+    match std::env::var(name) {
+        Ok(v) if !v.is_empty() => {
+            let parsed = v.trim().parse::<usize>().ok();
+            if parsed.is_none() {
+                eprintln!("cugmp: {name}={v:?} is not a count; ignored");
+            }
+            parsed
+        }
+        _ => None,
     }
 }
 

@@ -105,14 +105,15 @@ enum Route {
 /// Whether `CUGMP_GPU` and the thresholds send `op` on `limbs` limbs to the
 /// GPU (when there is one): from a size up, never down again.
 fn gpu_wanted(op: Op, limbs: usize) -> bool {
-    match config::get().gpu {
+    let cfg = config::get();
+    match cfg.gpu {
         GpuMode::Off => false,
         // GMP's own algorithms make a great many small products (its
         // mulmod_bnm1 recursion bottoms out near 16 limbs): under force
         // those from FORCE_INTERNAL_MIN limbs go to the GPU, which keeps
         // GMP's test suite under force within its time.
-        GpuMode::Force if op == Op::Internal => limbs >= FORCE_INTERNAL_MIN,
-        GpuMode::Force => true,
+        GpuMode::Force if op == Op::Internal => limbs >= FORCE_INTERNAL_MIN.max(cfg.force_min_limbs),
+        GpuMode::Force => limbs >= cfg.force_min_limbs,
         GpuMode::Auto => auto_threshold(op).is_some_and(|t| limbs >= t),
     }
 }
@@ -262,11 +263,32 @@ fn in_cpu_reference() -> bool {
     CPU_REFERENCE.with(|c| c.get()) > 0
 }
 
+thread_local! {
+    /// GMP's internal products on this thread go to the GPU only from this
+    /// many limbs (on top of the threshold): set by radix conversion's
+    /// threads, which run GMP's work in parallel on the CPU where the GPU
+    /// would take their products one at a time (src/radix.rs).
+    static INTERNAL_GPU_FROM: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Run `f` with this thread's internal products below `limbs` on the CPU
+/// (restored after, also when `f` unwinds).
+pub(crate) fn with_internal_gpu_from<T>(limbs: usize, f: impl FnOnce() -> T) -> T {
+    struct Restore(usize);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            INTERNAL_GPU_FROM.with(|c| c.set(self.0));
+        }
+    }
+    let _restore = Restore(INTERNAL_GPU_FROM.with(|c| c.replace(limbs)));
+    f()
+}
+
 /// Whether GMP's own work on `limbs` limbs (its internal products, and what
 /// is sized or split for them) goes to the GPU: wanted at that size, a GPU
 /// in use, and not inside a CPU reference.
 fn internal_on_gpu(limbs: usize) -> bool {
-    !in_cpu_reference() && gpu_wanted(Op::Internal, limbs) && gpu::get().is_some()
+    !in_cpu_reference() && limbs >= INTERNAL_GPU_FROM.with(|c| c.get()) && gpu_wanted(Op::Internal, limbs) && gpu::get().is_some()
 }
 
 /// Run `f` as a CPU reference computation (see CPU_REFERENCE).
@@ -287,7 +309,7 @@ unsafe fn product_on_gpu(op: Op, up: *const mp_limb_t, un: usize, vp: *const mp_
 
 /// The GPU when a product of un x vn limbs goes there.
 fn product_route(op: Op, un: usize, vn: usize) -> Option<&'static gpu::Gpu> {
-    if op == Op::Internal && in_cpu_reference() {
+    if op == Op::Internal && (in_cpu_reference() || un.min(vn) < INTERNAL_GPU_FROM.with(|c| c.get())) {
         return None;
     }
     match route(op, un.min(vn), un > 0 && vn > 0) {
@@ -423,10 +445,10 @@ pub unsafe fn internal_get_str(s: *mut u8, base: c_int, up: *mut mp_limb_t, un: 
     if !wanted {
         return cpu();
     }
-    log!("mpn_get_str {n} limbs base {base}: {} pieces on threads", 1usize << levels);
+    log!("mpn_get_str {n} limbs base {base}: {} pieces on threads, below {} limbs on the CPU", 1usize << levels, crate::radix::cpu_below());
     // SAFETY: GMP's contract: {up, un} readable and writable (GMP's own
     // conversion clobbers it too), s holds the digits.
-    let digits = crate::radix::digits(unsafe { std::slice::from_raw_parts_mut(up, n) }, base as u32, levels);
+    let digits = crate::radix::digits(unsafe { std::slice::from_raw_parts_mut(up, n) }, base as u32, levels, crate::radix::cpu_below());
     let digits = digits.as_slice();
     unsafe { std::ptr::copy_nonoverlapping(digits.as_ptr(), s, digits.len()) };
     digits.len()

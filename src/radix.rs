@@ -20,12 +20,14 @@
 //! sees only calls from the calling thread, as with GMP).
 
 use crate::abi::{mp_limb_t, mp_size_t};
-use crate::cpu;
+use crate::{config, cpu, dispatch};
 use libc::c_int;
 use std::sync::Mutex;
 
-/// Most threads a conversion uses (one per piece).
+/// Most threads a conversion uses by default (one per piece).
 const MAX_THREADS: usize = 16;
+/// Most splits `CUGMP_RADIX_LEVELS` may ask for (256 pieces and threads).
+pub const MAX_LEVELS: u32 = 8;
 /// Pieces hold at least this many limbs: smaller ones are not worth a thread.
 const MIN_PIECE_LIMBS: usize = 1024;
 /// Stack of a piece's thread: GMP's temporaries below 32 KiB live on the
@@ -53,7 +55,12 @@ impl Digits {
 /// significant first, no leading zeros ("0" for zero). `levels` splits make
 /// 2^levels pieces, converted on as many threads (`levels` 0: GMP's
 /// conversion on this thread).
-pub fn digits(limbs: &mut [mp_limb_t], base: u32, levels: u32) -> Digits {
+///
+/// Numbers below `cpu_below` limbs (pieces, and the splits of numbers that
+/// small) are divided and converted with GMP's internal products on their
+/// own thread's CPU: the GPU takes the threads' products one at a time, and
+/// many small ones at once queue there while the cores wait.
+pub fn digits(limbs: &mut [mp_limb_t], base: u32, levels: u32, cpu_below: usize) -> Digits {
     let n = trimmed(limbs).len();
     let x = &mut limbs[..n];
     if x.is_empty() {
@@ -75,7 +82,7 @@ pub fn digits(limbs: &mut [mp_limb_t], base: u32, levels: u32) -> Digits {
         }
     }
     let mut padded = vec![0u8; width * pieces];
-    convert(x, &powers, base, &mut padded);
+    convert(x, &powers, base, cpu_below, &mut padded);
     let first = padded.iter().position(|&d| d != 0).unwrap_or(padded.len() - 1);
     Digits { padded, first }
 }
@@ -89,7 +96,17 @@ fn trimmed(x: &[mp_limb_t]) -> &[mp_limb_t] {
 /// The digits of `x` (below base^out.len(); clobbered) into `out` (zeros
 /// on entry), leading zeros included: split by the largest of `powers`, the
 /// two halves on two threads.
-fn convert(x: &mut [mp_limb_t], powers: &[Vec<mp_limb_t>], base: u32, out: &mut [u8]) {
+fn convert(x: &mut [mp_limb_t], powers: &[Vec<mp_limb_t>], base: u32, cpu_below: usize, out: &mut [u8]) {
+    if x.len() < cpu_below {
+        // Everything below on this thread's CPU (the threads spawned below
+        // check again: their numbers are smaller still).
+        return dispatch::with_internal_gpu_from(usize::MAX, || split(x, powers, base, cpu_below, out));
+    }
+    split(x, powers, base, cpu_below, out)
+}
+
+/// `convert`'s work: one split, or the piece's conversion.
+fn split(x: &mut [mp_limb_t], powers: &[Vec<mp_limb_t>], base: u32, cpu_below: usize, out: &mut [u8]) {
     let Some((divisor, below)) = powers.split_last() else {
         piece(x, base, out);
         return;
@@ -102,12 +119,12 @@ fn convert(x: &mut [mp_limb_t], powers: &[Vec<mp_limb_t>], base: u32, out: &mut 
     let run_high = || {
         let taken = high.lock().unwrap_or_else(|p| p.into_inner()).take();
         if let Some((q, hi)) = taken {
-            convert(q, below, base, hi);
+            convert(q, below, base, cpu_below, hi);
         }
     };
     std::thread::scope(|s| {
         let spawned = std::thread::Builder::new().stack_size(PIECE_STACK_BYTES).spawn_scoped(s, run_high);
-        convert(&mut r, below, base, lo);
+        convert(&mut r, below, base, cpu_below, lo);
         if spawned.is_err() {
             run_high();
         }
@@ -176,16 +193,32 @@ fn square(x: &[mp_limb_t]) -> Vec<mp_limb_t> {
 }
 
 /// Splits for a number of `limbs` limbs on this host: about one piece per
-/// core (at most MAX_THREADS), none under MIN_PIECE_LIMBS limbs; 0 when one
-/// thread is all there is.
+/// core (at most MAX_THREADS), or `CUGMP_RADIX_LEVELS`; none making pieces
+/// under MIN_PIECE_LIMBS limbs; by default 0 when one thread is all there
+/// is.
 pub fn levels_for(limbs: usize) -> u32 {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get()).min(MAX_THREADS);
+    let wanted = match config::get().radix_levels {
+        Some(levels) => levels,
+        None if cores < 2 => 0,
+        None => cores.next_power_of_two().trailing_zeros(),
+    };
     let mut levels = 0;
-    while (1usize << (levels + 1)) <= cores.next_power_of_two() && limbs >> (levels + 1) >= MIN_PIECE_LIMBS {
+    while levels < wanted && limbs >> (levels + 1) >= MIN_PIECE_LIMBS {
         levels += 1;
     }
-    if cores < 2 { 0 } else { levels }
+    levels
 }
+
+/// `digits`'s `cpu_below` on this host: `CUGMP_RADIX_CPU_BELOW`, else
+/// CPU_BELOW_LIMBS.
+pub fn cpu_below() -> usize {
+    config::get().radix_cpu_below.unwrap_or(CPU_BELOW_LIMBS)
+}
+
+/// Default `cpu_below`: 0, every internal product of the conversion where
+/// the thresholds send it, until measured otherwise.
+const CPU_BELOW_LIMBS: usize = 0;
 
 #[cfg(test)]
 mod tests {
@@ -207,9 +240,13 @@ mod tests {
     fn check(x: &[mp_limb_t], base: u32, what: &str) {
         let want = gmp_digits(x, base);
         for levels in 0..=4 {
-            let digits = digits(&mut x.to_vec(), base, levels);
-            let got = digits.as_slice();
-            assert!(got == want, "{what}: base {base}, {} limbs, {levels} levels: {} digits against GMP's {}", x.len(), got.len(), want.len());
+            // cpu_below: none, and from the middle of the splits (on a GPU
+            // machine the two route the internal products differently).
+            for cpu_below in [0, x.len() / 4] {
+                let digits = digits(&mut x.to_vec(), base, levels, cpu_below);
+                let got = digits.as_slice();
+                assert!(got == want, "{what}: base {base}, {} limbs, {levels} levels, CPU below {cpu_below}: {} digits against GMP's {}", x.len(), got.len(), want.len());
+            }
         }
     }
 
@@ -239,8 +276,8 @@ mod tests {
                 check(&above, base, "base^e + 1");
             }
         }
-        assert_eq!(digits(&mut [], 10, 3).as_slice(), [0]);
-        assert_eq!(digits(&mut [0, 0], 10, 2).as_slice(), [0]);
+        assert_eq!(digits(&mut [], 10, 3, 0).as_slice(), [0]);
+        assert_eq!(digits(&mut [0, 0], 10, 2, 0).as_slice(), [0]);
     }
 
     #[test]

@@ -350,6 +350,23 @@ fn hooks(api: &Api) -> String {
     report.join("; ")
 }
 
+/// CUGMP_FORCE_MIN_LIMBS=16 (the device runs of GMP's own test suites use
+/// it): under force, products below 16 limbs stay on the CPU, those from 16
+/// go to the GPU, and both are exact.
+fn force_min(api: &Api) -> String {
+    let mut rng = RandState::new();
+    let ops = || unsafe { (api.gpu_operations)() };
+    let mut counts = Vec::new();
+    for n in [1u32, 15, 16, 64] {
+        let (a, b) = (random_limbs(n as usize, &mut rng), random_limbs(n as usize, &mut rng));
+        let before = ops();
+        assert!(mpz_product(api, &a, &b) == a.clone() * &b, "MISMATCH: mpz_mul {n} limbs");
+        counts.push(ops() - before);
+    }
+    assert_eq!(counts, [0, 0, 1, 1], "GPU products at 1, 15, 16, 64 limbs under CUGMP_FORCE_MIN_LIMBS=16");
+    "1 and 15 limbs on the CPU, 16 and 64 on the GPU".into()
+}
+
 /// Device memory free now, from this process's own view of the device (the
 /// library's context is the device's primary context, which this shares).
 fn device_free() -> usize {
@@ -503,6 +520,7 @@ const TESTS: &[(&str, &[(&str, &str)])] = &[
     ("gpu_check_mode_passes", &[("CUGMP_CHECK", "1")]),
     ("gpu_hooks_match_gmp", &[]),
     ("gpu_split_product_matches_gmp", &[]),
+    ("gpu_force_min_limbs", &[("CUGMP_FORCE_MIN_LIMBS", "16")]),
     // Last: these run alone, after the others have finished (one holds the
     // device's memory; the other's throughput figures must be its own).
     ("gpu_memory_held_elsewhere", &[("CUGMP_LOG", "1")]),
@@ -521,6 +539,7 @@ fn child(name: &str) {
         "gpu_memory_held_elsewhere" => Some(memory_held_elsewhere),
         "gpu_hooks_match_gmp" => Some(hooks),
         "gpu_split_product_matches_gmp" => Some(split_product),
+        "gpu_force_min_limbs" => Some(force_min),
         _ => None,
     };
     if let Some(test) = special {
