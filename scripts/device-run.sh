@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine, over a tree packed by scripts/pack-device.sh:
-#   bash scripts/device-run.sh [gpu|differential|tests|gmp|bench|ab|perf|radix|sanitize|fuzz|all]    (default: all)
+#   bash scripts/device-run.sh [gpu|differential|tests|gmp|bench|ab|perf|radix|hostcopy|sanitize|fuzz|all]    (default: all)
 # gpu: the GPU tests alone; differential: the differential suite under
 # CUGMP_GPU=force and the C programs (cuGMP against static GMP); tests: both
 # of those; gmp: GMP's own tests/mpz and tests/mpn on libcugmp.so; fuzz:
@@ -9,7 +9,8 @@
 # library and with pack/alt's (scripts/pack-device.sh --alt REV), same call;
 # perf: the rows the README's table takes (products under force, GMP's
 # algorithms through the hooks with auto) and the transfer variants, into
-# one file; radix: mpz_get_str over radix conversion's settings (radix.md).
+# one file; radix: mpz_get_str over radix conversion's settings (radix.md);
+# hostcopy: the host-side copy rates alone (benches/host_copy.cu).
 # Writes logs under $OUT (or /tmp/cugmp-out) and prints a short summary last.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -130,6 +131,13 @@ if [ "$what" = radix ]; then
         done
     done
     note "radix: $out/radix.md"
+fi
+
+if [ "$what" = hostcopy ]; then
+    # The host side of the transfers alone (benches/host_copy.cu), built
+    # here with the device's nvcc: one table, hostcopy.md.
+    nvcc -O2 -std=c++17 -arch=sm_90 benches/host_copy.cu -o /tmp/host_copy -lpthread && /tmp/host_copy | tee "$out/hostcopy.md"
+    note "hostcopy: $out/hostcopy.md"
 fi
 
 if [ "$what" = ab ]; then
