@@ -20,7 +20,9 @@
 //! sees only calls from the calling thread, as with GMP).
 
 use crate::abi::{mp_limb_t, mp_size_t};
-use crate::{config, cpu, dispatch};
+use crate::config::{self, log};
+use crate::{cpu, dispatch};
+use std::time::Instant;
 use libc::c_int;
 use std::sync::Mutex;
 
@@ -74,6 +76,7 @@ pub fn digits(limbs: &mut [mp_limb_t], base: u32, levels: u32, cpu_below: usize)
     let width = total.div_ceil(pieces);
     // powers[j] = base^(width * 2^j): the divisor that splits a number of
     // 2^(j+1) pieces into two of 2^j.
+    let start = Instant::now();
     let mut powers: Vec<Vec<mp_limb_t>> = Vec::with_capacity(levels as usize);
     if levels > 0 {
         powers.push(power(base, width));
@@ -81,10 +84,17 @@ pub fn digits(limbs: &mut [mp_limb_t], base: u32, levels: u32, cpu_below: usize)
             powers.push(square(&powers[j - 1]));
         }
     }
+    log!("radix: {n} limbs, {pieces} pieces of {width} digits: powers {:.3} ms", ms(start));
     let mut padded = vec![0u8; width * pieces];
     convert(x, &powers, base, cpu_below, &mut padded);
     let first = padded.iter().position(|&d| d != 0).unwrap_or(padded.len() - 1);
+    log!("radix: {n} limbs converted in {:.3} ms", ms(start));
     Digits { padded, first }
+}
+
+/// Milliseconds since `start` (CUGMP_LOG's phase times).
+fn ms(start: Instant) -> f64 {
+    start.elapsed().as_secs_f64() * 1e3
 }
 
 /// `x` without its zero limbs at the top.
@@ -143,9 +153,11 @@ fn piece(x: &mut [mp_limb_t], base: u32, out: &mut [u8]) {
     // its own bound.
     let room = (64 * n) as f64 / f64::from(base).log2();
     let mut buf = vec![0u8; room.ceil() as usize + 16];
+    let start = Instant::now();
     // SAFETY: buf holds GMP's bound for n limbs; x's top limb is nonzero;
     // GMP may clobber x, which the caller allows.
     let written = unsafe { cpu::mpn_get_str(buf.as_mut_ptr(), base as c_int, x.as_mut_ptr(), n as mp_size_t) };
+    log!("radix: piece of {n} limbs in {:.3} ms", ms(start));
     assert!(written <= out.len(), "a piece of radix conversion has more digits than its width");
     let at = out.len() - written;
     out[at..].copy_from_slice(&buf[..written]);
@@ -158,11 +170,13 @@ fn divide(x: &[mp_limb_t], d: &[mp_limb_t]) -> (Vec<mp_limb_t>, Vec<mp_limb_t>) 
     if nn < dn {
         return (Vec::new(), x.to_vec());
     }
+    let start = Instant::now();
     let mut q = vec![0; nn - dn + 1];
     let mut r = vec![0; dn];
     // SAFETY: nn >= dn >= 1, d's top limb nonzero, q and r of the sizes GMP
     // writes, none overlapping.
     unsafe { cpu::mpn_tdiv_qr(q.as_mut_ptr(), r.as_mut_ptr(), 0, x.as_ptr(), nn as mp_size_t, d.as_ptr(), dn as mp_size_t) };
+    log!("radix: {nn} by {dn} limbs divided in {:.3} ms", ms(start));
     (q, r)
 }
 
