@@ -29,7 +29,7 @@ use std::sync::Mutex;
 /// Most threads a conversion uses by default (one per piece).
 const MAX_THREADS: usize = 16;
 /// Most splits `CUGMP_RADIX_LEVELS` may ask for (256 pieces and threads).
-pub const MAX_LEVELS: u32 = 8;
+pub(crate) const MAX_LEVELS: u32 = 8;
 /// Pieces hold at least this many limbs: smaller ones are not worth a thread.
 const MIN_PIECE_LIMBS: usize = 1024;
 /// Stack of a piece's thread: GMP's temporaries below 32 KiB live on the
