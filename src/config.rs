@@ -90,16 +90,8 @@ impl Config {
                 None
             }
         };
-        let bytes = |name: &str, otherwise: &str| match std::env::var(name) {
-            Ok(v) if !v.is_empty() => {
-                let parsed = parse_bytes(&v);
-                if parsed.is_none() {
-                    eprintln!("cugmp: {name}={v:?} is not a byte count (e.g. 512M, 4G); {otherwise}");
-                }
-                parsed
-            }
-            _ => None,
-        };
+        let bytes = |name, otherwise| number(name, parse_bytes, "a byte count (e.g. 512M, 4G)", otherwise);
+        let count = |name| number(name, |v| v.trim().parse::<usize>().ok(), "a count", "ignored");
         let gpu_mem_limit = bytes("CUGMP_GPU_MEM_LIMIT", "no limit");
         let gpu_pool = bytes("CUGMP_GPU_POOL", "using the default").unwrap_or(DEFAULT_GPU_POOL);
         let force_min_limbs = count("CUGMP_FORCE_MIN_LIMBS").unwrap_or(0);
@@ -120,14 +112,14 @@ impl Config {
     }
 }
 
-/// A count from the environment (limbs, levels); None when unset or not a
-/// number (said on stderr).
-fn count(name: &str) -> Option<usize> {
+/// The number in environment variable `name` by `parse`; None when unset,
+/// empty or not `what` (said on stderr, with what happens `otherwise`).
+fn number(name: &str, parse: impl Fn(&str) -> Option<usize>, what: &str, otherwise: &str) -> Option<usize> {
     match std::env::var(name) {
         Ok(v) if !v.is_empty() => {
-            let parsed = v.trim().parse::<usize>().ok();
+            let parsed = parse(&v);
             if parsed.is_none() {
-                eprintln!("cugmp: {name}={v:?} is not a count; ignored");
+                eprintln!("cugmp: {name}={v:?} is not {what}; {otherwise}");
             }
             parsed
         }

@@ -252,27 +252,18 @@ pub unsafe fn mul(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
 }
 
 thread_local! {
-    /// Nonzero while this thread computes a CPU reference (CUGMP_CHECK): GMP's
-    /// internal products then stay on the CPU too, so the reference is GMP's
-    /// alone and never the GPU checked against itself.
-    static CPU_REFERENCE: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
-}
-
-/// Whether this thread is computing a CPU reference (see CPU_REFERENCE).
-fn in_cpu_reference() -> bool {
-    CPU_REFERENCE.with(|c| c.get()) > 0
-}
-
-thread_local! {
     /// GMP's internal products on this thread go to the GPU only from this
-    /// many limbs (on top of the threshold): set by radix conversion's
-    /// threads, which run GMP's work in parallel on the CPU where the GPU
-    /// would take their products one at a time (src/radix.rs).
+    /// many limbs (on top of the thresholds). usize::MAX while the thread
+    /// computes a CPU reference (CUGMP_CHECK: the reference is GMP's alone,
+    /// never the GPU checked against itself); radix conversion's threads
+    /// raise it for small numbers, which their CPUs convert in parallel where
+    /// the GPU would take their products one at a time (src/radix.rs).
     static INTERNAL_GPU_FROM: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
-/// Run `f` with this thread's internal products below `limbs` on the CPU
-/// (restored after, also when `f` unwinds).
+/// Run `f` with this thread's internal products below `limbs` on the CPU: a
+/// bound already set is never lowered (a CPU reference stays one); restored
+/// after, also when `f` unwinds.
 pub(crate) fn with_internal_gpu_from<T>(limbs: usize, f: impl FnOnce() -> T) -> T {
     struct Restore(usize);
     impl Drop for Restore {
@@ -280,23 +271,26 @@ pub(crate) fn with_internal_gpu_from<T>(limbs: usize, f: impl FnOnce() -> T) -> 
             INTERNAL_GPU_FROM.with(|c| c.set(self.0));
         }
     }
-    let _restore = Restore(INTERNAL_GPU_FROM.with(|c| c.replace(limbs)));
+    let _restore = Restore(INTERNAL_GPU_FROM.with(|c| c.replace(c.get().max(limbs))));
     f()
+}
+
+/// Whether this thread keeps GMP's internal work on `limbs` limbs on the CPU
+/// (see INTERNAL_GPU_FROM).
+fn internal_held_on_cpu(limbs: usize) -> bool {
+    limbs < INTERNAL_GPU_FROM.with(|c| c.get())
 }
 
 /// Whether GMP's own work on `limbs` limbs (its internal products, and what
 /// is sized or split for them) goes to the GPU: wanted at that size, a GPU
-/// in use, and not inside a CPU reference.
+/// in use, and not held on this thread's CPU.
 fn internal_on_gpu(limbs: usize) -> bool {
-    !in_cpu_reference() && limbs >= INTERNAL_GPU_FROM.with(|c| c.get()) && gpu_wanted(Op::Internal, limbs) && gpu::get().is_some()
+    !internal_held_on_cpu(limbs) && gpu_wanted(Op::Internal, limbs) && gpu::get().is_some()
 }
 
-/// Run `f` as a CPU reference computation (see CPU_REFERENCE).
+/// Run `f` as a CPU reference computation: every internal product on the CPU.
 fn cpu_reference<T>(f: impl FnOnce() -> T) -> T {
-    CPU_REFERENCE.with(|c| c.set(c.get() + 1));
-    let out = f();
-    CPU_REFERENCE.with(|c| c.set(c.get() - 1));
-    out
+    with_internal_gpu_from(usize::MAX, f)
 }
 
 /// `out = {up, un} * {vp, vn}` (`out` of un + vn limbs, `un >= vn >= 1`, not
@@ -309,7 +303,7 @@ unsafe fn product_on_gpu(op: Op, up: *const mp_limb_t, un: usize, vp: *const mp_
 
 /// The GPU when a product of un x vn limbs goes there.
 fn product_route(op: Op, un: usize, vn: usize) -> Option<&'static gpu::Gpu> {
-    if op == Op::Internal && (in_cpu_reference() || un.min(vn) < INTERNAL_GPU_FROM.with(|c| c.get())) {
+    if op == Op::Internal && internal_held_on_cpu(un.min(vn)) {
         return None;
     }
     match route(op, un.min(vn), un > 0 && vn > 0) {
