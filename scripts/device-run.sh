@@ -6,7 +6,8 @@
 # of those; gmp: GMP's own tests/mpz and tests/mpn on libcugmp.so; fuzz:
 # each fuzz target for CUGMP_FUZZ_SECONDS (default 120) under CUGMP_GPU=force;
 # ab: the device-resident and end-to-end product rows with this tree's
-# library and with pack/alt's (scripts/pack-device.sh --alt REV), same call;
+# library and with each of pack/alt's (scripts/pack-device.sh --alt REV...),
+# same call, one file each (ab-this.md, ab-SHORT.md);
 # perf: the rows the README's table takes (products under force, GMP's
 # algorithms through the hooks with auto) and the transfer variants, into
 # one file; radix: mpz_get_str over radix conversion's settings (radix.md);
@@ -141,21 +142,23 @@ if [ "$what" = hostcopy ]; then
 fi
 
 if [ "$what" = ab ]; then
-    [ -f pack/alt/libcugmp.so ] || { echo "no pack/alt/libcugmp.so: pack with --alt REV"; exit 2; }
+    alts=(pack/alt/*/libcugmp.so)
+    [ -f "${alts[0]}" ] || { echo "no pack/alt/*/libcugmp.so: pack with --alt REV"; exit 2; }
     unset CUGMP_GPU
-    # Twice in turn (this, alt, this, alt): the device's clocks and the
-    # host's load drift within a call. --no-gmp: GMP's product once per
-    # size as the reference, untimed (the two builds are what is compared).
+    # Twice in turn (this, each alt, this, each alt): the device's clocks
+    # and the host's load drift within a call. --no-gmp: GMP's product once
+    # per size as the reference, untimed (the builds are what is compared).
     for round in 1 2; do
-        for side in "this:$PWD/pack/deps/libcugmp.so" "alt:$PWD/pack/alt/libcugmp.so"; do
-            name=${side%%:*} lib=${side#*:}
-            echo "== $name ($round)"
-            CUGMP_BENCH_OUT="/tmp/ab-$name" CUGMP_LIBRARY=$lib pack/bench/speedup --only resident 2>&1 | grep -E '^\| (mul|sqr) ' | tee -a "$out/ab-resident-$name.md"
+        for lib in "$PWD/pack/deps/libcugmp.so" "${alts[@]/#/$PWD/}"; do
+            name=this
+            [ "$lib" = "$PWD/pack/deps/libcugmp.so" ] || name=$(basename "$(dirname "$lib")")
+            echo "== $name ($round)" | tee -a "$out/ab-$name.md"
+            CUGMP_BENCH_OUT="/tmp/ab-$name" CUGMP_LIBRARY=$lib pack/bench/speedup --only resident 2>&1 | grep -E '^\| (mul|sqr) ' | tee -a "$out/ab-$name.md"
             CUGMP_BENCH_OUT="/tmp/ab-$name" CUGMP_LIBRARY=$lib CUGMP_GPU=force pack/bench/speedup --only mul --no-gmp --reps "${CUGMP_AB_REPS:-20}" \
-                --sizes "${CUGMP_AB_SIZES:-10000,100000,1000000,3000000,10000000}" 2>&1 | grep -E '^\| (mul|sqr)' | tee -a "$out/ab-mul-$name.md"
+                --sizes "${CUGMP_AB_SIZES:-10000,100000,1000000,3000000,10000000}" 2>&1 | grep -E '^\| (mul|sqr)' | tee -a "$out/ab-$name.md"
         done
     done
-    note "ab: this tree in $out/ab-*-this.md, alt $(cat pack/alt/REVISION) in $out/ab-*-alt.md"
+    note "ab: $out/ab-this.md and, for each alt, $out/ab-SHORT.md ($(cat pack/alt/*/REVISION | cut -c1-9 | tr '\n' ' '))"
 fi
 
 echo; echo "SUMMARY"; printf '%s\n' "${summary[@]}"

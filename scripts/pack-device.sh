@@ -12,32 +12,38 @@
 #   pack/c/           c_tests/mpz_ops.c and bad_input.c built on cuGMP (-cugmp,
 #                     through the installed tree) and on static GMP (-ref)
 #   pack/fuzz/        the fuzz targets (scripts/fuzz.sh) and their corpus
-#   pack/alt/         with --alt REV: libcugmp.so built from git revision REV,
-#                     for `device-run.sh ab` (the same benchmark binaries
-#                     timing this tree's library against REV's, in one call)
+#   pack/alt/SHORT/   with --alt REV (repeatable): libcugmp.so built from git
+#                     revision REV (SHORT: its short hash), for
+#                     `device-run.sh ab` (the same benchmark binaries timing
+#                     this tree's library against each REV's, in one call)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-alt=
-if [ "${1:-}" = --alt ]; then
-    alt=${2:?usage: pack-device.sh [--alt REV]}
-fi
+alts=()
+while [ $# -gt 0 ]; do
+    case $1 in
+        --alt) alts+=("${2:?usage: pack-device.sh [--alt REV]...}"); shift 2 ;;
+        *) echo "usage: pack-device.sh [--alt REV]..." >&2; exit 2 ;;
+    esac
+done
 bash scripts/install-prereqs.sh
 rm -rf pack
 mkdir -p pack/deps pack/alias pack/gmp-tests pack/bench
 
-if [ -n "$alt" ]; then
+for alt in "${alts[@]}"; do
     # REV's library, built in a scratch worktree with this tree's target
     # directory (the dependencies are shared), before this tree's own build.
+    short=$(git rev-parse --short "$alt")
     wt=$(mktemp -d)
     git worktree add --detach "$wt" "$alt" >/dev/null
     (cd "$wt" && ln -s "$root/.tools" .tools && CARGO_TARGET_DIR="$root/target/alt" cargo build --release --lib 2>&1 | tail -1)
-    mkdir -p pack/alt
-    cp target/alt/release/deps/libcugmp.so pack/alt/libcugmp.so
+    mkdir -p "pack/alt/$short"
+    cp target/alt/release/deps/libcugmp.so "pack/alt/$short/libcugmp.so"
+    strip --strip-unneeded "pack/alt/$short/libcugmp.so"
     git worktree remove --force "$wt"
-    echo "packed alt libcugmp.so from $alt ($(git rev-parse --short "$alt"))"
-    git rev-parse "$alt" >pack/alt/REVISION
-fi
+    echo "packed alt libcugmp.so from $alt ($short)"
+    git rev-parse "$alt" >"pack/alt/$short/REVISION"
+done
 
 # Test binaries: the ones that run on the device.
 cargo test --release --no-run --message-format=json 2>/dev/null |
