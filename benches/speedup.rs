@@ -171,7 +171,8 @@ fn main() {
         x
     };
 
-    // --sizes 1000000,10000000: the products at these sizes only.
+    // --sizes 1000000,10000000: the products at these sizes only (end to
+    // end, and device-resident ones alone).
     let sizes: Option<Vec<usize>> = value("--sizes").map(|v| v.split(',').filter_map(|x| x.parse().ok()).collect());
     let mul_sizes: Vec<usize> = if !want("e2e") && only.as_deref() != Some("mul") {
         vec![]
@@ -242,7 +243,7 @@ fn main() {
     // times that algorithm alone.
     let hook_sizes: Vec<usize> = if !want("hooks") {
         vec![]
-    } else if let Some(s) = sizes {
+    } else if let Some(s) = sizes.clone() {
         s
     } else if quick { vec![10_000] } else { vec![10_000, 100_000, 1_000_000] };
     let hook = value("--hook");
@@ -292,6 +293,9 @@ fn main() {
         vec![]
     } else if quick {
         vec![("copy", 1 << 20), ("add", 1 << 20), ("mul", 100_000)]
+    } else if let Some(s) = &sizes {
+        // --sizes: the products alone, at those sizes (a profiler's run).
+        s.iter().flat_map(|&n| [("mul", n), ("sqr", n)]).collect()
     } else {
         // 2^22 limbs is 2^28 bits, where #4 asks for 80% of the bandwidth.
         // The copy at each size comes first: it is the ceiling the others are

@@ -286,8 +286,8 @@ NTT_FN u32 ntt_power(const u32 *tab, u32 log_n, u32 h, u32 e, bool inverse, cons
 // ---------------------------------------------------------------------------
 // Butterfly group u of a pass (tile layout above: t = (o * 2^k + j) * C + r):
 // the tile index of its first element. The group's elements lie 2^p apart in
-// j, so its first j is u's j-part with `width` zero bits inserted at p (width
-// 1: a radix-2 pair, 2: a radix-4 group); *low gets j's bits below p, the
+// j, so its first j is u's j-part with `width` zero bits inserted at p (a
+// group of 2^width elements, ntt_group); *low gets j's bits below p, the
 // stage roots' offset.
 NTT_FN u32 group_start(u32 u, u32 log_c, u32 k, u32 p, u32 width, u32 *low) {
     const u32 r = u & ((1u << log_c) - 1), rest = u >> log_c;
@@ -295,6 +295,76 @@ NTT_FN u32 group_start(u32 u, u32 log_c, u32 k, u32 p, u32 width, u32 *low) {
     *low = jq & ((1u << p) - 1);
     const u32 j0 = ((jq >> p) << (p + width)) | *low;
     return (((o << k) + j0) << log_c) | r;
+}
+
+// log2 of the most elements a thread takes through a round of stages in
+// registers, for tiles of 2^log_t: 8 (three stages, 12 butterflies per
+// shared-memory round trip) where the tile has at least one such group for
+// each of the host's threads (src/gpu/ntt.rs launches 2^clamp(log_t - 2, 5,
+// 9) of them), fewer in small tiles so that no thread idles. Correctness does
+// not depend on it: every loop runs over the block's threads, whatever their
+// number. Measured on the H100 (ninth session, RESULTS.md): groups of 8
+// took a 10^6-limb product's device time from 1.075 to 1.000 ms against the
+// radix-4 rounds before; groups of 16 need more than the 40 registers three
+// blocks of 512 threads leave (they spilled, and at two blocks an SM were
+// no faster than 8); storing the tile swizzled to remove the last pass's bank
+// conflicts, and stage roots with precomputed Montgomery quotients, were
+// both slower (the passes wait on the integer pipe, not on shared memory).
+#define NTT_GROUP_LOG 3
+NTT_FN u32 ntt_group_log(u32 log_t) {
+    const u32 threads_log = log_t < 7 ? 5 : log_t > 11 ? 9 : log_t - 2;
+    const u32 r = log_t > threads_log ? log_t - threads_log : 1;
+    return r > NTT_GROUP_LOG ? NTT_GROUP_LOG : r;
+}
+
+// Stages p .. p + R - 1 of a pass on one group of 2^R tile elements, tile
+// index i0 + m d for m < 2^R (their j's are low + m 2^p, d = 2^p C), in
+// registers. Stage p + s pairs m and m + 2^s (bit s of m clear), and its root
+// depends on j mod 2^(p+s) = low + (m mod 2^s) 2^p alone: index
+// (low << (13 - p - s)) + ((m mod 2^s) << (13 - s)) in the table of 2^13
+// roots of order 2^14 (p + s <= 13, a pass has at most 14 stages), so a stage
+// loads its 2^s roots at constant offsets from one pointer.
+template <int R, bool INVERSE>
+NTT_FN void ntt_group(u32 *tile, u32 i0, u32 d, u32 low, u32 p, const u32 *roots, const NttPrime &q) {
+    constexpr int G = 1 << R;
+    u32 x[G];
+#pragma unroll
+    for (int m = 0; m < G; m++) x[m] = tile[i0 + m * d];
+#pragma unroll
+    for (int i = 0; i < R; i++) {
+        const int s = INVERSE ? i : R - 1 - i;  // decimation in frequency: top stage first
+        const u32 *rs = roots + (low << (NTT_ROOT_LOG - 1 - p - s));
+#pragma unroll
+        for (int c = 0; c < (1 << s); c++) {
+            const u32 w = LDG(&rs[c << (NTT_ROOT_LOG - 1 - s)]);
+#pragma unroll
+            for (int m = c; m < G; m += 2 << s) {
+                const u32 x0 = x[m], x1 = x[m + (1 << s)];
+                if (INVERSE) {
+                    const u32 t = mont_mul(x1, w, q);
+                    x[m] = mod_add(x0, t, q);
+                    x[m + (1 << s)] = mod_sub(x0, t, q);
+                } else {
+                    x[m] = mod_add(x0, x1, q);
+                    x[m + (1 << s)] = mont_mul(mod_sub(x0, x1, q), w, q);
+                }
+            }
+        }
+    }
+#pragma unroll
+    for (int m = 0; m < G; m++) tile[i0 + m * d] = x[m];
+}
+
+// One round of a pass: stages p .. p + R - 1 on every group of the tile.
+template <int R, bool INVERSE>
+NTT_FN void ntt_round(u32 *tile, u32 T, u32 log_c, u32 k, u32 p, const u32 *roots, const NttPrime &q, u32 thread,
+                      u32 threads) {
+    const u32 d = (1u << p) << log_c;
+    for (u32 u = thread; u < (T >> R); u += threads) {
+        u32 low;
+        const u32 i0 = group_start(u, log_c, k, p, R, &low);
+        ntt_group<R, INVERSE>(tile, i0, d, low, p, roots, q);
+    }
 }
 
 // One block's share of a pass over one prime's transform `a` (N words);
@@ -364,70 +434,25 @@ NTT_FN void ntt_pass_block(u32 *a, const limb_t *limbs, u64 xn, const u32 *b, co
     }
     BLOCK_SYNC();
 
-    // Stages two at a time (radix 4: four elements in registers per
-    // shared-memory round trip and per barrier), p and p + 1 being the pair's
-    // lower and upper stage. With an odd count the last stage runs alone
-    // (span 2^0 forward, the top span inverse).
+    // The stages in rounds of up to 2^NTT_GROUP_LOG elements a group in
+    // registers: one shared-memory round trip and one barrier a round
+    // (ntt_round). Forward rounds go from the top stage down, inverse ones up.
     const u32 *roots = tab + (inverse ? NTT_ROOTS : 0);
+    const u32 most = ntt_group_log(log_t);
     for (u32 step = 0; step < k;) {
-        if (step + 1 < k) {
-            const u32 p = inverse ? step : k - 2 - step;
-#pragma unroll 2
-            for (u32 u = thread; u < T / 4; u += threads) {
-                u32 low;
-                const u32 i00 = group_start(u, log_c, k, p, 2, &low);
-                const u32 d0 = (1u << p) << log_c, d1 = d0 << 1;
-                // Stage p + 1 (roots of order 2^(p+2)) at offsets low and
-                // low + 2^p; stage p (order 2^(p+1)) at offset low.
-                const u32 wa = LDG(&roots[low << (NTT_ROOT_LOG - 2 - p)]);
-                const u32 wb = LDG(&roots[(low << (NTT_ROOT_LOG - 2 - p)) + (NTT_ROOTS / 2)]);
-                const u32 wc = LDG(&roots[low << (NTT_ROOT_LOG - 1 - p)]);
-                const u32 x00 = tile[i00], x01 = tile[i00 + d0], x10 = tile[i00 + d1], x11 = tile[i00 + d0 + d1];
-                u32 y00, y01, y10, y11;
-                if (inverse) {
-                    u32 t = mont_mul(x01, wc, q);
-                    const u32 a0 = mod_add(x00, t, q), a1 = mod_sub(x00, t, q);
-                    t = mont_mul(x11, wc, q);
-                    const u32 a2 = mod_add(x10, t, q), a3 = mod_sub(x10, t, q);
-                    t = mont_mul(a2, wa, q);
-                    y00 = mod_add(a0, t, q);
-                    y10 = mod_sub(a0, t, q);
-                    t = mont_mul(a3, wb, q);
-                    y01 = mod_add(a1, t, q);
-                    y11 = mod_sub(a1, t, q);
-                } else {
-                    const u32 a0 = mod_add(x00, x10, q), a2 = mont_mul(mod_sub(x00, x10, q), wa, q);
-                    const u32 a1 = mod_add(x01, x11, q), a3 = mont_mul(mod_sub(x01, x11, q), wb, q);
-                    y00 = mod_add(a0, a1, q);
-                    y01 = mont_mul(mod_sub(a0, a1, q), wc, q);
-                    y10 = mod_add(a2, a3, q);
-                    y11 = mont_mul(mod_sub(a2, a3, q), wc, q);
-                }
-                tile[i00] = y00;
-                tile[i00 + d0] = y01;
-                tile[i00 + d1] = y10;
-                tile[i00 + d0 + d1] = y11;
-            }
-            step += 2;
-        } else {
-            const u32 p = inverse ? step : k - 1 - step;
-            for (u32 u = thread; u < T / 2; u += threads) {
-                u32 y;
-                const u32 lo = group_start(u, log_c, k, p, 1, &y);
-                const u32 hi = lo + ((1u << p) << log_c);
-                const u32 w = LDG(&roots[y << (NTT_ROOT_LOG - 1 - p)]);
-                u32 x0 = tile[lo], x1 = tile[hi];
-                if (inverse) {
-                    x1 = mont_mul(x1, w, q);
-                    tile[lo] = mod_add(x0, x1, q);
-                    tile[hi] = mod_sub(x0, x1, q);
-                } else {
-                    tile[lo] = mod_add(x0, x1, q);
-                    tile[hi] = mont_mul(mod_sub(x0, x1, q), w, q);
-                }
-            }
-            step += 1;
+        const u32 r = k - step < most ? k - step : most;
+        const u32 p = inverse ? step : k - step - r;
+        switch (r * 2 + inverse) {
+#define NTT_ROUND_CASE(R)                                                                          \
+    case 2 * R: ntt_round<R, false>(tile, T, log_c, k, p, roots, q, thread, threads); break;    \
+    case 2 * R + 1: ntt_round<R, true>(tile, T, log_c, k, p, roots, q, thread, threads); break;
+            NTT_ROUND_CASE(1)
+            NTT_ROUND_CASE(2)
+            NTT_ROUND_CASE(3)
+            NTT_ROUND_CASE(4)
+#undef NTT_ROUND_CASE
         }
+        step += r;
         BLOCK_SYNC();
     }
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine, over a tree packed by scripts/pack-device.sh:
-#   bash scripts/device-run.sh [gpu|differential|tests|gmp|bench|ab|perf|radix|hostcopy|sanitize|fuzz|all]    (default: all)
+#   bash scripts/device-run.sh [gpu|differential|tests|gmp|bench|ab|perf|radix|hostcopy|ncu|sanitize|fuzz|all]    (default: all)
 # gpu: the GPU tests alone; differential: the differential suite under
 # CUGMP_GPU=force and the C programs (cuGMP against static GMP); tests: both
 # of those; gmp: GMP's own tests/mpz and tests/mpn on libcugmp.so; fuzz:
@@ -11,7 +11,9 @@
 # perf: the rows the README's table takes (products under force, GMP's
 # algorithms through the hooks with auto) and the transfer variants, into
 # one file; radix: mpz_get_str over radix conversion's settings (radix.md);
-# hostcopy: the host-side copy rates alone (benches/host_copy.cu).
+# hostcopy: the host-side copy rates alone (benches/host_copy.cu); ncu: the
+# transform passes of one device-resident product of CUGMP_NCU_SIZE limbs
+# (default 10^6) under Nsight Compute (ncu.txt).
 # Writes logs under $OUT (or /tmp/cugmp-out) and prints a short summary last.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -139,6 +141,17 @@ if [ "$what" = hostcopy ]; then
     # here with the device's nvcc: one table, hostcopy.md.
     nvcc -O2 -std=c++17 -arch=sm_90 benches/host_copy.cu -o /tmp/host_copy -lpthread && /tmp/host_copy | tee "$out/hostcopy.md"
     note "hostcopy: $out/hostcopy.md"
+fi
+
+if [ "$what" = ncu ]; then
+    # The first product of the size warms up (twiddle tables, pools): its
+    # six passes are skipped, the next product's six profiled.
+    ncu --kernel-name cugmp_ntt_pass --launch-skip 6 --launch-count 6 \
+        --section SpeedOfLight --section WarpStateStats --section InstructionStats --section Occupancy \
+        --section MemoryWorkloadAnalysis --section SourceCounters \
+        --metrics l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,smsp__inst_executed.sum \
+        pack/bench/speedup --only resident --sizes "${CUGMP_NCU_SIZE:-1000000}" >"$out/ncu.txt" 2>&1
+    note "ncu: $out/ncu.txt ($(grep -c 'cugmp_ntt_pass' "$out/ncu.txt") kernel reports)"
 fi
 
 if [ "$what" = ab ]; then

@@ -655,7 +655,8 @@ impl Gpu {
         let log_t = tile_log(log_n);
         let tile = 1usize << log_t;
         let blocks = ((1usize << log_n) / tile) as u32;
-        // A quarter of the tile: one radix-4 group a thread per round.
+        // A quarter of the tile, at most 512 (cuda/ntt.cu's ntt_group_log
+        // assumes this count when it sizes a round's groups).
         let threads = (tile as u32 / 4).clamp(32, 512);
         let cfg = LaunchConfig { grid_dim: (blocks, PRIMES as u32 * radix, 1), block_dim: (threads, 1, 1), shared_mem_bytes: 4 * tile as u32 };
         let inverse = inverse as u32;
