@@ -4,8 +4,9 @@
 // on machines without a GPU (src/gpu/ntt.rs, test `host_model_matches_gmp`,
 // compares the output with GMP).
 //
-// stdin, whitespace-separated: log_n h log_t radix (the transform length is
-// radix * 2^log_n, radix 1 or 3), the number of forward passes and each
+// stdin, whitespace-separated: log_n h log_t threads radix (the transform
+// length is radix * 2^log_n, radix 1 or 3; threads: the block size the GPU
+// launches, which sizes the passes' groups), the number of forward passes and each
 // pass's (log_s, k) in forward order (src/gpu/ntt.rs, `passes`), then n
 // and wrap, then un and u's limbs, then vn and v's limbs (vn = 0: square
 // u), limbs in hex. stdout, in hex: the n = un + vn limbs of the product
@@ -26,7 +27,7 @@ static std::vector<u64> read_limbs(u64 n) {
 }
 
 struct Plan {
-    u32 log_n, h, log_t, radix;
+    u32 log_n, h, log_t, threads, radix;
     std::vector<std::pair<u32, u32>> passes;  // (log_s, k), forward order
 };
 
@@ -41,7 +42,8 @@ static void run_pass(const Plan &plan, std::vector<u32> &a, const limb_t *limbs,
         for (u64 block = 0; block < (n_len >> plan.log_t); block++)
             ntt_pass_block(a.data() + y * n_len, limbs, xn, b ? b->data() + y * n_len : nullptr,
                            tab.data() + (y / plan.radix) * table_stride(plan), ntt_primes[y / plan.radix], plan.log_n,
-                           plan.h, plan.log_t, log_s, k, inverse, block, 0, 1, tile.data());
+                           plan.h, plan.log_t, log_s, k, inverse, block, 0, 1, ntt_group_log(plan.log_t, plan.threads),
+                           tile.data());
 }
 
 static void run_radix3(const Plan &plan, std::vector<u32> &a, const limb_t *limbs, u64 xn, const std::vector<u32> &tab,
@@ -69,7 +71,7 @@ static std::vector<u32> forward(const Plan &plan, const std::vector<u64> &x, con
 int main() {
     Plan plan;
     u32 count;
-    if (scanf("%u %u %u %u %u", &plan.log_n, &plan.h, &plan.log_t, &plan.radix, &count) != 5) return 2;
+    if (scanf("%u %u %u %u %u %u", &plan.log_n, &plan.h, &plan.log_t, &plan.threads, &plan.radix, &count) != 6) return 2;
     for (u32 i = 0; i < count; i++) {
         u32 log_s, k;
         if (scanf("%u %u", &log_s, &k) != 2) return 2;

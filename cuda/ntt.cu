@@ -298,12 +298,13 @@ NTT_FN u32 group_start(u32 u, u32 log_c, u32 k, u32 p, u32 width, u32 *low) {
 }
 
 // log2 of the most elements a thread takes through a round of stages in
-// registers, for tiles of 2^log_t: 8 (three stages, 12 butterflies per
-// shared-memory round trip) where the tile has at least one such group for
-// each of the host's threads (src/gpu/ntt.rs launches 2^clamp(log_t - 2, 5,
-// 9) of them), fewer in small tiles so that no thread idles. Correctness does
-// not depend on it: every loop runs over the block's threads, whatever their
-// number. Measured on the H100 (ninth session, RESULTS.md): groups of 8
+// registers, for tiles of 2^log_t and blocks of `launched` threads (the
+// host's choice, src/gpu/ntt.rs `pass_threads`): 8 (three stages, 12
+// butterflies per shared-memory round trip) where the tile has at least one
+// such group a thread, fewer in small tiles so that no thread idles.
+// Correctness does not depend on it: every loop runs over the block's
+// threads, whatever their number (the host model runs one, sizing its groups
+// for the count the GPU launches). Measured on the H100 (ninth session, RESULTS.md): groups of 8
 // took a 10^6-limb product's device time from 1.075 to 1.000 ms against the
 // radix-4 rounds before; groups of 16 need more than the 40 registers three
 // blocks of 512 threads leave (they spilled, and at two blocks an SM were
@@ -311,8 +312,9 @@ NTT_FN u32 group_start(u32 u, u32 log_c, u32 k, u32 p, u32 width, u32 *low) {
 // conflicts, and stage roots with precomputed Montgomery quotients, were
 // both slower (the passes wait on the integer pipe, not on shared memory).
 #define NTT_GROUP_LOG 3
-NTT_FN u32 ntt_group_log(u32 log_t) {
-    const u32 threads_log = log_t < 7 ? 5 : log_t > 11 ? 9 : log_t - 2;
+NTT_FN u32 ntt_group_log(u32 log_t, u32 launched) {
+    u32 threads_log = 0;
+    while ((2u << threads_log) <= launched) threads_log++;
     const u32 r = log_t > threads_log ? log_t - threads_log : 1;
     return r > NTT_GROUP_LOG ? NTT_GROUP_LOG : r;
 }
@@ -375,7 +377,7 @@ NTT_FN void ntt_round(u32 *tile, u32 T, u32 log_c, u32 k, u32 p, const u32 *root
 // words stay in registers.
 NTT_FN void ntt_pass_block(u32 *a, const limb_t *limbs, u64 xn, const u32 *b, const u32 *tab, const NttPrime q,
                            u32 log_n, u32 h, u32 log_t, u32 log_s, u32 k, bool inverse,
-                           u64 block, u32 thread, u32 threads, u32 *tile) {
+                           u64 block, u32 thread, u32 threads, u32 group_log, u32 *tile) {
     const u32 T = 1u << log_t;
     const u32 log_c = log_s < log_t - k ? log_s : log_t - k;
     const u32 C = 1u << log_c, G = 1u << k;
@@ -434,13 +436,14 @@ NTT_FN void ntt_pass_block(u32 *a, const limb_t *limbs, u64 xn, const u32 *b, co
     }
     BLOCK_SYNC();
 
-    // The stages in rounds of up to 2^NTT_GROUP_LOG elements a group in
-    // registers: one shared-memory round trip and one barrier a round
-    // (ntt_round). Forward rounds go from the top stage down, inverse ones up.
+    // The stages in rounds of up to 2^group_log (ntt_group_log) elements a
+    // group in registers: one shared-memory round trip and one barrier a
+    // round (ntt_round). Forward rounds go from the top stage down, inverse
+    // ones up.
+    static_assert(NTT_GROUP_LOG <= 3, "the switch below has rounds of 1 to 3 stages");
     const u32 *roots = tab + (inverse ? NTT_ROOTS : 0);
-    const u32 most = ntt_group_log(log_t);
     for (u32 step = 0; step < k;) {
-        const u32 r = k - step < most ? k - step : most;
+        const u32 r = k - step < group_log ? k - step : group_log;
         const u32 p = inverse ? step : k - step - r;
         switch (r * 2 + inverse) {
 #define NTT_ROUND_CASE(R)                                                                          \
@@ -449,7 +452,6 @@ NTT_FN void ntt_pass_block(u32 *a, const limb_t *limbs, u64 xn, const u32 *b, co
             NTT_ROUND_CASE(1)
             NTT_ROUND_CASE(2)
             NTT_ROUND_CASE(3)
-            NTT_ROUND_CASE(4)
 #undef NTT_ROUND_CASE
         }
         step += r;
@@ -561,7 +563,8 @@ extern "C" __global__ void __launch_bounds__(512, 3)
     const u32 prime = blockIdx.y / radix;
     const u64 offset = (u64)blockIdx.y << log_n;
     ntt_pass_block(a + offset, limbs, xn, b ? b + offset : nullptr, tab + prime * NTT_TABLE_STRIDE(log_n, h, radix),
-                   ntt_primes[prime], log_n, h, log_t, log_s, k, inverse != 0, blockIdx.x, threadIdx.x, blockDim.x, tile);
+                   ntt_primes[prime], log_n, h, log_t, log_s, k, inverse != 0, blockIdx.x, threadIdx.x, blockDim.x,
+                   ntt_group_log(log_t, blockDim.x), tile);
 }
 
 // ntt_combine_at over limbs 0 .. n - 1.

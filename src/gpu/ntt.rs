@@ -208,6 +208,13 @@ pub fn passes(log_n: u32) -> Vec<(u32, u32)> {
     passes_in_tiles(log_n, tile_log(log_n))
 }
 
+/// Threads of a pass's block for tiles of 2^log_t elements: a quarter of the
+/// tile, 32 to 512 (cuda/ntt.cu's ntt_group_log sizes a round's groups by
+/// it; `__launch_bounds__(512, 3)` there).
+fn pass_threads(log_t: u32) -> u32 {
+    ((1u32 << log_t) / 4).clamp(32, 512)
+}
+
 /// `passes` with tiles of 2^log_t elements.
 fn passes_in_tiles(log_n: u32, log_t: u32) -> Vec<(u32, u32)> {
     let last = log_n.min(log_t);
@@ -655,9 +662,7 @@ impl Gpu {
         let log_t = tile_log(log_n);
         let tile = 1usize << log_t;
         let blocks = ((1usize << log_n) / tile) as u32;
-        // A quarter of the tile, at most 512 (cuda/ntt.cu's ntt_group_log
-        // assumes this count when it sizes a round's groups).
-        let threads = (tile as u32 / 4).clamp(32, 512);
+        let threads = pass_threads(log_t);
         let cfg = LaunchConfig { grid_dim: (blocks, PRIMES as u32 * radix, 1), block_dim: (threads, 1, 1), shared_mem_bytes: 4 * tile as u32 };
         let inverse = inverse as u32;
         for (i, &(log_s, k)) in plan.iter().enumerate() {
@@ -747,7 +752,7 @@ mod tests {
             if tile.is_some() && modulus.is_none() {
                 assert_eq!(plan.len(), if log_t == 10 { 3 } else { 2 }, "{un}x{vn}: {plan:?}");
             }
-            let mut input = format!("{log_n} {} {log_t} {} {}\n", log_n.div_ceil(2), shape.radix, plan.len());
+            let mut input = format!("{log_n} {} {log_t} {} {} {}\n", log_n.div_ceil(2), pass_threads(log_t), shape.radix, plan.len());
             for (log_s, k) in &plan {
                 input += &format!("{log_s} {k}\n");
             }
