@@ -1,6 +1,7 @@
 // Host model of the GPU product (cuda/ntt.cu compiled as plain C++ with
 // CUGMP_HOST_MODEL): the same tables, passes, pointwise product and CRT, run
-// one thread a block, so the kernels' arithmetic and index logic are tested
+// block by block, each block's threads in turn between its barriers (as many
+// as the GPU launches), so the kernels' arithmetic and index logic are tested
 // on machines without a GPU (src/gpu/ntt.rs, test `host_model_matches_gmp`,
 // compares the output with GMP).
 //
@@ -40,9 +41,9 @@ static void run_pass(const Plan &plan, std::vector<u32> &a, const limb_t *limbs,
     std::vector<u32> tile(1u << plan.log_t);
     for (u32 y = 0; y < NTT_PRIMES * plan.radix; y++)
         for (u64 block = 0; block < (n_len >> plan.log_t); block++)
-            ntt_pass_block(a.data() + y * n_len, limbs, xn, b ? b->data() + y * n_len : nullptr,
+            ntt_pass_block(a.data(), (u32)(y * n_len), limbs, xn, b ? b->data() : nullptr,
                            tab.data() + (y / plan.radix) * table_stride(plan), ntt_primes[y / plan.radix], plan.log_n,
-                           plan.h, plan.log_t, log_s, k, inverse, block, 0, 1, ntt_group_log(plan.log_t, plan.threads),
+                           plan.h, plan.log_t, log_s, k, inverse, block, 0, plan.threads, ntt_group_log(plan.log_t, plan.threads),
                            tile.data());
 }
 

@@ -31,15 +31,19 @@
 //
 // The arithmetic and the pass are plain functions of (block, thread) so that
 // tests/ntt_model.rs can compile this file as host C++ (CUGMP_HOST_MODEL)
-// and run the whole pipeline on the CPU, one thread a block, against GMP.
+// and run the whole pipeline on the CPU, block by block, against GMP.
 #ifdef CUGMP_HOST_MODEL
 #include <stdint.h>
 typedef uint64_t u64;
 typedef uint32_t u32;
 typedef u64 limb_t;
 #define NTT_FN static inline
+#define NTT_METHOD inline
 #define NTT_CONST static const
 #define BLOCK_SYNC()
+// Between barriers, the model runs the code of each of the block's threads
+// in turn (so the threads' share of the work is what is tested).
+#define EACH_THREAD(t) for (u32 t = 0; t < threads; t++)
 static inline u32 umulhi32(u32 a, u32 b) { return (u32)(((u64)a * b) >> 32); }
 static inline u32 brev32(u32 x) {
     u32 r = 0;
@@ -50,8 +54,10 @@ static inline u32 brev32(u32 x) {
 #else
 #include "cugmp.cuh"
 #define NTT_FN __device__ __forceinline__
+#define NTT_METHOD __device__ __forceinline__
 #define NTT_CONST __constant__
 #define BLOCK_SYNC() __syncthreads()
+#define EACH_THREAD(t) for (u32 t = thread_id, once_ = 1; once_; once_ = 0)
 #define umulhi32 __umulhi
 #define brev32 __brev
 #define LDG(p) __ldg(p)
@@ -241,13 +247,20 @@ NTT_FN void ntt_radix3_at(u32 *a, const limb_t *limbs, u64 xn, const u32 *tab, c
     }
 }
 
-// w^e (or w^-e), e < N, from the tables above, in Montgomery form.
-NTT_FN u32 ntt_power(const u32 *tab, u32 log_n, u32 h, u32 e, bool inverse, const NttPrime &q) {
-    const u32 H = 1u << h, M = 1u << (log_n - h);
-    const u32 *A = tab + 2 * NTT_ROOTS + (inverse ? H : 0);
-    const u32 *B = tab + 2 * NTT_ROOTS + 2 * H + (inverse ? M : 0);
-    return mont_mul(LDG(&A[e & (H - 1)]), LDG(&B[e >> h]), q);
-}
+// w^e (or w^-e), e < N, from the tables above, in Montgomery form: the two
+// tables' places found once (a pass takes one power an element).
+struct NttPowers {
+    const u32 *A, *B;
+    u32 h;
+    NTT_METHOD NttPowers(const u32 *tab, u32 log_n, u32 h_, bool inverse) : h(h_) {
+        const u32 H = 1u << h, M = 1u << (log_n - h);
+        A = tab + 2 * NTT_ROOTS + (inverse ? H : 0);
+        B = tab + 2 * NTT_ROOTS + 2 * H + (inverse ? M : 0);
+    }
+    NTT_METHOD u32 at(u32 e, const NttPrime &q) const {
+        return mont_mul(LDG(&A[e & ((1u << h) - 1)]), LDG(&B[e >> h]), q);
+    }
+};
 
 // ---------------------------------------------------------------------------
 // One pass of k consecutive radix-2 stages in shared memory.
@@ -303,8 +316,8 @@ NTT_FN u32 group_start(u32 u, u32 log_c, u32 k, u32 p, u32 width, u32 *low) {
 // butterflies per shared-memory round trip) where the tile has at least one
 // such group a thread, fewer in small tiles so that no thread idles.
 // Correctness does not depend on it: every loop runs over the block's
-// threads, whatever their number (the host model runs one, sizing its groups
-// for the count the GPU launches). Measured on the H100 (ninth session, RESULTS.md): groups of 8
+// threads, whatever their number (the host model runs as many as the GPU
+// launches). Measured on the H100 (ninth session, RESULTS.md): groups of 8
 // took a 10^6-limb product's device time from 1.075 to 1.000 ms against the
 // radix-4 rounds before; groups of 16 need more than the 40 registers three
 // blocks of 512 threads leave (they spilled, and at two blocks an SM were
@@ -369,15 +382,29 @@ NTT_FN void ntt_round(u32 *tile, u32 T, u32 log_c, u32 k, u32 p, const u32 *root
     }
 }
 
+// What a pass's load phase reads (ntt_pass_tile): the transform itself, the
+// operand's limbs (the first forward pass cuts them into coefficients) or the
+// pointwise product of two forward transforms (the first inverse pass).
+#define NTT_LOAD_PLAIN 0
+#define NTT_LOAD_LIMBS 1
+#define NTT_LOAD_PRODUCT 2
+
 // One block's share of a pass over one prime's transform `a` (N words);
-// `tab` is that prime's table. Every loop below runs t or u from `thread` in
-// steps of `threads`, separated by block barriers, so one thread a block
-// (the host model) computes the same thing.
+// `tab` is that prime's table (`offset`: where the transform starts in a and
+// b). Every loop below runs t or u from `thread` in steps of `threads` (a
+// power of two), between block barriers; the host model runs each thread's
+// share in turn (EACH_THREAD).
 // Indices are 32-bit: N <= 2^26 (NTT_MAX_LOG), and q is a copy, so its
-// words stay in registers.
-NTT_FN void ntt_pass_block(u32 *a, const limb_t *limbs, u64 xn, const u32 *b, const u32 *tab, const NttPrime q,
-                           u32 log_n, u32 h, u32 log_t, u32 log_s, u32 k, bool inverse,
-                           u64 block, u32 thread, u32 threads, u32 group_log, u32 *tile) {
+// words stay in registers. LOAD, INVERSE and TWIST (log_s != 0: the pass
+// multiplies by the twist, at the store going forward, at the load going
+// back) are template parameters so that each pass's code has no branch on
+// them per element: with them as run-time values the load and store phases
+// took 84 of a 10^6-limb product's 238 instructions an element in a plain
+// pass (ncu source counters, H100, tenth session).
+template <int LOAD, bool INVERSE, bool TWIST>
+NTT_FN void ntt_pass_tile(u32 *a, u32 offset, const limb_t *limbs, u64 xn, const u32 *b, const u32 *tab,
+                          const NttPrime &q, u32 log_n, u32 h, u32 log_t, u32 log_s, u32 k, u64 block, u32 thread_id, u32 threads,
+                          u32 group_log, u32 *tile) {
     const u32 T = 1u << log_t;
     const u32 log_c = log_s < log_t - k ? log_s : log_t - k;
     const u32 C = 1u << log_c, G = 1u << k;
@@ -388,51 +415,77 @@ NTT_FN void ntt_pass_block(u32 *a, const limb_t *limbs, u64 xn, const u32 *b, co
     const u32 log_2l = k + log_s;
     // z^bitrev(j) = w^(r * bitrev(j) * N / 2L): exponent shift.
     const u32 twist_shift = log_n - log_2l;
-    const u32 scale = b ? LDG(&tab[NTT_TABLE_LEN(log_n, h) - 1]) : 0;  // 1 / (radix N)
+    // 1 / (radix N), applied with the pointwise product.
+    const u32 scale = LOAD == NTT_LOAD_PRODUCT ? LDG(&tab[NTT_TABLE_LEN(log_n, h) - 1]) : 0;
 
-    // Global index of tile element t.
-    auto global = [&](u32 t) -> u32 {
+    // Tile element t = (o * 2^k + j) * C + r: its place in the transform,
+    // o, j and r moved to their bit fields there (before the block's
+    // offsets). That is a function of t's bits one by one, so for t = x + y
+    // with x and y sharing no bit it is the sum of x's and y's places. The
+    // batches below take t = thread + s, thread < threads <= s's lowest bit
+    // (powers of two), and compute the s part with uniform (per-block)
+    // values: an add an element instead of the fields' shifts and masks.
+    auto place = [&](u32 t) -> u32 {
         const u32 r = t & (C - 1), j = (t >> log_c) & (G - 1), o = t >> (log_c + k);
-        return ((outer0 + o) << log_2l) + (j << log_s) + r0 + r;
+        return (o << log_2l) + (j << log_s) + r;
     };
-    // The twist's exponent at tile element t: r * bitrev_k(j) * N / 2L.
+    // The block's offsets in its transform (disjoint from every place).
+    const u32 local0 = (outer0 << log_2l) + r0;
+    // The twist's power at tile element t, z^bitrev(j) = w^(r * bitrev_k(j) *
+    // N / 2L) (1 where the exponent is 0: no test for it).
+    const NttPowers powers(tab, log_n, h, INVERSE);
     auto twist = [&](u32 t) -> u32 {
         const u32 r = t & (C - 1), j = (t >> log_c) & (G - 1);
-        return ((r0 + r) * (brev32(j) >> (32 - k))) << twist_shift;
+        return powers.at(((r0 + r) * (brev32(j) >> (32 - k))) << twist_shift, q);
+    };
+    // An element from device memory, at `place` (its load issued in a batch
+    // with others) ...
+    auto load = [&](u32 at) -> u32 {
+        const u32 g = offset + local0 + at;
+        if (LOAD == NTT_LOAD_LIMBS) {
+            // Coefficient i is the i-th 32-bit half of the limbs (little-endian).
+            const u32 i = local0 + at;
+            return i < 2 * xn ? ((const u32 *)limbs)[i] : 0;
+        } else if (LOAD == NTT_LOAD_PRODUCT) {
+            return mont_mul(a[g], b[g], q);  // b may be a: squaring
+        } else {
+            return a[g];
+        }
+    };
+    // ... what the pass does to it before the stages, as tile element t ...
+    auto enter = [&](u32 t, u32 x) {
+        if (LOAD == NTT_LOAD_LIMBS) x = coefficient_residue(x, q);
+        if (LOAD == NTT_LOAD_PRODUCT) x = mont_mul(x, scale, q);
+        if (INVERSE && TWIST) x = mont_mul(x, twist(t), q);
+        tile[t] = x;
+    };
+    // ... and back to device memory after them.
+    auto leave = [&](u32 t, u32 at) {
+        u32 x = tile[t];
+        if (!INVERSE && TWIST) x = mont_mul(x, twist(t), q);
+        a[offset + local0 + at] = x;
     };
     // NTT_BATCH elements a thread at a time, every load of the batch issued
     // before the first is used: with one element per loop iteration the
     // passes waited on device-memory latency (22 ms for a 10^7-limb product
-    // on the H200, most of it in these two loops).
-    for (u32 t0 = thread; t0 < T; t0 += NTT_BATCH * threads) {
-        u32 v[NTT_BATCH];
+    // on the H200, most of it in these two loops). Tiles and block sizes are
+    // powers of two, so a tile is either whole batches for every thread or
+    // (small transforms) less than one: no bounds test in the batches.
+    const bool batches = T >= NTT_BATCH * threads;
+    EACH_THREAD(thread) {
+    const u32 mine = place(thread);
+    if (batches) {
+        for (u32 s0 = 0; s0 < T; s0 += NTT_BATCH * threads) {
+            const u32 at0 = mine + place(s0);
+            u32 v[NTT_BATCH];
 #pragma unroll
-        for (int i = 0; i < NTT_BATCH; i++) {
-            const u32 t = t0 + i * threads;
-            const u32 g = global(t);
-            v[i] = 0;
-            if (t >= T) continue;
-            if (limbs) {
-                v[i] = g < 2 * xn ? (u32)(limbs[g >> 1] >> (32 * (g & 1))) : 0;
-            } else if (b) {
-                v[i] = mont_mul(a[g], b[g], q);  // b may be a: squaring
-            } else {
-                v[i] = a[g];
-            }
-        }
+            for (int i = 0; i < NTT_BATCH; i++) v[i] = load(at0 + place(i * threads));
 #pragma unroll
-        for (int i = 0; i < NTT_BATCH; i++) {
-            const u32 t = t0 + i * threads;
-            if (t >= T) continue;
-            u32 x = v[i];
-            if (limbs) x = coefficient_residue(x, q);
-            if (b) x = mont_mul(x, scale, q);
-            if (inverse && log_s) {
-                const u32 e = twist(t);
-                if (e) x = mont_mul(x, ntt_power(tab, log_n, h, e, true, q), q);
-            }
-            tile[t] = x;
+            for (int i = 0; i < NTT_BATCH; i++) enter(thread + s0 + i * threads, v[i]);
         }
+    } else {
+        for (u32 t = thread; t < T; t += threads) enter(t, load(place(t)));
+    }
     }
     BLOCK_SYNC();
 
@@ -441,36 +494,54 @@ NTT_FN void ntt_pass_block(u32 *a, const limb_t *limbs, u64 xn, const u32 *b, co
     // round (ntt_round). Forward rounds go from the top stage down, inverse
     // ones up.
     static_assert(NTT_GROUP_LOG <= 3, "the switch below has rounds of 1 to 3 stages");
-    const u32 *roots = tab + (inverse ? NTT_ROOTS : 0);
+    const u32 *roots = tab + (INVERSE ? NTT_ROOTS : 0);
     for (u32 step = 0; step < k;) {
         const u32 r = k - step < group_log ? k - step : group_log;
-        const u32 p = inverse ? step : k - step - r;
-        switch (r * 2 + inverse) {
-#define NTT_ROUND_CASE(R)                                                                          \
-    case 2 * R: ntt_round<R, false>(tile, T, log_c, k, p, roots, q, thread, threads); break;    \
-    case 2 * R + 1: ntt_round<R, true>(tile, T, log_c, k, p, roots, q, thread, threads); break;
-            NTT_ROUND_CASE(1)
-            NTT_ROUND_CASE(2)
-            NTT_ROUND_CASE(3)
-#undef NTT_ROUND_CASE
+        const u32 p = INVERSE ? step : k - step - r;
+        EACH_THREAD(thread) switch (r) {
+        case 1: ntt_round<1, INVERSE>(tile, T, log_c, k, p, roots, q, thread, threads); break;
+        case 2: ntt_round<2, INVERSE>(tile, T, log_c, k, p, roots, q, thread, threads); break;
+        case 3: ntt_round<3, INVERSE>(tile, T, log_c, k, p, roots, q, thread, threads); break;
         }
         step += r;
         BLOCK_SYNC();
     }
 
-    for (u32 t0 = thread; t0 < T; t0 += NTT_BATCH * threads) {
+    EACH_THREAD(thread) {
+    const u32 mine = place(thread);
+    if (batches) {
+        for (u32 s0 = 0; s0 < T; s0 += NTT_BATCH * threads) {
+            const u32 at0 = mine + place(s0);
 #pragma unroll
-        for (int i = 0; i < NTT_BATCH; i++) {
-            const u32 t = t0 + i * threads;
-            if (t >= T) continue;
-            u32 x = tile[t];
-            if (!inverse && log_s) {
-                const u32 e = twist(t);
-                if (e) x = mont_mul(x, ntt_power(tab, log_n, h, e, false, q), q);
-            }
-            a[global(t)] = x;
+            for (int i = 0; i < NTT_BATCH; i++) leave(thread + s0 + i * threads, at0 + place(i * threads));
         }
+    } else {
+        for (u32 t = thread; t < T; t += threads) leave(t, place(t));
     }
+    }
+}
+
+// A pass (ntt_pass_tile) with its template parameters from the run-time
+// ones. A forward pass reads limbs when it is given them (the first pass) and
+// never a pointwise product; an inverse pass reads the product of a and b
+// when it is given b (the first pass) and never limbs.
+NTT_FN void ntt_pass_block(u32 *a, u32 offset, const limb_t *limbs, u64 xn, const u32 *b, const u32 *tab, const NttPrime q,
+                           u32 log_n, u32 h, u32 log_t, u32 log_s, u32 k, bool inverse,
+                           u64 block, u32 thread, u32 threads, u32 group_log, u32 *tile) {
+    const bool twist = log_s != 0;
+    const int mode = inverse ? (b ? 6 : 4) : (limbs ? 2 : 0);
+#define NTT_PASS_CASE(M, LOAD, INVERSE)                                                                          \
+    case M: ntt_pass_tile<LOAD, INVERSE, false>(a, offset, limbs, xn, b, tab, q, log_n, h, log_t, log_s, k, block,\
+                                                thread, threads, group_log, tile); break;                        \
+    case M + 1: ntt_pass_tile<LOAD, INVERSE, true>(a, offset, limbs, xn, b, tab, q, log_n, h, log_t, log_s, k, block,\
+                                                   thread, threads, group_log, tile); break;
+    switch (mode + twist) {
+        NTT_PASS_CASE(0, NTT_LOAD_PLAIN, false)
+        NTT_PASS_CASE(2, NTT_LOAD_LIMBS, false)
+        NTT_PASS_CASE(4, NTT_LOAD_PLAIN, true)
+        NTT_PASS_CASE(6, NTT_LOAD_PRODUCT, true)
+    }
+#undef NTT_PASS_CASE
 }
 
 // ---------------------------------------------------------------------------
@@ -561,8 +632,10 @@ extern "C" __global__ void __launch_bounds__(512, 3)
                    u32 log_n, u32 h, u32 log_t, u32 log_s, u32 k, u32 inverse, u32 radix) {
     extern __shared__ u32 tile[];
     const u32 prime = blockIdx.y / radix;
-    const u64 offset = (u64)blockIdx.y << log_n;
-    ntt_pass_block(a + offset, limbs, xn, b ? b + offset : nullptr, tab + prime * NTT_TABLE_STRIDE(log_n, h, radix),
+    // 32 bits: blockIdx.y < 3 * 3 and N <= 2^26 (a 64-bit offset made every
+    // element's address a 64-bit sum of three terms).
+    const u32 offset = blockIdx.y << log_n;
+    ntt_pass_block(a, offset, limbs, xn, b, tab + prime * NTT_TABLE_STRIDE(log_n, h, radix),
                    ntt_primes[prime], log_n, h, log_t, log_s, k, inverse != 0, blockIdx.x, threadIdx.x, blockDim.x,
                    ntt_group_log(log_t, blockDim.x), tile);
 }

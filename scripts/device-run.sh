@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine, over a tree packed by scripts/pack-device.sh:
-#   bash scripts/device-run.sh [gpu|differential|tests|gmp|bench|ab|perf|radix|hostcopy|ncu|sanitize|fuzz|all]    (default: all)
+#   bash scripts/device-run.sh [gpu|differential|tests|gmp|bench|ab|perf|radix|hostcopy|ncu|ncu-source|sanitize|fuzz|all]    (default: all)
 # gpu: the GPU tests alone; differential: the differential suite under
 # CUGMP_GPU=force and the C programs (cuGMP against static GMP); tests: both
 # of those; gmp: GMP's own tests/mpz and tests/mpn on libcugmp.so; fuzz:
@@ -13,7 +13,9 @@
 # one file; radix: mpz_get_str over radix conversion's settings (radix.md);
 # hostcopy: the host-side copy rates alone (benches/host_copy.cu); ncu: the
 # transform passes of one device-resident product of CUGMP_NCU_SIZE limbs
-# (default 10^6) under Nsight Compute (ncu.txt).
+# (default 10^6) under Nsight Compute (ncu.txt); ncu-source: executed
+# instructions per SASS instruction of CUGMP_NCU_COUNT passes (default 2)
+# of such a product (ncu-source.csv).
 # Writes logs under $OUT (or /tmp/cugmp-out) and prints a short summary last.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -147,11 +149,24 @@ if [ "$what" = ncu ]; then
     # The first product of the size warms up (twiddle tables, pools): its
     # six passes are skipped, the next product's six profiled.
     ncu --kernel-name cugmp_ntt_pass --launch-skip 6 --launch-count 6 \
-        --section SpeedOfLight --section WarpStateStats --section InstructionStats --section Occupancy \
+        --section SpeedOfLight --section WarpStateStats --section InstructionStats --section Occupancy --section ComputeWorkloadAnalysis \
         --section MemoryWorkloadAnalysis --section SourceCounters \
         --metrics l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,smsp__inst_executed.sum \
         pack/bench/speedup --only resident --sizes "${CUGMP_NCU_SIZE:-1000000}" >"$out/ncu.txt" 2>&1
     note "ncu: $out/ncu.txt ($(grep -c 'cugmp_ntt_pass' "$out/ncu.txt") kernel reports)"
+fi
+
+if [ "$what" = ncu-source ]; then
+    # Executed instructions per SASS instruction of the first operand's two
+    # forward passes (CUGMP_NCU_SKIP passes skipped, default 6: the warm-up
+    # product's), one CSV a pass: where a pass's instructions go.
+    rep=/tmp/cugmp-ncu-source
+    rm -f "$rep.ncu-rep"
+    ncu --kernel-name cugmp_ntt_pass --launch-skip "${CUGMP_NCU_SKIP:-6}" --launch-count "${CUGMP_NCU_COUNT:-2}" \
+        --section SourceCounters --section InstructionStats -o "$rep" \
+        pack/bench/speedup --only resident --sizes "${CUGMP_NCU_SIZE:-1000000}" >"$out/ncu-source.log" 2>&1
+    ncu -i "$rep.ncu-rep" --page source --csv --print-source sass >"$out/ncu-source.csv" 2>>"$out/ncu-source.log"
+    note "ncu-source: $out/ncu-source.csv ($(wc -l <"$out/ncu-source.csv") lines)"
 fi
 
 if [ "$what" = ab ]; then
