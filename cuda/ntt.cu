@@ -128,8 +128,11 @@ NTT_FN u32 mont_pow(u32 b, u64 e, const NttPrime &q) {
 // in Montgomery form (x * 2^32 mod p), so that mont_mul(v, entry) = v * x. w
 // is a root of order N = 2^log_n, r one of order 2^14, both powers of the
 // same generator, so r^(x * 2^14 / 2^(q+1)) = w^(x * N / 2^(q+1)):
-//   [0, 2^13)             r^x            stage roots inside a pass (forward)
-//   [2^13, 2^14)          r^-x           (inverse)
+//   [0, 2^14)             stage roots inside a pass (forward) by level: level
+//                         L < 14 at 2^L - 1 holds the 2^L powers r^(x 2^(13-L)),
+//                         x < 2^L, of the root of order 2^(L+1) (the last
+//                         word is unused)
+//   [2^14, 2^15)          the same with r^-1 (inverse)
 //   then, with H = 2^h and M = N / H:
 //   A  [H]  w^i,   Ai [H]  w^-i          w^e = A[e mod H] * B[e / H] for e < N:
 //   B  [M]  w^(iH), Bi [M] w^-(iH)       two small tables instead of one of N
@@ -141,7 +144,7 @@ NTT_FN u32 mont_pow(u32 b, u64 e, const NttPrime &q) {
 //   A3 [H] u^i,  A3i [H] u^-i,  B3 [2M] u^(iH),  B3i [2M] u^-(iH),  v,  v^2
 // ---------------------------------------------------------------------------
 #define NTT_ROOT_LOG 14                        // r has order 2^NTT_ROOT_LOG
-#define NTT_ROOTS (1 << (NTT_ROOT_LOG - 1))   // r^x for x < 2^13: every stage root of a pass of up to 14 stages
+#define NTT_ROOTS (1 << NTT_ROOT_LOG)          // one direction's stage roots by level (levels 0 to 13: a pass has at most 14 stages)
 #define NTT_TABLE_LEN(log_n, h) (2 * NTT_ROOTS + 2 * (1ull << (h)) + 2 * (1ull << ((log_n) - (h))) + 1)
 #define NTT_RADIX3_LEN(log_n, h) (2 * (1ull << (h)) + 4 * (1ull << ((log_n) - (h))) + 2)
 // One prime's table for transforms of length radix * 2^log_n.
@@ -178,7 +181,11 @@ NTT_FN u32 ntt_table_entry(u64 i, u32 log_n, u32 h, u32 radix, const NttPrime &q
     } else if (i < 2 * NTT_ROOTS) {
         step = order >> NTT_ROOT_LOG;
         inverse = i >= NTT_ROOTS;
-        e = i % NTT_ROOTS;
+        // Level L (the highest with 2^L - 1 <= i mod NTT_ROOTS), entry x.
+        const u32 at = (u32)(i % NTT_ROOTS) + 1;
+        u32 level = 0;
+        while ((2u << level) <= at) level++;
+        e = level < NTT_ROOT_LOG ? (u64)(at - (1u << level)) << (NTT_ROOT_LOG - 1 - level) : 0;
     } else if (i < 2 * NTT_ROOTS + 2 * H) {
         const u64 k = i - 2 * NTT_ROOTS;
         step = order >> log_n;
@@ -335,10 +342,15 @@ NTT_FN u32 ntt_group_log(u32 log_t, u32 launched) {
 // Stages p .. p + R - 1 of a pass on one group of 2^R tile elements, tile
 // index i0 + m d for m < 2^R (their j's are low + m 2^p, d = 2^p C), in
 // registers. Stage p + s pairs m and m + 2^s (bit s of m clear), and its root
-// depends on j mod 2^(p+s) = low + (m mod 2^s) 2^p alone: index
-// (low << (13 - p - s)) + ((m mod 2^s) << (13 - s)) in the table of 2^13
-// roots of order 2^14 (p + s <= 13, a pass has at most 14 stages), so a stage
-// loads its 2^s roots at constant offsets from one pointer.
+// depends on j mod 2^(p+s) = low + (m mod 2^s) 2^p alone: power low + (m
+// mod 2^s) 2^p of the root of order 2^(p+s+1), entry low + (m mod 2^s) 2^p of
+// level p + s of the stage roots' table (p + s <= 13, a pass has at most 14
+// stages). So a stage loads its 2^s roots at constant offsets from one
+// pointer, and a warp's lanes (consecutive `low` where p >= 5) load
+// consecutive words: with the roots of order 2^14 in one table, indexed by
+// low << (13 - p - s), they were 2^(13-p-s) words apart, and in the middle
+// rounds each lane read its own sector (ncu, tenth session: 70% of a
+// 2^14-element pass's global sectors were excess).
 template <int R, bool INVERSE>
 NTT_FN void ntt_group(u32 *tile, u32 i0, u32 d, u32 low, u32 p, const u32 *roots, const NttPrime &q) {
     constexpr int G = 1 << R;
@@ -348,10 +360,10 @@ NTT_FN void ntt_group(u32 *tile, u32 i0, u32 d, u32 low, u32 p, const u32 *roots
 #pragma unroll
     for (int i = 0; i < R; i++) {
         const int s = INVERSE ? i : R - 1 - i;  // decimation in frequency: top stage first
-        const u32 *rs = roots + (low << (NTT_ROOT_LOG - 1 - p - s));
+        const u32 *rs = roots + (1u << (p + s)) - 1 + low;
 #pragma unroll
         for (int c = 0; c < (1 << s); c++) {
-            const u32 w = LDG(&rs[c << (NTT_ROOT_LOG - 1 - s)]);
+            const u32 w = LDG(&rs[c << p]);
 #pragma unroll
             for (int m = c; m < G; m += 2 << s) {
                 const u32 x0 = x[m], x1 = x[m + (1 << s)];

@@ -184,7 +184,8 @@ pub fn device_bytes(un: usize, vn: usize) -> usize {
 /// Largest tile of cugmp_ntt_pass: 2^14 elements, 64 KiB of shared memory
 /// (two passes up to 2^26 where 2^13 took three).
 pub(super) const TILE_LOG: u32 = 14;
-/// The stage roots' table has roots of order 2^ROOT_LOG (NTT_ROOT_LOG).
+/// The stage roots' table has 2^ROOT_LOG words a direction, roots of order
+/// up to 2^ROOT_LOG by level (NTT_ROOT_LOG, NTT_ROOTS).
 const ROOT_LOG: u32 = 14;
 /// Products whose buffers take at most this much skip the free-memory query.
 const SMALL_PRODUCT_BYTES: usize = 64 << 20;
@@ -245,12 +246,12 @@ struct Table {
 /// Words of one prime's table (NTT_TABLE_STRIDE).
 fn table_len(shape: Shape, h: u32) -> usize {
     let m = 1usize << (shape.log_n - h);
-    let base = 2 * (1usize << (ROOT_LOG - 1)) + 2 * (1usize << h) + 2 * m + 1;
+    let base = 2 * (1usize << ROOT_LOG) + 2 * (1usize << h) + 2 * m + 1;
     base + if shape.radix == 3 { 2 * (1usize << h) + 4 * m + 2 } else { 0 }
 }
 
 /// The tables built so far, one per transform length, kept for the life of
-/// the context (3 * (2^14 + 2^(log_n/2 + 2)) words each: at most a few MiB).
+/// the context (3 * (2^15 + 2^(log_n/2 + 2)) words each: at most a few MiB).
 #[derive(Default)]
 pub(super) struct Tables(Mutex<Vec<Arc<Table>>>);
 
