@@ -329,8 +329,8 @@ NTT_FN u32 group_start(u32 u, u32 log_c, u32 k, u32 p, u32 width, u32 *low) {
 // radix-4 rounds before; groups of 16 need more than the 40 registers three
 // blocks of 512 threads leave (they spilled, and at two blocks an SM were
 // no faster than 8); storing the tile swizzled to remove the last pass's bank
-// conflicts, and stage roots with precomputed Montgomery quotients, were
-// both slower (the passes wait on the integer pipe, not on shared memory).
+// conflicts (ninth and tenth sessions), and stage roots with precomputed
+// Montgomery quotients, were both slower.
 #define NTT_GROUP_LOG 3
 NTT_FN u32 ntt_group_log(u32 log_t, u32 launched) {
     u32 threads_log = 0;
@@ -483,22 +483,29 @@ NTT_FN void ntt_pass_tile(u32 *a, u32 offset, const limb_t *limbs, u64 xn, const
     // on the H200, most of it in these two loops). Tiles and block sizes are
     // powers of two, so a tile is either whole batches for every thread or
     // (small transforms) less than one: no bounds test in the batches.
+    // So each thread's elements, for both phases: batch(t0, at0) for each of
+    // its batches (element i at tile index t0 + i * threads, place at0 +
+    // place(i * threads)), or one(t, place(t)) for each element.
     const bool batches = T >= NTT_BATCH * threads;
-    EACH_THREAD(thread) {
-    const u32 mine = place(thread);
-    if (batches) {
-        for (u32 s0 = 0; s0 < T; s0 += NTT_BATCH * threads) {
-            const u32 at0 = mine + place(s0);
+    auto each_element = [&](auto &&batch, auto &&one) {
+        EACH_THREAD(thread) {
+            const u32 mine = place(thread);
+            if (batches) {
+                for (u32 s0 = 0; s0 < T; s0 += NTT_BATCH * threads) batch(thread + s0, mine + place(s0));
+            } else {
+                for (u32 t = thread; t < T; t += threads) one(t, place(t));
+            }
+        }
+    };
+    each_element(
+        [&](u32 t0, u32 at0) {
             u32 v[NTT_BATCH];
 #pragma unroll
             for (int i = 0; i < NTT_BATCH; i++) v[i] = load(at0 + place(i * threads));
 #pragma unroll
-            for (int i = 0; i < NTT_BATCH; i++) enter(thread + s0 + i * threads, v[i]);
-        }
-    } else {
-        for (u32 t = thread; t < T; t += threads) enter(t, load(place(t)));
-    }
-    }
+            for (int i = 0; i < NTT_BATCH; i++) enter(t0 + i * threads, v[i]);
+        },
+        [&](u32 t, u32 at) { enter(t, load(at)); });
     BLOCK_SYNC();
 
     // The stages in rounds of up to 2^group_log (ntt_group_log) elements a
@@ -519,18 +526,12 @@ NTT_FN void ntt_pass_tile(u32 *a, u32 offset, const limb_t *limbs, u64 xn, const
         BLOCK_SYNC();
     }
 
-    EACH_THREAD(thread) {
-    const u32 mine = place(thread);
-    if (batches) {
-        for (u32 s0 = 0; s0 < T; s0 += NTT_BATCH * threads) {
-            const u32 at0 = mine + place(s0);
+    each_element(
+        [&](u32 t0, u32 at0) {
 #pragma unroll
-            for (int i = 0; i < NTT_BATCH; i++) leave(thread + s0 + i * threads, at0 + place(i * threads));
-        }
-    } else {
-        for (u32 t = thread; t < T; t += threads) leave(t, place(t));
-    }
-    }
+            for (int i = 0; i < NTT_BATCH; i++) leave(t0 + i * threads, at0 + place(i * threads));
+        },
+        leave);
 }
 
 // A pass (ntt_pass_tile) with its template parameters from the run-time
