@@ -1,29 +1,35 @@
-// Exact multiplication by number-theoretic transforms over three 32-bit primes.
+// Exact multiplication by number-theoretic transforms over three 31-bit primes.
 //
 // Operands are cut into 32-bit coefficients (two a limb). Each product is
-// three transforms, one per prime p < 2^32, all with 32-bit arithmetic
+// three transforms, one per prime p < 2^31, all with 32-bit arithmetic
 // (Montgomery products), and the coefficients of the product come back by the
 // Chinese remainder theorem.
 //
 //   p0 = 27 * 2^26 + 1 = 1811939329 (generator 13)
 //   p1 = 15 * 2^27 + 1 = 2013265921 (generator 31)
-//   p2 = 3 * 2^30 + 1 = 3221225473 (generator 5)
+//   p2 = 63 * 2^25 + 1 = 2113929217 (generator 5)
 //
-// Every p - 1 is divisible by 3 * 2^26, so transforms of length M = 2^m and
-// 3M exist for m <= 26 (NTT_MAX_LOG); a length 3M transform is one radix-3
+// Every p - 1 is divisible by 3 * 2^25, so transforms of length M = 2^m and
+// 3M exist for m <= 25 (NTT_MAX_LOG); a length 3M transform is one radix-3
 // step (cugmp_ntt_radix3) and three transforms of length M. The host takes
 // the shorter of 2^k and 3 * 2^k with N >= 2 * (un + vn), so the cyclic
-// convolution does not wrap: products of up to 3 * 2^25 limbs (768 MiB).
+// convolution does not wrap: products of up to 3 * 2^24 limbs (384 MiB).
+// Why below 2^31: a sum of two residues fits 32 bits, so (a + b) mod p is
+// min(a + b, a + b - p) (three instructions, where p2 = 3 * 2^30 + 1 before
+// took five), and the forward butterfly hands x - y + p to its Montgomery
+// product unreduced (below 2p, and 2p * p < 2^32 p). Only two primes below
+// 2^31 have 3 * 2^26 | p - 1, so the longest transform is 3 * 2^25; longer
+// products go to the GPU in pieces (src/gpu/ntt.rs, Plan::Split).
 //
 // Exactness: a coefficient of the product is a sum of at most 2m products of
 // two coefficients below 2^32, m the shorter operand's limbs, so it is below
-// 2m * 2^64 <= 3 * 2^25 * 2^64 < 2^91 (m <= 3 * 2^24 when the product has at
-// most 3 * 2^25 limbs), and P = p0 p1 p2 > 2^93: the CRT gives it exactly.
+// 2m * 2^64 <= 3 * 2^24 * 2^64 < 2^90 (m <= 3 * 2^23 when the product has at
+// most 3 * 2^24 limbs), and P = p0 p1 p2 > 2^92.6: the CRT gives it exactly.
 // A product mod B^n - 1 (GMP's mulmod_bnm1) is one cyclic convolution of
-// length exactly N = 2n (2^k or 3 * 2^k, so n <= 3 * 2^25, operands of at
+// length exactly N = 2n (2^k or 3 * 2^k, so n <= 3 * 2^24, operands of at
 // most n limbs): coefficient j sums the products a_i b_k with i + k = j mod
 // N, at most one for each of the shorter operand's 2m coefficients, so again
-// below 2m * 2^64 <= 3 * 2^26 * 2^64 < 2^92 < P.
+// below 2m * 2^64 <= 3 * 2^25 * 2^64 < 2^91 < P.
 //
 // Forward: decimation in frequency (natural order in, bit-reversed out);
 // inverse: decimation in time (bit-reversed in, natural out): no bit-reversal
@@ -51,6 +57,7 @@ static inline u32 brev32(u32 x) {
     return r;
 }
 #define LDG(p) (*(p))
+#define NTT_OPAQUE(p)
 #else
 #include "cugmp.cuh"
 #define NTT_FN __device__ __forceinline__
@@ -61,10 +68,17 @@ static inline u32 brev32(u32 x) {
 #define umulhi32 __umulhi
 #define brev32 __brev
 #define LDG(p) __ldg(p)
+// The pointer p, computed once into a register pair: without this nvcc folds
+// a table's 64-bit offset (prime * stride) into every load from it, four
+// instructions an address (64-bit add with carry, LEA, LEA.HI.X) where one
+// IMAD.WIDE.U32 of a 32-bit index does.
+#define NTT_OPAQUE(p) asm("" : "+l"(p))
 #endif
 
 #define NTT_PRIMES 3
-#define NTT_MAX_LOG 26
+#define NTT_MAX_LOG 25
+// More coefficients than the longest transform has (3 * 2^25 < 2^32).
+#define N_MAX_COEFS 0xffffffffu
 // Elements a thread loads at once in a pass (ntt_pass_block).
 #define NTT_BATCH 8
 
@@ -78,37 +92,39 @@ struct NttPrime {
 NTT_CONST NttPrime ntt_primes[NTT_PRIMES] = {
     {1811939329u, 0x94000001u, 0x392f6852u, 13},
     {2013265921u, 0x88000001u, 0x45dddde3u, 31},
-    {3221225473u, 0x40000001u, 0x6aaaaaadu, 5},
+    {2113929217u, 0x82000001u, 0x7ddf7dfdu, 5},
 };
 
-// a * b / 2^32 mod p, for a, b < p; in [0, p). With m = lo(ab) * p^-1 (mod
-// 2^32), ab - mp is a multiple of 2^32, so (ab - mp) / 2^32 is
-// hi(ab) - hi(mp) exactly, in (-p, p).
+NTT_FN u32 umin32(u32 a, u32 b) { return a < b ? a : b; }
+
+// a * b / 2^32 mod p, for a < 2p and b < p; in [0, p). With m = lo(ab) * p^-1
+// (mod 2^32), ab - mp is a multiple of 2^32, so (ab - mp) / 2^32 is
+// hi(ab) - hi(mp) exactly, in (-p, p) (ab < 2p^2 < 2^32 p).
 NTT_FN u32 mont_mul(u32 a, u32 b, const NttPrime &q) {
     const u64 t = (u64)a * b;
     const u32 m = (u32)t * q.p_inv;
     const u32 hi = (u32)(t >> 32), mp = umulhi32(m, q.p);
-    const u32 r = hi - mp;
-    return hi < mp ? r + q.p : r;
+    const u32 r = hi - mp + q.p;  // in (0, 2p)
+    return umin32(r, r - q.p);
 }
 
-// (a + b) mod p for a, b < p < 2^32: the sum may wrap 2^32 once (p2 > 2^31).
+// (a + b) mod p for a, b < p < 2^31: a + b < 2^32, and where a + b < p,
+// a + b - p wraps above it, so the smaller of the two is the residue.
 NTT_FN u32 mod_add(u32 a, u32 b, const NttPrime &q) {
     const u32 s = a + b;
-    return (s < a || s >= q.p) ? s - q.p : s;
+    return umin32(s, s - q.p);
 }
 
 NTT_FN u32 mod_sub(u32 a, u32 b, const NttPrime &q) {
-    const u32 d = a - b;
-    return a < b ? d + q.p : d;
+    const u32 d = a - b + q.p;
+    return umin32(d, d - q.p);
 }
 
-// A 32-bit coefficient as a residue: p0 and p1 are below 2^31, so up to two
-// subtractions (3p > 2^32 for every p).
+// A 32-bit coefficient as a residue: 2p < 2^32 < 3p for every p, so up to
+// two subtractions.
 NTT_FN u32 coefficient_residue(u32 x, const NttPrime &q) {
-    if (x >= q.p) x -= q.p;
-    if (x >= q.p) x -= q.p;
-    return x;
+    x = umin32(x, x - q.p);
+    return umin32(x, x - q.p);
 }
 
 // b^e in Montgomery form, from b in Montgomery form.
@@ -263,6 +279,8 @@ struct NttPowers {
         const u32 H = 1u << h, M = 1u << (log_n - h);
         A = tab + 2 * NTT_ROOTS + (inverse ? H : 0);
         B = tab + 2 * NTT_ROOTS + 2 * H + (inverse ? M : 0);
+        NTT_OPAQUE(A);
+        NTT_OPAQUE(B);
     }
     NTT_METHOD u32 at(u32 e, const NttPrime &q) const {
         return mont_mul(LDG(&A[e & ((1u << h) - 1)]), LDG(&B[e >> h]), q);
@@ -360,10 +378,12 @@ NTT_FN void ntt_group(u32 *tile, u32 i0, u32 d, u32 low, u32 p, const u32 *roots
 #pragma unroll
     for (int i = 0; i < R; i++) {
         const int s = INVERSE ? i : R - 1 - i;  // decimation in frequency: top stage first
-        const u32 *rs = roots + (1u << (p + s)) - 1 + low;
+        // One 32-bit index a root (a 64-bit pointer per stage and 64-bit
+        // offsets from it made the round spill at 40 registers).
+        const u32 level = (1u << (p + s)) - 1 + low;
 #pragma unroll
         for (int c = 0; c < (1 << s); c++) {
-            const u32 w = LDG(&rs[c << p]);
+            const u32 w = LDG(&roots[level + (c << p)]);
 #pragma unroll
             for (int m = c; m < G; m += 2 << s) {
                 const u32 x0 = x[m], x1 = x[m + (1 << s)];
@@ -373,7 +393,8 @@ NTT_FN void ntt_group(u32 *tile, u32 i0, u32 d, u32 low, u32 p, const u32 *roots
                     x[m + (1 << s)] = mod_sub(x0, t, q);
                 } else {
                     x[m] = mod_add(x0, x1, q);
-                    x[m + (1 << s)] = mont_mul(mod_sub(x0, x1, q), w, q);
+                    // x0 - x1 + p < 2p: mont_mul takes it unreduced.
+                    x[m + (1 << s)] = mont_mul(x0 - x1 + q.p, w, q);
                 }
             }
         }
@@ -452,12 +473,15 @@ NTT_FN void ntt_pass_tile(u32 *a, u32 offset, const limb_t *limbs, u64 xn, const
     };
     // An element from device memory, at `place` (its load issued in a batch
     // with others) ...
+    // Coefficient i is the i-th 32-bit half of the limbs (little-endian); the
+    // operand has `coefs` of them (i < N < 2^32, so a 32-bit compare).
+    const u32 *coef_words = (const u32 *)limbs;
+    const u32 coefs = 2 * xn < N_MAX_COEFS ? (u32)(2 * xn) : N_MAX_COEFS;
     auto load = [&](u32 at) -> u32 {
         const u32 g = offset + local0 + at;
         if (LOAD == NTT_LOAD_LIMBS) {
-            // Coefficient i is the i-th 32-bit half of the limbs (little-endian).
             const u32 i = local0 + at;
-            return i < 2 * xn ? ((const u32 *)limbs)[i] : 0;
+            return i < coefs ? LDG(&coef_words[i]) : 0;
         } else if (LOAD == NTT_LOAD_PRODUCT) {
             return mont_mul(a[g], b[g], q);  // b may be a: squaring
         } else {
@@ -514,6 +538,7 @@ NTT_FN void ntt_pass_tile(u32 *a, u32 offset, const limb_t *limbs, u64 xn, const
     // ones up.
     static_assert(NTT_GROUP_LOG <= 3, "the switch below has rounds of 1 to 3 stages");
     const u32 *roots = tab + (INVERSE ? NTT_ROOTS : 0);
+    NTT_OPAQUE(roots);
     for (u32 step = 0; step < k;) {
         const u32 r = k - step < group_log ? k - step : group_log;
         const u32 p = INVERSE ? step : k - step - r;
@@ -566,8 +591,8 @@ NTT_FN void ntt_pass_block(u32 *a, u32 offset, const limb_t *limbs, u64 xn, cons
 // the factor 2^32 the product removes.
 // ---------------------------------------------------------------------------
 #define CRT_C1 0x27ffffebu          // p0^-1 * 2^32 mod p1
-#define CRT_C2 0x70000000u          // p0 * 2^32 mod p2
-#define CRT_C3 0x0618617eu          // (p0 p1)^-1 * 2^32 mod p2
+#define CRT_C2 0x5a924925u          // p0 * 2^32 mod p2
+#define CRT_C3 0x53fffed6u          // (p0 p1)^-1 * 2^32 mod p2
 #define CRT_P01 0x32a00000e4000001ull  // p0 p1
 
 NTT_FN void crt(u32 r0, u32 r1, u32 r2, u64 *lo, u64 *hi) {
@@ -576,7 +601,7 @@ NTT_FN void crt(u32 r0, u32 r1, u32 r2, u64 *lo, u64 *hi) {
     const u64 y = r0 + (u64)ntt_primes[0].p * k1;
     const u32 y2 = mod_add(r0, mont_mul(k1, CRT_C2, q2), q2);
     const u32 k2 = mont_mul(mod_sub(r2, y2, q2), CRT_C3, q2);
-    // x = y + P01 * k2 < P < 2^94.
+    // x = y + P01 * k2 < P < 2^93.
     const u64 m_lo = CRT_P01 * k2;
 #ifdef CUGMP_HOST_MODEL
     const u64 m_hi = (u64)(((unsigned __int128)CRT_P01 * k2) >> 64);

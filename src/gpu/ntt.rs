@@ -1,7 +1,7 @@
 //! Exact products on the GPU: number-theoretic transforms over three 32-bit
 //! primes with 32-bit coefficients, joined by the CRT (cuda/ntt.cu states the
 //! primes and the exactness bound: transforms of 2^k or 3 * 2^k points up to
-//! 3 * 2^26, products up to 3 * 2^25 limbs in one transform; device memory
+//! 3 * 2^25, products up to 3 * 2^24 limbs in one transform; device memory
 //! is the practical limit, checked here). Plans: a whole product, an
 //! unbalanced one in chunks against one transform of the short operand
 //! (`product_plan`), a product mod B^rn - 1 as one cyclic convolution
@@ -24,8 +24,8 @@ use std::sync::{Arc, Mutex};
 const COEFS_PER_LIMB: usize = 2;
 /// Primes, one transform each (NTT_PRIMES).
 const PRIMES: usize = 3;
-/// Longest transform: 3 * 2^26 (NTT_MAX_LOG: 3 * 2^26 divides every p - 1).
-const MAX_LOG: u32 = 26;
+/// Longest transform: 3 * 2^25 (NTT_MAX_LOG: 3 * 2^25 divides every p - 1).
+const MAX_LOG: u32 = 25;
 
 /// A transform's length: `radix` (1 or 3) blocks of 2^log_n.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,7 +64,7 @@ pub fn cyclic_shape(rn: usize) -> Option<Shape> {
 
 /// The smallest rn' >= rn with a `cyclic_shape` (2^a or 3 * 2^a limbs), or
 /// None where that is over 1.5 rn (just below the longest transform, where
-/// 2^26 limbs would take 2^27 points) or past the longest transform.
+/// 2^25 limbs would take 2^26 points) or past the longest transform.
 pub fn cyclic_size(rn: usize) -> Option<usize> {
     let shape = transform_shape(rn);
     let size = shape.len() / COEFS_PER_LIMB;
@@ -182,7 +182,7 @@ pub fn device_bytes(un: usize, vn: usize) -> usize {
 }
 
 /// Largest tile of cugmp_ntt_pass: 2^14 elements, 64 KiB of shared memory
-/// (two passes up to 2^26 where 2^13 took three).
+/// (two passes for every transform up to the longest; 2^13 took three at 2^25).
 pub(super) const TILE_LOG: u32 = 14;
 /// The stage roots' table has 2^ROOT_LOG words a direction, roots of order
 /// up to 2^ROOT_LOG by level (NTT_ROOT_LOG, NTT_ROOTS).
@@ -255,7 +255,7 @@ fn table_len(shape: Shape, h: u32) -> usize {
 #[derive(Default)]
 pub(super) struct Tables(Mutex<Vec<Arc<Table>>>);
 
-/// Largest product one transform allows (cuda/ntt.cu): 3 * 2^26 >= 2 * limbs.
+/// Largest product one transform allows (cuda/ntt.cu): 3 * 2^25 >= 2 * limbs.
 #[cfg(test)]
 const MAX_PRODUCT_LIMBS: usize = 3 << (MAX_LOG - 1);
 
@@ -714,7 +714,8 @@ mod tests {
         // B^rn - 1 with un = rn, a product in the class of zero). A tile
         // given (log2) replaces the host's choice: 2^10 tiles at 2^19 make
         // three passes, the only way a pass that neither cuts limbs nor
-        // multiplies pointwise runs below 2^26-point blocks. Tiles of 2^13
+        // multiplies pointwise runs (2^14 tiles take every transform up to
+        // the longest in two passes). Tiles of 2^13
         // and 2^14 (the last two cases) are the only ones where a thread
         // takes more than one batch of NTT_BATCH elements.
         type Case = (usize, usize, bool, Option<u32>, Option<usize>);
@@ -851,14 +852,14 @@ mod tests {
         assert!(matches!(product_plan(200_000_000, 100_000), Some(Plan::Chunked { .. })));
         // Balanced products past the longest transform go in pieces.
         assert!(matches!(product_plan(200_000_000, 100_000_000), Some(Plan::Split { .. })));
-        assert!(matches!(product_plan(1 << 26, 1 << 26), Some(Plan::Split { pieces: 2 })), "{:?}", product_plan(1 << 26, 1 << 26));
+        assert!(matches!(product_plan(1 << 25, 1 << 25), Some(Plan::Split { pieces: 2 })), "{:?}", product_plan(1 << 25, 1 << 25));
         assert!(matches!(product_plan(MAX_PRODUCT_LIMBS / 2, MAX_PRODUCT_LIMBS / 2), Some(Plan::Whole(_))));
     }
 
     #[test]
     fn cyclic_sizes_are_transform_lengths() {
         let mut last = 0;
-        for rn in (1usize..5000).chain([1_000_005, 3 << 24, 1 << 26, 3 << 25]) {
+        for rn in (1usize..5000).chain([1_000_005, 3 << 23, 1 << 25, 3 << 24]) {
             let size = cyclic_size(rn).expect("within the longest transform");
             // From rn up, at most 1.5 rn, monotone, and exactly one transform.
             assert!(size >= rn && 2 * size <= 3 * rn && size >= last, "{rn}: {size}");
@@ -866,10 +867,10 @@ mod tests {
             assert_eq!(cyclic_shape(rn).is_some(), size == rn, "{rn}");
             last = size;
         }
-        // Above 3 * 2^24 limbs only 3 * 2^25 is a cyclic length (2^26 limbs
-        // would take 2^27 points): GMP's own sizes below 2^26 limbs.
-        assert_eq!((cyclic_size((3 << 24) + 1), cyclic_size((1 << 26) - 1)), (None, None));
-        assert_eq!(cyclic_size((3 << 25) + 1), None);
+        // Above 3 * 2^23 limbs only 3 * 2^24 is a cyclic length (2^25 limbs
+        // would take 2^26 points): GMP's own sizes below 2^25 limbs.
+        assert_eq!((cyclic_size((3 << 23) + 1), cyclic_size((1 << 25) - 1)), (None, None));
+        assert_eq!(cyclic_size((3 << 24) + 1), None);
         assert_eq!((cyclic_size(1000), cyclic_size(1025), cyclic_size(1537)), (Some(1024), Some(1536), Some(2048)));
     }
 
