@@ -49,11 +49,8 @@ static void run_pass(const Plan &plan, std::vector<u32> &a, const limb_t *limbs,
 
 static void run_radix3(const Plan &plan, std::vector<u32> &a, const limb_t *limbs, u64 xn, const std::vector<u32> &tab,
                        bool inverse) {
-    const u64 n_len = 1ull << plan.log_n;
-    for (u32 q = 0; q < NTT_PRIMES; q++)
-        for (u64 j = 0; j < n_len; j++)
-            ntt_radix3_at(a.data() + q * 3 * n_len, limbs, xn, tab.data() + q * table_stride(plan), ntt_primes[q],
-                          plan.log_n, plan.h, (u32)j, inverse);
+    for (u32 j = 0; j < (1u << plan.log_n); j++)
+        ntt_radix3_column(a.data(), limbs, xn, tab.data(), (u32)table_stride(plan), plan.log_n, plan.h, j, inverse);
 }
 
 static std::vector<u32> forward(const Plan &plan, const std::vector<u64> &x, const std::vector<u32> &tab) {

@@ -58,6 +58,9 @@ static inline u32 brev32(u32 x) {
 }
 #define LDG(p) (*(p))
 #define NTT_OPAQUE(p)
+struct uint4 {
+    u32 x, y, z, w;
+};
 #else
 #include "cugmp.cuh"
 #define NTT_FN __device__ __forceinline__
@@ -230,44 +233,63 @@ NTT_FN u32 ntt_power3(const u32 *tab, u32 log_n, u32 h, u32 e, bool inverse, con
 // The radix-3 step of a transform of length 3N, N = 2^log_n, at j < N, over
 // one prime's 3N words `a` (`tab`: that prime's table).
 //
-// Forward (decimation in frequency): with x_l = x[j + lN] (l < 3; cut from
-// `limbs` when given, as the first pass does), block s gets
+// Forward (decimation in frequency): with x_l = x[j + lN] (l < 3; the
+// operand's coefficients `coef` when given, as the first step, else a's),
+// block s gets
 //   y_s[j] = u^(js) * sum_l x_l v^(ls),
 // and then each block's length-N transform (root u^3 = w) gives the outputs
 // 3k + s: X[3k + s] = sum_j w^(jk) y_s[j]. Inverse (after the blocks' inverse
 // transforms): z_s = Y_s u^(-js), x_l = sum_s z_s v^(-ls) (the 1/3 is in the
-// pointwise scale).
-NTT_FN void ntt_radix3_at(u32 *a, const limb_t *limbs, u64 xn, const u32 *tab, const NttPrime &q, u32 log_n, u32 h,
-                          u32 j, bool inverse) {
+// pointwise scale). u^(2j) is (u^j)^2: one product where the tables took two
+// loads and one.
+NTT_FN void ntt_radix3_at(u32 *a, const u32 *coef, const u32 *tab, const NttPrime &q, u32 log_n, u32 h, u32 j,
+                          bool inverse) {
     const u32 n_len = 1u << log_n;
     const u32 *v = tab + NTT_TABLE_LEN(log_n, h) + NTT_RADIX3_LEN(log_n, h) - 2;
     const u32 v1 = LDG(&v[0]), v2 = LDG(&v[1]);
     u32 x[3];
-    for (int l = 0; l < 3; l++) {
-        const u64 g = j + (u64)l * n_len;
-        if (limbs) {
-            x[l] = g < 2 * xn ? (u32)(limbs[g >> 1] >> (32 * (g & 1))) : 0;
-            x[l] = coefficient_residue(x[l], q);
-        } else {
-            x[l] = a[g];
-        }
-    }
+    for (int l = 0; l < 3; l++) x[l] = coef ? coefficient_residue(coef[l], q) : a[j + l * n_len];
+    const u32 u1 = ntt_power3(tab, log_n, h, j, inverse, q), u2 = mont_mul(u1, u1, q);
     if (!inverse) {
         const u32 s0 = mod_add(mod_add(x[0], x[1], q), x[2], q);
         const u32 s1 = mod_add(mod_add(x[0], mont_mul(x[1], v1, q), q), mont_mul(x[2], v2, q), q);
         const u32 s2 = mod_add(mod_add(x[0], mont_mul(x[1], v2, q), q), mont_mul(x[2], v1, q), q);
         a[j] = s0;
-        a[j + n_len] = mont_mul(s1, ntt_power3(tab, log_n, h, j, false, q), q);
-        a[j + 2 * n_len] = mont_mul(s2, ntt_power3(tab, log_n, h, 2 * j, false, q), q);
+        a[j + n_len] = mont_mul(s1, u1, q);
+        a[j + 2 * n_len] = mont_mul(s2, u2, q);
     } else {
         const u32 z0 = x[0];
-        const u32 z1 = mont_mul(x[1], ntt_power3(tab, log_n, h, j, true, q), q);
-        const u32 z2 = mont_mul(x[2], ntt_power3(tab, log_n, h, 2 * j, true, q), q);
+        const u32 z1 = mont_mul(x[1], u1, q);
+        const u32 z2 = mont_mul(x[2], u2, q);
         // v^-1 = v^2.
         a[j] = mod_add(mod_add(z0, z1, q), z2, q);
         a[j + n_len] = mod_add(mod_add(z0, mont_mul(z1, v2, q), q), mont_mul(z2, v1, q), q);
         a[j + 2 * n_len] = mod_add(mod_add(z0, mont_mul(z1, v1, q), q), mont_mul(z2, v2, q), q);
     }
+}
+
+// The radix-3 step at column j of all three primes' transforms (a holds them
+// 3N words apart, tab their tables `stride` words apart). Going forward it
+// cuts the three coefficients j + lN from the limbs (xn of them) once for
+// all three primes: a thread a prime read them three times (240 MB of limbs
+// read for 80 MB at 10^7 limbs, ncu, eleventh session).
+NTT_FN void ntt_radix3_column(u32 *a, const limb_t *limbs, u64 xn, const u32 *tab, u32 stride, u32 log_n, u32 h, u32 j,
+                              bool inverse) {
+    const u32 n_len = 1u << log_n;
+    u32 coef[3];
+    if (limbs) {
+        // Coefficient i is the i-th 32-bit half of the limbs (little-endian).
+        const u32 *words = (const u32 *)limbs;
+        const u32 coefs = 2 * xn < N_MAX_COEFS ? (u32)(2 * xn) : N_MAX_COEFS;
+        for (int l = 0; l < 3; l++) {
+            const u32 i = j + l * n_len;
+            coef[l] = i < coefs ? LDG(&words[i]) : 0;
+        }
+    }
+#pragma unroll
+    for (u32 prime = 0; prime < NTT_PRIMES; prime++)
+        ntt_radix3_at(a + prime * 3 * n_len, limbs ? coef : nullptr, tab + prime * stride, ntt_primes[prime], log_n, h,
+                      j, inverse);
 }
 
 // w^e (or w^-e), e < N, from the tables above, in Montgomery form: the two
@@ -369,12 +391,26 @@ NTT_FN u32 ntt_group_log(u32 log_t, u32 launched) {
 // low << (13 - p - s), they were 2^(13-p-s) words apart, and in the middle
 // rounds each lane read its own sector (ncu, tenth session: 70% of a
 // 2^14-element pass's global sectors were excess).
-template <int R, bool INVERSE>
+//
+// WHOLE: the group's elements are consecutive (d = 1: the bottom round of a
+// pass whose groups are whole, C = 1), and a lane moves them four at a time.
+// With one word a load, its lanes' words were 2^R apart: a 2^R-way bank
+// conflict on every load and store of that round.
+template <int R, bool INVERSE, bool WHOLE>
 NTT_FN void ntt_group(u32 *tile, u32 i0, u32 d, u32 low, u32 p, const u32 *roots, const NttPrime &q) {
     constexpr int G = 1 << R;
+    static_assert(!WHOLE || G >= 4, "a whole group is moved in fours");
     u32 x[G];
+    if (WHOLE) {
 #pragma unroll
-    for (int m = 0; m < G; m++) x[m] = tile[i0 + m * d];
+        for (int m = 0; m < G; m += 4) {
+            const uint4 v = *(const uint4 *)&tile[i0 + m];
+            x[m] = v.x, x[m + 1] = v.y, x[m + 2] = v.z, x[m + 3] = v.w;
+        }
+    } else {
+#pragma unroll
+        for (int m = 0; m < G; m++) x[m] = tile[i0 + m * d];
+    }
 #pragma unroll
     for (int i = 0; i < R; i++) {
         const int s = INVERSE ? i : R - 1 - i;  // decimation in frequency: top stage first
@@ -399,19 +435,25 @@ NTT_FN void ntt_group(u32 *tile, u32 i0, u32 d, u32 low, u32 p, const u32 *roots
             }
         }
     }
+    if (WHOLE) {
 #pragma unroll
-    for (int m = 0; m < G; m++) tile[i0 + m * d] = x[m];
+        for (int m = 0; m < G; m += 4) *(uint4 *)&tile[i0 + m] = uint4{x[m], x[m + 1], x[m + 2], x[m + 3]};
+    } else {
+#pragma unroll
+        for (int m = 0; m < G; m++) tile[i0 + m * d] = x[m];
+    }
 }
 
 // One round of a pass: stages p .. p + R - 1 on every group of the tile.
-template <int R, bool INVERSE>
+// (WHOLE: p = 0 and C = 1, see ntt_group.)
+template <int R, bool INVERSE, bool WHOLE = false>
 NTT_FN void ntt_round(u32 *tile, u32 T, u32 log_c, u32 k, u32 p, const u32 *roots, const NttPrime &q, u32 thread,
                       u32 threads) {
     const u32 d = (1u << p) << log_c;
     for (u32 u = thread; u < (T >> R); u += threads) {
         u32 low;
         const u32 i0 = group_start(u, log_c, k, p, R, &low);
-        ntt_group<R, INVERSE>(tile, i0, d, low, p, roots, q);
+        ntt_group<R, INVERSE, WHOLE>(tile, i0, d, low, p, roots, q);
     }
 }
 
@@ -534,20 +576,25 @@ NTT_FN void ntt_pass_tile(u32 *a, u32 offset, const limb_t *limbs, u64 xn, const
 
     // The stages in rounds of up to 2^group_log (ntt_group_log) elements a
     // group in registers: one shared-memory round trip and one barrier a
-    // round (ntt_round). Forward rounds go from the top stage down, inverse
-    // ones up.
+    // round (ntt_round). Round n takes stages from p = n * group_log up; a
+    // shorter one, if any, is the top one, so that the bottom round (p = 0,
+    // the one ntt_group moves four words at a time) is a whole one. Forward
+    // rounds go from the top down, inverse ones up.
     static_assert(NTT_GROUP_LOG <= 3, "the switch below has rounds of 1 to 3 stages");
     const u32 *roots = tab + (INVERSE ? NTT_ROOTS : 0);
     NTT_OPAQUE(roots);
-    for (u32 step = 0; step < k;) {
-        const u32 r = k - step < group_log ? k - step : group_log;
-        const u32 p = INVERSE ? step : k - step - r;
-        EACH_THREAD(thread) switch (r) {
+    const u32 rounds = (k + group_log - 1) / group_log;
+    for (u32 i = 0; i < rounds; i++) {
+        const u32 p = (INVERSE ? i : rounds - 1 - i) * group_log;
+        const u32 r = k - p < group_log ? k - p : group_log;
+        const bool whole = p == 0 && log_c == 0 && r >= 2;
+        EACH_THREAD(thread) switch (r + 2 * whole) {
         case 1: ntt_round<1, INVERSE>(tile, T, log_c, k, p, roots, q, thread, threads); break;
         case 2: ntt_round<2, INVERSE>(tile, T, log_c, k, p, roots, q, thread, threads); break;
         case 3: ntt_round<3, INVERSE>(tile, T, log_c, k, p, roots, q, thread, threads); break;
+        case 4: ntt_round<2, INVERSE, true>(tile, T, log_c, k, p, roots, q, thread, threads); break;
+        case 5: ntt_round<3, INVERSE, true>(tile, T, log_c, k, p, roots, q, thread, threads); break;
         }
-        step += r;
         BLOCK_SYNC();
     }
 
@@ -649,16 +696,13 @@ extern "C" __global__ void cugmp_ntt_tables(u32 *tab, u32 log_n, u32 h, u32 radi
     }
 }
 
-// The radix-3 step (ntt_radix3_at) of transforms of length 3 * 2^log_n, all
-// three primes: a holds them 3 * 2^log_n words apart.
+// The radix-3 step (ntt_radix3_column) of transforms of length 3 * 2^log_n,
+// all three primes, one thread a column j < 2^log_n.
 extern "C" __global__ void cugmp_ntt_radix3(u32 *a, const limb_t *__restrict__ limbs, u64 xn, const u32 *__restrict__ tab,
                                              u32 log_n, u32 h, u32 inverse) {
-    const u64 n_len = 1ull << log_n;
-    GRID_STRIDE(i, NTT_PRIMES * n_len) {
-        const u32 prime = (u32)(i >> log_n);
-        ntt_radix3_at(a + prime * 3 * n_len, limbs, xn, tab + prime * NTT_TABLE_STRIDE(log_n, h, 3), ntt_primes[prime],
-                      log_n, h, (u32)(i & (n_len - 1)), inverse != 0);
-    }
+    const u32 stride = (u32)NTT_TABLE_STRIDE(log_n, h, 3);
+    for (u32 j = blockIdx.x * blockDim.x + threadIdx.x; j < (1u << log_n); j += gridDim.x * blockDim.x)
+        ntt_radix3_column(a, limbs, xn, tab, stride, log_n, h, j, inverse != 0);
 }
 
 // Shared memory: 4 * 2^log_t bytes (64 KiB at the largest tile, 2^14). The

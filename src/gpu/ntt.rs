@@ -633,7 +633,7 @@ impl Gpu {
     fn radix3(&self, stream: &Arc<CudaStream>, table: &Table, a: &mut CudaSlice<u32>, limbs: u64, xn: u64, inverse: bool) -> Result<(), GpuError> {
         let inverse = inverse as u32;
         let log_n = table.shape.log_n;
-        launch!(self, stream, ntt_radix3, PRIMES << log_n, &mut *a, &limbs, &xn, &table.words, &log_n, &table.h, &inverse);
+        launch!(self, stream, ntt_radix3, 1usize << log_n, &mut *a, &limbs, &xn, &table.words, &log_n, &table.h, &inverse);
         Ok(())
     }
 
