@@ -130,6 +130,17 @@ NTT_FN u32 coefficient_residue(u32 x, const NttPrime &q) {
     return umin32(x, x - q.p);
 }
 
+// An operand's coefficients: coefficient i is the i-th 32-bit half of its xn
+// limbs (little-endian), 0 past them. i < N < 2^32, so the count is clamped
+// to 32 bits once and each test is a 32-bit compare.
+struct NttCoefficients {
+    const u32 *words;
+    u32 count;
+    NTT_METHOD NttCoefficients(const limb_t *limbs, u64 xn)
+        : words((const u32 *)limbs), count(2 * xn < N_MAX_COEFS ? (u32)(2 * xn) : N_MAX_COEFS) {}
+    NTT_METHOD u32 at(u32 i) const { return i < count ? LDG(&words[i]) : 0; }
+};
+
 // b^e in Montgomery form, from b in Montgomery form.
 NTT_FN u32 mont_pow(u32 b, u64 e, const NttPrime &q) {
     u32 r = (u32)((((u64)1) << 32) % q.p);  // 1 in Montgomery form
@@ -278,13 +289,8 @@ NTT_FN void ntt_radix3_column(u32 *a, const limb_t *limbs, u64 xn, const u32 *ta
     const u32 n_len = 1u << log_n;
     u32 coef[3];
     if (limbs) {
-        // Coefficient i is the i-th 32-bit half of the limbs (little-endian).
-        const u32 *words = (const u32 *)limbs;
-        const u32 coefs = 2 * xn < N_MAX_COEFS ? (u32)(2 * xn) : N_MAX_COEFS;
-        for (int l = 0; l < 3; l++) {
-            const u32 i = j + l * n_len;
-            coef[l] = i < coefs ? LDG(&words[i]) : 0;
-        }
+        const NttCoefficients coefs(limbs, xn);
+        for (int l = 0; l < 3; l++) coef[l] = coefs.at(j + l * n_len);
     }
 #pragma unroll
     for (u32 prime = 0; prime < NTT_PRIMES; prime++)
@@ -515,15 +521,11 @@ NTT_FN void ntt_pass_tile(u32 *a, u32 offset, const limb_t *limbs, u64 xn, const
     };
     // An element from device memory, at `place` (its load issued in a batch
     // with others) ...
-    // Coefficient i is the i-th 32-bit half of the limbs (little-endian); the
-    // operand has `coefs` of them (i < N < 2^32, so a 32-bit compare).
-    const u32 *coef_words = (const u32 *)limbs;
-    const u32 coefs = 2 * xn < N_MAX_COEFS ? (u32)(2 * xn) : N_MAX_COEFS;
+    const NttCoefficients coefs(limbs, xn);
     auto load = [&](u32 at) -> u32 {
         const u32 g = offset + local0 + at;
         if (LOAD == NTT_LOAD_LIMBS) {
-            const u32 i = local0 + at;
-            return i < coefs ? LDG(&coef_words[i]) : 0;
+            return coefs.at(local0 + at);
         } else if (LOAD == NTT_LOAD_PRODUCT) {
             return mont_mul(a[g], b[g], q);  // b may be a: squaring
         } else {
