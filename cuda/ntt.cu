@@ -15,8 +15,8 @@
 // the shorter of 2^k and 3 * 2^k with N >= 2 * (un + vn), so the cyclic
 // convolution does not wrap: products of up to 3 * 2^24 limbs (384 MiB).
 // Why below 2^31: a sum of two residues fits 32 bits, so (a + b) mod p is
-// min(a + b, a + b - p) (three instructions, where p2 = 3 * 2^30 + 1 before
-// took five), and the forward butterfly hands x - y + p to its Montgomery
+// min(a + b, a + b - p) (an add and one VIADDMNMX on sm_90, where the sum
+// mod p2 = 3 * 2^30 + 1, which could pass 2^32, took five instructions), and the forward butterfly hands x - y + p to its Montgomery
 // product unreduced (below 2p, and 2p * p < 2^32 p). Only two primes below
 // 2^31 have 3 * 2^26 | p - 1, so the longest transform is 3 * 2^25; longer
 // products go to the GPU in pieces (src/gpu/ntt.rs, Plan::Split).
