@@ -233,12 +233,31 @@ NTT_FN u32 ntt_table_entry(u64 i, u32 log_n, u32 h, u32 radix, const NttPrime &q
     return mont_pow(mont_pow(g, step, q), e, q);
 }
 
-// u^e (or u^-e), e < 2N, from the radix-3 part of the tables, in Montgomery form.
-NTT_FN u32 ntt_power3(const u32 *tab, u32 log_n, u32 h, u32 e, bool inverse, const NttPrime &q) {
+// Powers of a root from two of the tables above, in Montgomery form: x^e =
+// A[e mod H] * B[e / H] (H = 2^h). The tables' places are found once (a
+// pass takes one power an element).
+struct NttPowers {
+    const u32 *A, *B;
+    u32 h;
+    NTT_METHOD u32 at(u32 e, const NttPrime &q) const {
+        return mont_mul(LDG(&A[e & ((1u << h) - 1)]), LDG(&B[e >> h]), q);
+    }
+};
+
+// w^e (or w^-e), e < N: the transform's twists.
+NTT_FN NttPowers ntt_powers(const u32 *tab, u32 log_n, u32 h, bool inverse) {
+    const u32 H = 1u << h, M = 1u << (log_n - h);
+    NttPowers w{tab + 2 * NTT_ROOTS + (inverse ? H : 0), tab + 2 * NTT_ROOTS + 2 * H + (inverse ? M : 0), h};
+    NTT_OPAQUE(w.A);
+    NTT_OPAQUE(w.B);
+    return w;
+}
+
+// u^e (or u^-e), e < 2N: the radix-3 step's twists.
+NTT_FN NttPowers ntt_powers3(const u32 *tab, u32 log_n, u32 h, bool inverse) {
     const u32 H = 1u << h, M2 = 2u << (log_n - h);
-    const u32 *A = tab + NTT_TABLE_LEN(log_n, h) + (inverse ? H : 0);
-    const u32 *B = tab + NTT_TABLE_LEN(log_n, h) + 2 * H + (inverse ? M2 : 0);
-    return mont_mul(LDG(&A[e & (H - 1)]), LDG(&B[e >> h]), q);
+    const u32 *at = tab + NTT_TABLE_LEN(log_n, h);
+    return NttPowers{at + (inverse ? H : 0), at + 2 * H + (inverse ? M2 : 0), h};
 }
 
 // The radix-3 step of a transform of length 3N, N = 2^log_n, at j < N, over
@@ -260,7 +279,7 @@ NTT_FN void ntt_radix3_at(u32 *a, const u32 *coef, const u32 *tab, const NttPrim
     const u32 v1 = LDG(&v[0]), v2 = LDG(&v[1]);
     u32 x[3];
     for (int l = 0; l < 3; l++) x[l] = coef ? coefficient_residue(coef[l], q) : a[j + l * n_len];
-    const u32 u1 = ntt_power3(tab, log_n, h, j, inverse, q), u2 = mont_mul(u1, u1, q);
+    const u32 u1 = ntt_powers3(tab, log_n, h, inverse).at(j, q), u2 = mont_mul(u1, u1, q);
     if (!inverse) {
         const u32 s0 = mod_add(mod_add(x[0], x[1], q), x[2], q);
         const u32 s1 = mod_add(mod_add(x[0], mont_mul(x[1], v1, q), q), mont_mul(x[2], v2, q), q);
@@ -298,23 +317,6 @@ NTT_FN void ntt_radix3_column(u32 *a, const limb_t *limbs, u64 xn, const u32 *ta
                       j, inverse);
 }
 
-// w^e (or w^-e), e < N, from the tables above, in Montgomery form: the two
-// tables' places found once (a pass takes one power an element).
-struct NttPowers {
-    const u32 *A, *B;
-    u32 h;
-    NTT_METHOD NttPowers(const u32 *tab, u32 log_n, u32 h_, bool inverse) : h(h_) {
-        const u32 H = 1u << h, M = 1u << (log_n - h);
-        A = tab + 2 * NTT_ROOTS + (inverse ? H : 0);
-        B = tab + 2 * NTT_ROOTS + 2 * H + (inverse ? M : 0);
-        NTT_OPAQUE(A);
-        NTT_OPAQUE(B);
-    }
-    NTT_METHOD u32 at(u32 e, const NttPrime &q) const {
-        return mont_mul(LDG(&A[e & ((1u << h) - 1)]), LDG(&B[e >> h]), q);
-    }
-};
-
 // ---------------------------------------------------------------------------
 // One pass of k consecutive radix-2 stages in shared memory.
 //
@@ -333,7 +335,7 @@ struct NttPowers {
 // z = w^(r * N / 2L). The z factor is the same for the whole upper half it
 // multiplies, which no later stage of the pass mixes with anything else, so it
 // moves to the end of the pass: element j gets z^bitrev_k(j) once, and the
-// stages use only the 2^13 roots of the small table. (The inverse moves it
+// stages use only the small table of roots of order up to 2^14. (The inverse moves it
 // to the start, as z^-bitrev_k(j).) One power of w per element per pass,
 // from two small tables.
 //
@@ -514,7 +516,7 @@ NTT_FN void ntt_pass_tile(u32 *a, u32 offset, const limb_t *limbs, u64 xn, const
     const u32 local0 = (outer0 << log_2l) + r0;
     // The twist's power at tile element t, z^bitrev(j) = w^(r * bitrev_k(j) *
     // N / 2L) (1 where the exponent is 0: no test for it).
-    const NttPowers powers(tab, log_n, h, INVERSE);
+    const NttPowers powers = ntt_powers(tab, log_n, h, INVERSE);
     auto twist = [&](u32 t) -> u32 {
         const u32 r = t & (C - 1), j = (t >> log_c) & (G - 1);
         return powers.at(((r0 + r) * (brev32(j) >> (32 - k))) << twist_shift, q);
