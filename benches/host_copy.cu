@@ -9,12 +9,25 @@
 // just allocated, so the copy back also takes that memory's first page
 // faults. Each row times one of those pieces alone, at 1 to 16 threads, so
 // that the copy rates can be set against the DMA's and the PCIe floor's.
+//
+// `host_copy pipeline` times the whole staged transfer instead (pageable ->
+// slots -> device and back, the DMA and the host copies overlapping as in
+// staging.rs) over the settings staging.rs could take: copy threads, slot
+// size, one stream or one a thread, memcpy or non-temporal stores for the
+// host copy, threads started per transfer or kept waiting.
 #include <cuda_runtime.h>
+#include <emmintrin.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
 
 #define CHECK(x)                                                                  \
     do {                                                                          \
@@ -79,7 +92,195 @@ static double rate(size_t bytes, Setup setup, What what) {
     return bytes / t[2] / 1e9;
 }
 
-int main(void) {
+// memcpy with non-temporal stores (the destination bypasses the caches, so
+// the stores take no read-for-ownership); dst, src and bytes 16-aligned.
+static void copy_nt(char *dst, const char *src, size_t bytes) {
+    for (size_t i = 0; i < bytes; i += 64) {
+        __m128i a = _mm_loadu_si128((const __m128i *)(src + i)), b = _mm_loadu_si128((const __m128i *)(src + i + 16));
+        __m128i c = _mm_loadu_si128((const __m128i *)(src + i + 32)), d = _mm_loadu_si128((const __m128i *)(src + i + 48));
+        _mm_stream_si128((__m128i *)(dst + i), a);
+        _mm_stream_si128((__m128i *)(dst + i + 16), b);
+        _mm_stream_si128((__m128i *)(dst + i + 32), c);
+        _mm_stream_si128((__m128i *)(dst + i + 48), d);
+    }
+    _mm_sfence();
+}
+
+// One staged-transfer setting.
+struct Setting {
+    int threads;
+    size_t chunk;
+    bool own_stream;  // a stream a thread, else all on one (staging.rs: one)
+    bool nt;          // the host copy with non-temporal stores
+    bool pool;        // threads kept waiting, else started per transfer (staging.rs: started)
+};
+
+// Copy threads kept between transfers: run(job) calls job(i) on threads
+// 0..n-1 and returns when all have.
+struct Pool {
+    std::vector<std::thread> threads;
+    std::mutex m;
+    std::condition_variable go, done;
+    std::function<void(int)> job;
+    int generation = 0, left = 0;
+    bool quit = false;
+    explicit Pool(int n) {
+        for (int i = 0; i < n; i++)
+            threads.emplace_back([this, i] {
+                int seen = 0;
+                for (;;) {
+                    std::unique_lock<std::mutex> l(m);
+                    go.wait(l, [&] { return quit || generation != seen; });
+                    if (quit) return;
+                    seen = generation;
+                    l.unlock();
+                    job(i);
+                    l.lock();
+                    if (--left == 0) done.notify_one();
+                }
+            });
+    }
+    void run(std::function<void(int)> j) {
+        std::unique_lock<std::mutex> l(m);
+        job = std::move(j);
+        left = (int)threads.size();
+        generation++;
+        go.notify_all();
+        done.wait(l, [&] { return left == 0; });
+    }
+    ~Pool() {
+        {
+            std::lock_guard<std::mutex> l(m);
+            quit = true;
+        }
+        go.notify_all();
+        for (auto &t : threads) t.join();
+    }
+};
+
+// Each thread's two pinned slots, events and stream, made once.
+struct Lanes {
+    std::vector<char *> slots;
+    std::vector<cudaEvent_t> events;
+    std::vector<cudaStream_t> streams;
+    cudaStream_t shared;
+    Lanes(int n, size_t chunk) {
+        CHECK(cudaStreamCreateWithFlags(&shared, cudaStreamNonBlocking));
+        for (int i = 0; i < 2 * n; i++) {
+            char *p;
+            CHECK(cudaHostAlloc((void **)&p, chunk, cudaHostAllocDefault));
+            memset(p, 0, chunk);
+            slots.push_back(p);
+            cudaEvent_t e;
+            CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+            events.push_back(e);
+        }
+        for (int i = 0; i < n; i++) {
+            cudaStream_t s;
+            CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+            streams.push_back(s);
+        }
+    }
+};
+
+// One staged transfer of `bytes` between pageable `host` and `device`, as
+// staging.rs does it under setting `s`.
+static void staged(const Setting &s, Lanes &lanes, Pool *pool, bool up, char *host, char *device, size_t bytes) {
+    size_t chunks = (bytes + s.chunk - 1) / s.chunk;
+    auto lane = [&](int i) {
+        cudaStream_t st = s.own_stream ? lanes.streams[i] : lanes.shared;
+        char *slot[2] = {lanes.slots[2 * i], lanes.slots[2 * i + 1]};
+        cudaEvent_t ev[2] = {lanes.events[2 * i], lanes.events[2 * i + 1]};
+        bool pending[2] = {false, false};
+        size_t at[2] = {0, 0}, len[2] = {0, 0};
+        auto host_copy = [&](char *dst, const char *src, size_t n) {
+            if (s.nt && n % 64 == 0)
+                copy_nt(dst, src, n);
+            else
+                memcpy(dst, src, n);
+        };
+        int j = 0;
+        for (size_t c = i; c < chunks; c += s.threads, j++) {
+            int k = j % 2;
+            size_t start = c * s.chunk, n = bytes - start < s.chunk ? bytes - start : s.chunk;
+            if (up) {
+                if (pending[k]) CHECK(cudaEventSynchronize(ev[k]));
+                host_copy(slot[k], host + start, n);
+                CHECK(cudaMemcpyAsync(device + start, slot[k], n, cudaMemcpyHostToDevice, st));
+                CHECK(cudaEventRecord(ev[k], st));
+                pending[k] = true;
+            } else {
+                CHECK(cudaMemcpyAsync(slot[k], device + start, n, cudaMemcpyDeviceToHost, st));
+                CHECK(cudaEventRecord(ev[k], st));
+                pending[k] = true;
+                at[k] = start;
+                len[k] = n;
+                if (pending[1 - k]) {
+                    CHECK(cudaEventSynchronize(ev[1 - k]));
+                    host_copy(host + at[1 - k], slot[1 - k], len[1 - k]);
+                    pending[1 - k] = false;
+                }
+            }
+        }
+        for (int k = 0; k < 2; k++)
+            if (pending[k]) {
+                CHECK(cudaEventSynchronize(ev[k]));
+                if (!up) host_copy(host + at[k], slot[k], len[k]);
+            }
+    };
+    if (pool) {
+        pool->run(lane);
+    } else {
+        std::vector<std::thread> t;
+        for (int i = 0; i < s.threads; i++) t.emplace_back(lane, i);
+        for (auto &x : t) x.join();
+    }
+}
+
+static int pipeline(void) {
+    const size_t sizes[] = {8u << 20, 16u << 20, 80u << 20, 160u << 20};  // 10^6 limbs up, down; 10^7 up, down
+    const size_t max_chunk = 4u << 20;
+    const int max_threads = 16;
+    CHECK(cudaFree(0));
+    size_t most = 160u << 20;
+    char *host = (char *)aligned_alloc(64, most), *back = (char *)aligned_alloc(64, most), *device;
+    for (size_t i = 0; i < most; i++) host[i] = (char)(i * 2654435761u >> 13);
+    memset(back, 0, most);
+    CHECK(cudaMalloc((void **)&device, most));
+    Lanes lanes(max_threads, max_chunk);
+    printf("GB/s, median of 5 (one transfer untimed first), up: pageable -> device, down: device -> touched pageable\n\n");
+    printf("| threads | slot | streams | host copy | threads kept | up 8 MiB | 16 MiB | 80 MiB | 160 MiB | down 8 MiB | 16 MiB | 80 MiB | 160 MiB |\n");
+    printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    for (int threads : {4, 8, 16})
+        for (size_t chunk : {256u << 10, 1u << 20, 4u << 20})
+            for (int own : {0, 1})
+                for (int nt : {0, 1})
+                    for (int keep : {0, 1}) {
+                        Setting s{threads, chunk, own != 0, nt != 0, keep != 0};
+                        Pool *pool = keep ? new Pool(threads) : NULL;
+                        printf("| %d | %zu KiB | %s | %s | %s |", threads, chunk >> 10, own ? "one a thread" : "one", nt ? "non-temporal" : "memcpy",
+                               keep ? "yes" : "no");
+                        for (int up : {1, 0})
+                            for (size_t bytes : sizes) {
+                                auto none = [] {};
+                                staged(s, lanes, pool, up, up ? host : back, device, bytes);
+                                double gbs = rate(bytes, none, [&] { staged(s, lanes, pool, up, up ? host : back, device, bytes); });
+                                printf(" %.1f |", gbs);
+                            }
+                        // The operand must come back whole under every setting.
+                        CHECK(cudaMemset(device, 0, most));
+                        memset(back, 0, most);
+                        staged(s, lanes, pool, true, host, device, most - 4096);
+                        staged(s, lanes, pool, false, back, device, most - 4096);
+                        printf(" %s\n", memcmp(host, back, most - 4096) == 0 ? "" : "LOST DATA |");
+                        fflush(stdout);
+                        delete pool;
+                    }
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    if (argc > 1 && strcmp(argv[1], "pipeline") == 0) return pipeline();
     const int thread_counts[] = {1, 2, 4, 8, 16};
     const size_t sizes[] = {8u << 20, 80u << 20, 160u << 20};  // 10^6-ish limbs, 10^7 limbs up, down
     CHECK(cudaFree(0));

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine, over a tree packed by scripts/pack-device.sh:
-#   bash scripts/device-run.sh [gpu|differential|tests|gmp|bench|ab|perf|radix|hostcopy|ncu|ncu-source|sanitize|fuzz|all]    (default: all)
+#   bash scripts/device-run.sh [gpu|differential|tests|gmp|bench|ab|perf|radix|hostcopy|pipeline|phases|ncu|ncu-source|sanitize|fuzz|all]    (default: all)
 # gpu: the GPU tests alone; differential: the differential suite under
 # CUGMP_GPU=force and the C programs (cuGMP against static GMP); tests: both
 # of those; gmp: GMP's own tests/mpz and tests/mpn on libcugmp.so; fuzz:
@@ -11,7 +11,9 @@
 # perf: the rows the README's table takes (products under force, GMP's
 # algorithms through the hooks with auto) and the transfer variants, into
 # one file; radix: mpz_get_str over radix conversion's settings (radix.md);
-# hostcopy: the host-side copy rates alone (benches/host_copy.cu); ncu: the
+# hostcopy: the host-side copy rates alone (benches/host_copy.cu); pipeline:
+# whole staged transfers over the copy settings (benches/host_copy.cu);
+# phases: CUGMP_LOG's upload/product/download times of products; ncu: the
 # transform passes of one device-resident product of CUGMP_NCU_SIZE limbs
 # (default 10^6) under Nsight Compute (ncu.txt); ncu-source: executed
 # instructions per SASS instruction of CUGMP_NCU_COUNT passes (default 2)
@@ -143,6 +145,22 @@ if [ "$what" = hostcopy ]; then
     # here with the device's nvcc: one table, hostcopy.md.
     nvcc -O2 -std=c++17 -arch=sm_90 benches/host_copy.cu -o /tmp/host_copy -lpthread && /tmp/host_copy | tee "$out/hostcopy.md"
     note "hostcopy: $out/hostcopy.md"
+fi
+
+if [ "$what" = pipeline ]; then
+    # Whole staged transfers over staging.rs's possible settings
+    # (benches/host_copy.cu, `pipeline`), and the host the copies run on.
+    { lscpu | grep -E 'Model name|^CPU\(s\)|NUMA node\(s\)|L3'; grep MemTotal /proc/meminfo; } >"$out/host.txt" 2>&1
+    nvcc -O2 -std=c++17 -arch=sm_90 benches/host_copy.cu -o /tmp/host_copy -lpthread && /tmp/host_copy pipeline | tee "$out/pipeline.md"
+    note "pipeline: $out/pipeline.md ($(grep -c 'LOST' "$out/pipeline.md") settings lost data)"
+fi
+
+if [ "$what" = phases ]; then
+    # Where an end-to-end product's time goes: CUGMP_LOG's phase times
+    # (upload, product, download; it synchronises after each) of products
+    # and squares at CUGMP_PHASE_SIZES (default 10^6 and 10^7 limbs).
+    CUGMP_LOG=1 pack/bench/speedup --only mul --sizes "${CUGMP_PHASE_SIZES:-1000000,10000000}" --no-gmp --reps 5 >"$out/phases.log" 2>&1
+    note "phases: $out/phases.log ($(grep -c 'done at' "$out/phases.log") phase lines)"
 fi
 
 if [ "$what" = ncu ]; then

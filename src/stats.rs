@@ -10,7 +10,7 @@ use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// Why a GPU attempt ended on the CPU (the columns of the fallback count).
-const REASONS: [&str; 4] = ["CUDA error", "injected fault", "panic in the CUDA bindings", "too large for the device"];
+const REASONS: [&str; 5] = ["CUDA error", "injected fault", "panic in the CUDA bindings", "too large for the device", "no copy thread"];
 
 fn reason_index(e: &GpuError) -> usize {
     match e {
@@ -18,6 +18,7 @@ fn reason_index(e: &GpuError) -> usize {
         GpuError::Injected(_) => 1,
         GpuError::Panic => 2,
         GpuError::TooLarge => 3,
+        GpuError::Thread => 4,
     }
 }
 
@@ -27,7 +28,7 @@ struct OpStats {
     to_gpu: AtomicU64,
     from_gpu: AtomicU64,
     gpu_ns: AtomicU64,
-    fallbacks: [AtomicU64; 4],
+    fallbacks: [AtomicU64; REASONS.len()],
 }
 
 #[allow(clippy::declare_interior_mutable_const)]
@@ -37,7 +38,7 @@ const ZERO: OpStats = OpStats {
     to_gpu: AtomicU64::new(0),
     from_gpu: AtomicU64::new(0),
     gpu_ns: AtomicU64::new(0),
-    fallbacks: [const { AtomicU64::new(0) }; 4],
+    fallbacks: [const { AtomicU64::new(0) }; REASONS.len()],
 };
 
 static STATS: [OpStats; Op::ALL.len()] = [ZERO; Op::ALL.len()];

@@ -34,6 +34,8 @@ pub enum GpuError {
     Panic,
     /// Beyond the exactness bound or the device memory free now.
     TooLarge,
+    /// A copy thread could not be started.
+    Thread,
 }
 
 impl fmt::Display for GpuError {
@@ -43,6 +45,7 @@ impl fmt::Display for GpuError {
             GpuError::Injected(what) => write!(f, "injected fault {what}"),
             GpuError::Panic => write!(f, "panic in the CUDA bindings"),
             GpuError::TooLarge => write!(f, "operands too large for the device"),
+            GpuError::Thread => write!(f, "no copy thread could be started"),
         }
     }
 }
