@@ -14,7 +14,8 @@
 // slots -> device and back, the DMA and the host copies overlapping as in
 // staging.rs) over the settings staging.rs could take: copy threads, slot
 // size, one stream or one a thread, memcpy or non-temporal stores for the
-// host copy, threads started per transfer or kept waiting.
+// host copy, threads started per transfer or kept waiting; `host_copy
+// interleaved` a few of those settings against each other, interleaved.
 #include <cuda_runtime.h>
 #include <emmintrin.h>
 #include <pthread.h>
@@ -23,6 +24,7 @@
 #include <string.h>
 #include <time.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <functional>
 #include <mutex>
@@ -279,8 +281,67 @@ static int pipeline(void) {
     return 0;
 }
 
+// A few settings against each other, interleaved (each repetition times
+// every setting in turn), so that drift in the host's load over the run
+// falls on all of them alike: the median of 21 a setting.
+static int interleaved(void) {
+    const Setting settings[] = {
+        {8, 1u << 20, false, false, false},   // staging.rs before the twelfth session
+        {8, 1u << 20, false, false, true},    // kept threads
+        {8, 1u << 20, false, true, true},     // kept threads, non-temporal stores
+        {16, 1u << 20, false, true, true},    // 16 of them
+        {8, 512u << 10, false, true, true},   // smaller slots
+        {8, 4u << 20, false, true, true},     // larger slots
+        {8, 4u << 20, false, false, true},    // larger slots, memcpy
+    };
+    const int count = sizeof settings / sizeof settings[0], reps = 21;
+    const struct {
+        bool up;
+        size_t bytes;
+    } cases[] = {{true, 8u << 20}, {true, 16u << 20}, {true, 80u << 20}, {false, 16u << 20}, {false, 80u << 20}, {false, 160u << 20}};
+    CHECK(cudaFree(0));
+    size_t most = 160u << 20;
+    char *host = (char *)aligned_alloc(64, most), *back = (char *)aligned_alloc(64, most), *device;
+    for (size_t i = 0; i < most; i++) host[i] = (char)(i * 2654435761u >> 13);
+    memset(back, 0, most);
+    CHECK(cudaMalloc((void **)&device, most));
+    Lanes lanes(16, 4u << 20);
+    std::vector<Pool *> pools;
+    for (const Setting &s : settings) pools.push_back(s.pool ? new Pool(s.threads) : NULL);
+    printf("GB/s, median of %d interleaved repetitions (every setting once a repetition)\n\n", reps);
+    printf("| threads | slot | host copy | threads kept |");
+    for (auto c : cases) printf(" %s %zu MiB |", c.up ? "up" : "down", c.bytes >> 20);
+    printf("\n|---|---|---|---|");
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) printf("---|");
+    printf("\n");
+    std::vector<std::vector<double>> gbs(count);
+    for (auto c : cases) {
+        std::vector<std::vector<double>> t(count);
+        for (int k = 0; k < count; k++) staged(settings[k], lanes, pools[k], c.up, c.up ? host : back, device, c.bytes);
+        for (int r = 0; r < reps; r++)
+            for (int k = 0; k < count; k++) {
+                double start = now();
+                staged(settings[k], lanes, pools[k], c.up, c.up ? host : back, device, c.bytes);
+                t[k].push_back(now() - start);
+            }
+        for (int k = 0; k < count; k++) {
+            std::sort(t[k].begin(), t[k].end());
+            gbs[k].push_back(c.bytes / t[k][reps / 2] / 1e9);
+        }
+    }
+    for (int k = 0; k < count; k++) {
+        const Setting &s = settings[k];
+        printf("| %d | %zu KiB | %s | %s |", s.threads, s.chunk >> 10, s.nt ? "non-temporal" : "memcpy", s.pool ? "yes" : "no");
+        for (double g : gbs[k]) printf(" %.1f |", g);
+        printf("\n");
+    }
+    for (Pool *p : pools) delete p;
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc > 1 && strcmp(argv[1], "pipeline") == 0) return pipeline();
+    if (argc > 1 && strcmp(argv[1], "interleaved") == 0) return interleaved();
     const int thread_counts[] = {1, 2, 4, 8, 16};
     const size_t sizes[] = {8u << 20, 80u << 20, 160u << 20};  // 10^6-ish limbs, 10^7 limbs up, down
     CHECK(cudaFree(0));

@@ -149,9 +149,10 @@ fi
 
 if [ "$what" = pipeline ]; then
     # Whole staged transfers over staging.rs's possible settings
-    # (benches/host_copy.cu, `pipeline`), and the host the copies run on.
+    # (benches/host_copy.cu, `pipeline`; CUGMP_PIPELINE_MODE=interleaved: a
+    # few settings interleaved), and the host the copies run on.
     { lscpu | grep -E 'Model name|^CPU\(s\)|NUMA node\(s\)|L3'; grep MemTotal /proc/meminfo; } >"$out/host.txt" 2>&1
-    nvcc -O2 -std=c++17 -arch=sm_90 benches/host_copy.cu -o /tmp/host_copy -lpthread && /tmp/host_copy pipeline | tee "$out/pipeline.md"
+    nvcc -O2 -std=c++17 -arch=sm_90 benches/host_copy.cu -o /tmp/host_copy -lpthread && /tmp/host_copy "${CUGMP_PIPELINE_MODE:-pipeline}" | tee "$out/pipeline.md"
     note "pipeline: $out/pipeline.md ($(grep -c 'LOST' "$out/pipeline.md") settings lost data)"
 fi
 
@@ -191,10 +192,10 @@ if [ "$what" = ab ]; then
     alts=(pack/alt/*/libcugmp.so)
     [ -f "${alts[0]}" ] || { echo "no pack/alt/*/libcugmp.so: pack with --alt REV"; exit 2; }
     unset CUGMP_GPU
-    # Twice in turn (this, each alt, this, each alt): the device's clocks
+    # CUGMP_AB_ROUNDS times in turn (default 2: this, each alt, this, each alt): the device's clocks
     # and the host's load drift within a call. --no-gmp: GMP's product once
     # per size as the reference, untimed (the builds are what is compared).
-    for round in 1 2; do
+    for round in $(seq "${CUGMP_AB_ROUNDS:-2}"); do
         for lib in "$PWD/pack/deps/libcugmp.so" "${alts[@]/#/$PWD/}"; do
             name=this
             [ "$lib" = "$PWD/pack/deps/libcugmp.so" ] || name=$(basename "$(dirname "$lib")")

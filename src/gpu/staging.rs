@@ -19,8 +19,14 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 const THREADED_MIN_BYTES: usize = 4 << 20;
 /// Limbs a thread moves through one slot at once (1 MiB).
 const CHUNK: usize = 1 << 17;
-/// Copy threads at most; each has two slots (double buffering).
-const MAX_THREADS: usize = 8;
+/// Copy threads a transfer uses at most; each has two slots (double
+/// buffering). Sixteen (the GPU machine's cores), not eight: a 16 MiB
+/// download, one chunk a thread, came back at 33 GB/s against 21 with eight
+/// threads of two chunks each, whose second chunks' copies out ran last, one
+/// after another (RESULTS.md, twelfth session, interleaved).
+const MAX_LANES: usize = 16;
+/// Threads `copy_limbs` starts at most (it starts them per call).
+const MAX_COPY_THREADS: usize = 8;
 
 /// The pinned slots (two per copy thread) and the copy threads, made on
 /// first use; the lock is held for a whole transfer.
@@ -33,11 +39,14 @@ pub(super) struct Kept {
     crew: Crew,
 }
 
-/// Copy threads at `limbs` limbs: one per 2 chunks, at most MAX_THREADS and
-/// the host's parallelism.
-fn threads_for(limbs: usize) -> usize {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    limbs.div_ceil(2 * CHUNK).clamp(1, MAX_THREADS.min(cores))
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// Copy threads (lanes) of a staged transfer of `limbs` limbs: one a chunk,
+/// at most MAX_LANES and the host's parallelism.
+fn lanes_for(limbs: usize) -> usize {
+    limbs.div_ceil(CHUNK).clamp(1, MAX_LANES.min(cores()))
 }
 
 /// `dst.copy_from_slice(src)`, by several threads when it is large: a copy
@@ -49,7 +58,8 @@ pub(crate) fn copy_limbs(dst: &mut [u64], src: &[u64]) {
         dst.copy_from_slice(src);
         return;
     }
-    let per = src.len().div_ceil(threads_for(src.len()));
+    let threads = src.len().div_ceil(2 * CHUNK).clamp(1, MAX_COPY_THREADS.min(cores()));
+    let per = src.len().div_ceil(threads);
     std::thread::scope(|s| {
         for (d, x) in dst.chunks_mut(per).zip(src.chunks(per)) {
             s.spawn(move || d.copy_from_slice(x));
@@ -199,7 +209,7 @@ struct Lane<'a> {
 impl Gpu {
     /// Run `work` on each copy thread's lane over `limbs` limbs in chunks.
     fn in_lanes(&self, limbs: usize, work: impl Fn(&mut Lane<'_>) -> Result<(), GpuError> + Sync) -> Result<(), GpuError> {
-        let lanes = threads_for(limbs);
+        let lanes = lanes_for(limbs);
         let mut kept = lock(&self.staging.0);
         let kept = &mut *kept;
         while kept.slots.len() < 2 * lanes {
