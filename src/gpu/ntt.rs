@@ -309,15 +309,13 @@ impl Second<'_> {
 }
 
 /// Second operands from this many limbs are uploaded beside the first
-/// operand's transform; smaller ones go up with the first operand, in one
-/// transfer. At 10^6 x 10^6 limbs the second operand's upload took 0.3 to
-/// 0.4 ms more than the first operand's transform it went beside, where the
-/// joint transfer of both keeps the copy threads busy together (RESULTS.md,
-/// twelfth session, phases); at 10^7 the upload beside the transform was all
-/// but hidden (the product 7.5 to 8.0 ms with it, 7.26 ms device-resident).
-/// Between the two the bound is not tuned (2 x 10^6 and 4 x 10^6 limbs were
-/// timed on either side of it).
-const OVERLAP_MIN_LIMBS: usize = 1 << 21;
+/// operand's transform, where smaller ones go before it (the extra event
+/// record and wait cost microseconds, the overlap saves up to the upload's
+/// time). Measured on the H100 (RESULTS.md, seventh session): 10^7 x 10^7
+/// limbs 20.8 and 21.2 ms against 27.2 and 23.2 ms without, 10^6 2.54 and
+/// 2.83 against 2.82 and 3.03 ms; at 10^5 no difference above the noise.
+/// The bound itself is not tuned.
+const OVERLAP_MIN_LIMBS: usize = 1 << 16;
 
 /// A device buffer allocated and filled on the upload stream and read on the
 /// main stream: on drop, the upload stream waits for the main stream's work
@@ -406,7 +404,7 @@ impl Gpu {
 
     /// Upload `u` and `v` (`v` not at all when it is `u`: a square; with
     /// `overlap` perhaps beside `compute`'s first transform, see
-    /// `operands_to_device`), `compute` from them a result on the device, and
+    /// `second_operand`), `compute` from them a result on the device, and
     /// hand it to `fetch`.
     fn on_device<T>(
         &self,
@@ -431,7 +429,9 @@ impl Gpu {
                 }
                 Ok(())
             };
-            let (du, v) = self.operands_to_device(&stream, u, v, squaring, overlap)?;
+            let du = self.copy_to_device(&stream, u)?;
+            let mut slot = None;
+            let v = self.second_operand(&stream, v, squaring, overlap, &mut slot)?;
             lap("upload")?;
             let t = compute(&stream, &du, v)?;
             lap("product")?;
@@ -441,20 +441,19 @@ impl Gpu {
         })
     }
 
-    /// `u` on the device and `v` as `product_dev` takes it: `Second::Host`
-    /// where it pays to upload it beside the first operand's transform
-    /// (`overlap`: the caller's plan allows it; a large operand; an upload
-    /// stream), else both up now in one transfer, `v` after `u`.
-    fn operands_to_device<'a>(&self, stream: &Arc<CudaStream>, u: &[u64], v: &'a [u64], squaring: bool, overlap: bool) -> Result<(CudaSlice<u64>, Second<'a>), GpuError> {
+    /// `v` as `product_dev` takes it: `Second::Host` where it pays to upload
+    /// it beside the first operand's transform (`overlap`: the caller's plan
+    /// allows it; a large operand; an upload stream), else uploaded now into
+    /// `slot`.
+    fn second_operand<'a>(&self, stream: &Arc<CudaStream>, v: &'a [u64], squaring: bool, overlap: bool, slot: &'a mut Option<CudaSlice<u64>>) -> Result<Second<'a>, GpuError> {
         if squaring {
-            return Ok((self.copy_to_device(stream, u)?, Second::Square));
+            return Ok(Second::Square);
         }
         if overlap && v.len() >= OVERLAP_MIN_LIMBS && self.upload.is_some() {
-            return Ok((self.copy_to_device(stream, u)?, Second::Host(v)));
+            return Ok(Second::Host(v));
         }
-        let both = self.copy_parts_to_device(stream, &[u, v])?;
-        let vp = super::linear::addr(&both, stream) + 8 * u.len() as u64;
-        Ok((both, Second::At(vp, v.len())))
+        let d = slot.insert(self.copy_to_device(stream, v)?);
+        Ok(Second::At(super::linear::addr(d, stream), v.len()))
     }
 
     /// The forward transform of the second operand (None for a square). A

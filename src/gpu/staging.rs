@@ -240,50 +240,30 @@ impl Gpu {
     /// Host limbs to a new device buffer of the same length (at least one
     /// limb: an empty `x` gives one zero limb, so every buffer has an address).
     pub(super) fn copy_to_device(&self, stream: &Arc<CudaStream>, x: &[u64]) -> Result<CudaSlice<u64>, GpuError> {
-        self.copy_parts_to_device(stream, &[x])
-    }
-
-    /// `parts` one after another in a new device buffer (at least one limb,
-    /// as `copy_to_device`), in one staged transfer: the lanes take the
-    /// parts' chunks in turn, so two operands go up together in the time of
-    /// one of their joint length, not of two transfers one after the other.
-    pub(super) fn copy_parts_to_device(&self, stream: &Arc<CudaStream>, parts: &[&[u64]]) -> Result<CudaSlice<u64>, GpuError> {
-        let total: usize = parts.iter().map(|p| p.len()).sum();
-        crate::stats::copied_to_gpu(8 * total);
-        if total == 0 {
+        crate::stats::copied_to_gpu(std::mem::size_of_val(x));
+        if x.is_empty() {
             return Ok(stream.alloc_zeros::<u64>(1)?);
         }
+        if 8 * x.len() < THREADED_MIN_BYTES {
+            return Ok(stream.clone_htod(x)?);
+        }
         // Every limb is written by the copies below before anything reads it.
-        let mut dev = unsafe { stream.alloc::<u64>(total) }?;
-        if 8 * total < THREADED_MIN_BYTES {
-            let mut at = 0;
-            for p in parts.iter().filter(|p| !p.is_empty()) {
-                stream.memcpy_htod(*p, &mut dev.slice_mut(at..at + p.len()))?;
-                at += p.len();
-            }
-            return Ok(dev);
-        }
+        let dev = unsafe { stream.alloc::<u64>(x.len()) }?;
         let base = super::linear::addr(&dev, stream);
-        // (source limbs, their offset in the buffer), none across two parts.
-        let mut chunks = Vec::with_capacity(total.div_ceil(CHUNK) + parts.len());
-        let mut at = 0;
-        for p in parts {
-            chunks.extend(p.chunks(CHUNK).enumerate().map(|(c, piece)| (piece, at + c * CHUNK)));
-            at += p.len();
-        }
         let ctx = &self.ctx;
-        self.in_lanes(total, |lane| {
+        self.in_lanes(x.len(), |lane| {
             ctx.bind_to_thread()?;
             let mut pending: [Option<CudaEvent>; 2] = [None, None];
-            for (i, &(piece, offset)) in chunks.iter().skip(lane.first).step_by(lane.stride).enumerate() {
+            for (i, c) in (lane.first..x.len().div_ceil(CHUNK)).step_by(lane.stride).enumerate() {
                 let k = i % 2;
                 // The slot's previous DMA must be done before it is refilled.
                 if let Some(e) = pending[k].take() {
                     e.synchronize()?;
                 }
-                let slot = &mut lane.slots[k][..piece.len()];
-                copy_streaming(slot, piece);
-                unsafe { result::memcpy_htod_async(base + 8 * offset as u64, slot, stream.cu_stream()) }?;
+                let (start, end) = (c * CHUNK, ((c + 1) * CHUNK).min(x.len()));
+                let slot = &mut lane.slots[k][..end - start];
+                copy_streaming(slot, &x[start..end]);
+                unsafe { result::memcpy_htod_async(base + 8 * start as u64, slot, stream.cu_stream()) }?;
                 pending[k] = Some(stream.record_event(None)?);
             }
             // The slots are free again for the next transfer.
