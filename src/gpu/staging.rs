@@ -8,8 +8,9 @@
 //! pinned slots of their own while the DMA of the previous chunk runs, so the
 //! host copies run in parallel with each other and with PCIe. The pinned
 //! slots and the copy threads are made on first use and kept: starting the
-//! threads for every transfer cost an 8 MiB upload a third of its rate
-//! (RESULTS.md, twelfth session, `device-run.sh pipeline`).
+//! threads for every transfer cost an 8 MiB upload 40% of its rate (11.9
+//! against 20.4 GB/s; RESULTS.md, twelfth session, `device-run.sh
+//! pipeline`).
 
 use super::{Gpu, GpuError};
 use cudarc::driver::{result, CudaEvent, CudaSlice, CudaStream, PinnedHostSlice};
@@ -21,9 +22,10 @@ const THREADED_MIN_BYTES: usize = 4 << 20;
 const CHUNK: usize = 1 << 17;
 /// Copy threads a transfer uses at most; each has two slots (double
 /// buffering). Sixteen (the GPU machine's cores), not eight: a 16 MiB
-/// download, one chunk a thread, came back at 33 GB/s against 21 with eight
-/// threads of two chunks each, whose second chunks' copies out ran last, one
-/// after another (RESULTS.md, twelfth session, interleaved).
+/// download, one chunk a thread, came back at 33.3 GB/s against 21.3 with
+/// eight threads of two chunks each, whose second chunks' copies out ran
+/// last, one after another (RESULTS.md, twelfth session, settings
+/// interleaved; both settings there with non-temporal copies out).
 const MAX_LANES: usize = 16;
 /// Threads `copy_limbs` starts at most (it starts them per call).
 const MAX_COPY_THREADS: usize = 8;
@@ -70,9 +72,11 @@ pub(crate) fn copy_limbs(dst: &mut [u64], src: &[u64]) {
 /// `dst.copy_from_slice(src)` into a pinned slot with non-temporal stores
 /// (x86-64): the slot is read next by the DMA engine, not by this core, so
 /// its lines need not be fetched into the cache first. Measured on the GPU
-/// machine: an 8 MiB upload through kept threads 19.3 GB/s with memcpy,
-/// 29.6 with these stores (RESULTS.md, twelfth session). The download's copy
-/// out of the slots stays memcpy: the caller reads its result next.
+/// machine (RESULTS.md, twelfth session, settings interleaved, 8 kept
+/// threads): 8 and 16 MiB uploads at 22.1 and 29.1 GB/s against 20.4 and
+/// 26.1 with memcpy, 80 MiB the same (39.0, 40.1). The download's copies
+/// out of the slots stay memcpy: with these stores 80 and 160 MiB came down
+/// at 31.5 and 31.9 GB/s against 36.2 and 39.9.
 fn copy_streaming(dst: &mut [u64], src: &[u64]) {
     assert_eq!(dst.len(), src.len(), "copy_streaming takes slices of one length");
     #[cfg(target_arch = "x86_64")]
