@@ -239,16 +239,28 @@ static void staged(const Setting &s, Lanes &lanes, Pool *pool, bool up, char *ho
     }
 }
 
+// A staged transfer's ends: the operand (patterned, not zeros), the
+// pageable buffer it comes back into, and the device buffer, 160 MiB each.
+struct Buffers {
+    static const size_t most = 160u << 20;
+    char *host, *back, *device;
+    Buffers() {
+        CHECK(cudaFree(0));
+        host = (char *)aligned_alloc(64, most);
+        back = (char *)aligned_alloc(64, most);
+        for (size_t i = 0; i < most; i++) host[i] = (char)(i * 2654435761u >> 13);
+        memset(back, 0, most);
+        CHECK(cudaMalloc((void **)&device, most));
+    }
+};
+
 static int pipeline(void) {
     const size_t sizes[] = {8u << 20, 16u << 20, 80u << 20, 160u << 20};  // 10^6 limbs up, down; 10^7 up, down
     const size_t max_chunk = 4u << 20;
     const int max_threads = 16;
-    CHECK(cudaFree(0));
-    size_t most = 160u << 20;
-    char *host = (char *)aligned_alloc(64, most), *back = (char *)aligned_alloc(64, most), *device;
-    for (size_t i = 0; i < most; i++) host[i] = (char)(i * 2654435761u >> 13);
-    memset(back, 0, most);
-    CHECK(cudaMalloc((void **)&device, most));
+    Buffers b;
+    char *host = b.host, *back = b.back, *device = b.device;
+    const size_t most = Buffers::most;
     Lanes lanes(max_threads, max_chunk);
     printf("GB/s, median of 5 (one transfer untimed first), up: pageable -> device, down: device -> touched pageable\n\n");
     printf("| threads | slot | streams | host copy | threads kept | up 8 MiB | 16 MiB | 80 MiB | 160 MiB | down 8 MiB | 16 MiB | 80 MiB | 160 MiB |\n");
@@ -299,12 +311,8 @@ static int interleaved(void) {
         bool up;
         size_t bytes;
     } cases[] = {{true, 8u << 20}, {true, 16u << 20}, {true, 80u << 20}, {false, 16u << 20}, {false, 80u << 20}, {false, 160u << 20}};
-    CHECK(cudaFree(0));
-    size_t most = 160u << 20;
-    char *host = (char *)aligned_alloc(64, most), *back = (char *)aligned_alloc(64, most), *device;
-    for (size_t i = 0; i < most; i++) host[i] = (char)(i * 2654435761u >> 13);
-    memset(back, 0, most);
-    CHECK(cudaMalloc((void **)&device, most));
+    Buffers b;
+    char *host = b.host, *back = b.back, *device = b.device;
     Lanes lanes(16, 4u << 20);
     std::vector<Pool *> pools;
     for (const Setting &s : settings) pools.push_back(s.pool ? new Pool(s.threads) : NULL);
