@@ -242,7 +242,7 @@ static void staged(const Setting &s, Lanes &lanes, Pool *pool, bool up, char *ho
 // A staged transfer's ends: the operand (patterned, not zeros), the
 // pageable buffer it comes back into, and the device buffer, 160 MiB each.
 struct Buffers {
-    static const size_t most = 160u << 20;
+    static constexpr size_t most = 160u << 20;
     char *host, *back, *device;
     Buffers() {
         CHECK(cudaFree(0));
