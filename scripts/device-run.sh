@@ -25,6 +25,8 @@ out=${OUT:-/tmp/cugmp-out}; mkdir -p "$out"
 what=${1:-all}
 summary=()
 note() { summary+=("$1"); echo "== $1"; }
+# benches/host_copy.cu, built with the device's nvcc, run with arguments "$@".
+host_copy() { nvcc -O2 -std=c++17 -arch=sm_90 benches/host_copy.cu -o /tmp/host_copy -lpthread && /tmp/host_copy "$@"; }
 
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$out/device.txt"
 export CUGMP_GPU=force
@@ -143,7 +145,7 @@ fi
 if [ "$what" = hostcopy ]; then
     # The host side of the transfers alone (benches/host_copy.cu), built
     # here with the device's nvcc: one table, hostcopy.md.
-    nvcc -O2 -std=c++17 -arch=sm_90 benches/host_copy.cu -o /tmp/host_copy -lpthread && /tmp/host_copy | tee "$out/hostcopy.md"
+    host_copy | tee "$out/hostcopy.md"
     note "hostcopy: $out/hostcopy.md"
 fi
 
@@ -152,7 +154,7 @@ if [ "$what" = pipeline ]; then
     # (benches/host_copy.cu, `pipeline`; CUGMP_PIPELINE_MODE=interleaved: a
     # few settings interleaved), and the host the copies run on.
     { lscpu | grep -E 'Model name|^CPU\(s\)|NUMA node\(s\)|L3'; grep MemTotal /proc/meminfo; } >"$out/host.txt" 2>&1
-    nvcc -O2 -std=c++17 -arch=sm_90 benches/host_copy.cu -o /tmp/host_copy -lpthread && /tmp/host_copy "${CUGMP_PIPELINE_MODE:-pipeline}" | tee "$out/pipeline.md"
+    host_copy "${CUGMP_PIPELINE_MODE:-pipeline}" | tee "$out/pipeline.md"
     note "pipeline: $out/pipeline.md ($(grep -c 'LOST' "$out/pipeline.md") settings lost data)"
 fi
 
