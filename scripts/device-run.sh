@@ -10,7 +10,8 @@
 # same call, one file each (ab-this.md, ab-SHORT.md);
 # perf: the rows the README's table takes (products under force, GMP's
 # algorithms through the hooks with auto) and the transfer variants, into
-# one file; radix: mpz_get_str over radix conversion's settings (radix.md);
+# one file; radix: mpz_get_str over radix conversion's levels and against
+# pack/alt's libraries (radix.md);
 # hostcopy: the host-side copy rates alone (benches/host_copy.cu); pipeline:
 # whole staged transfers over the copy settings (benches/host_copy.cu);
 # phases: CUGMP_LOG's upload/product/download times of products; ncu: the
@@ -125,18 +126,27 @@ if [ "$what" = perf ]; then
 fi
 
 if [ "$what" = radix ]; then
-    # mpz_get_str base 10 (hooks, auto) over radix conversion's settings:
-    # CUGMP_RADIX_LEVELS x CUGMP_RADIX_CPU_BELOW (src/radix.rs), GMP's
-    # conversion once per process as the reference, untimed. "-" is the
-    # library's default. One file back: radix.md.
-    for levels in ${CUGMP_RADIX_SWEEP_LEVELS:-- 4 5 6}; do
-        for below in ${CUGMP_RADIX_SWEEP_BELOW:-- 16384 65536 1000000000}; do
-            env_args=()
-            [ "$levels" != - ] && env_args+=(CUGMP_RADIX_LEVELS=$levels)
-            [ "$below" != - ] && env_args+=(CUGMP_RADIX_CPU_BELOW=$below)
-            echo "== levels $levels, CPU below $below" >>"$out/radix.md"
-            env ${env_args[@]+"${env_args[@]}"} CUGMP_GPU=auto CUGMP_BENCH_OUT=/tmp/radix pack/bench/speedup --only hooks --hook get_str \
-                --sizes "${CUGMP_RADIX_SIZES:-100000,1000000}" --no-gmp --reps 3 2>&1 | grep -E '^\| get_str|MISMATCH|panick' >>"$out/radix.md"
+    # mpz_get_str base 10 (hooks, auto) at CUGMP_RADIX_SIZES with this
+    # tree's library over CUGMP_RADIX_SWEEP_LEVELS (CUGMP_RADIX_LEVELS,
+    # src/radix.rs; "-" is the library's default), then with each of
+    # pack/alt's libraries at their defaults, CUGMP_RADIX_ROUNDS times in
+    # turn. GMP is timed in the first run only. One file back: radix.md.
+    gmp_flag=()
+    libs=("$PWD/pack/deps/libcugmp.so")
+    for alt in pack/alt/*/libcugmp.so; do [ -f "$alt" ] && libs+=("$PWD/$alt"); done
+    for round in $(seq "${CUGMP_RADIX_ROUNDS:-1}"); do
+        for lib in "${libs[@]}"; do
+            name=this sweep=${CUGMP_RADIX_SWEEP_LEVELS:--}
+            [ "$lib" = "$PWD/pack/deps/libcugmp.so" ] || { name=$(basename "$(dirname "$lib")"); sweep=-; }
+            for levels in $sweep; do
+                env_args=()
+                [ "$levels" != - ] && env_args+=(CUGMP_RADIX_LEVELS=$levels)
+                echo "== $name, levels $levels ($round)" >>"$out/radix.md"
+                env ${env_args[@]+"${env_args[@]}"} CUGMP_LIBRARY=$lib CUGMP_GPU=auto CUGMP_BENCH_OUT=/tmp/radix pack/bench/speedup --only hooks --hook get_str \
+                    --sizes "${CUGMP_RADIX_SIZES:-2000,5000,10000,30000,100000,1000000}" ${gmp_flag[@]+"${gmp_flag[@]}"} --reps "${CUGMP_RADIX_REPS:-3}" 2>&1 \
+                    | grep -E '^\| get_str|MISMATCH|panick' >>"$out/radix.md"
+                gmp_flag=(--no-gmp)
+            done
         done
     done
     note "radix: $out/radix.md"

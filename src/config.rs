@@ -15,10 +15,9 @@
 //!   limbs stay on the CPU (GMP's test programs make millions of 1- and
 //!   2-limb operations, each a round trip to the device under force; the
 //!   device runs of those suites use 16, and say so).
-//! * `CUGMP_RADIX_LEVELS=k`, `CUGMP_RADIX_CPU_BELOW=n` (tuning only): radix
-//!   conversion in 2^k pieces instead of about one a core, and the numbers
-//!   of fewer than n limbs inside it converted and divided on their own
-//!   thread's CPU (src/radix.rs says why); measured in RESULTS.md.
+//! * `CUGMP_RADIX_LEVELS=k` (tuning only): radix conversion splits at most
+//!   k times (2^k leaves for GMP's own conversion) instead of down to leaves
+//!   of about 128 limbs (src/radix.rs).
 //! * `CUGMP_STATS=1`: print per-operation counts, bytes copied, GPU time and
 //!   fallbacks to stderr when the process exits.
 
@@ -51,9 +50,8 @@ pub struct Config {
     pub gpu_mem_limit: Option<usize>,
     /// `CUGMP_FORCE_MIN_LIMBS` (0 when unset: force sends every size).
     pub force_min_limbs: usize,
-    /// `CUGMP_RADIX_LEVELS` and `CUGMP_RADIX_CPU_BELOW` (src/radix.rs).
+    /// `CUGMP_RADIX_LEVELS` (src/radix.rs).
     pub radix_levels: Option<u32>,
-    pub radix_cpu_below: Option<usize>,
     /// Device memory the stream-ordered allocator keeps for reuse after
     /// frees (`CUGMP_GPU_POOL`, default DEFAULT_GPU_POOL); 0 gives every
     /// free back to the device at once.
@@ -96,7 +94,6 @@ impl Config {
         let gpu_pool = bytes("CUGMP_GPU_POOL", "using the default").unwrap_or(DEFAULT_GPU_POOL);
         let force_min_limbs = count("CUGMP_FORCE_MIN_LIMBS").unwrap_or(0);
         let radix_levels = count("CUGMP_RADIX_LEVELS").map(|l| l.min(crate::radix::MAX_LEVELS as usize) as u32);
-        let radix_cpu_below = count("CUGMP_RADIX_CPU_BELOW");
         Config {
             gpu,
             log: flag("CUGMP_LOG"),
@@ -106,7 +103,6 @@ impl Config {
             gpu_mem_limit,
             force_min_limbs,
             radix_levels,
-            radix_cpu_below,
             gpu_pool,
         }
     }

@@ -303,10 +303,16 @@ unsafe fn product_on_gpu(op: Op, up: *const mp_limb_t, un: usize, vp: *const mp_
 
 /// The GPU when a product of un x vn limbs goes there.
 fn product_route(op: Op, un: usize, vn: usize) -> Option<&'static gpu::Gpu> {
-    if op == Op::Internal && internal_held_on_cpu(un.min(vn)) {
+    route_at(op, un.min(vn), un > 0 && vn > 0)
+}
+
+/// The GPU when `op` routed by `limbs` goes there (`route`, and GMP's
+/// internal work only where this thread does not hold it on the CPU).
+fn route_at(op: Op, limbs: usize, gpu_capable: bool) -> Option<&'static gpu::Gpu> {
+    if op == Op::Internal && internal_held_on_cpu(limbs) {
         return None;
     }
-    match route(op, un.min(vn), un > 0 && vn > 0) {
+    match route(op, limbs, gpu_capable) {
         Route::Gpu(g) => Some(g),
         Route::Cpu => None,
     }
@@ -423,11 +429,11 @@ pub fn mulmod_bnm1_next_size(n: usize, gmp: usize) -> usize {
 }
 
 /// GMP's `mpn_get_str` (`s`, `base`, `{up, un}` as GMP takes them): where
-/// GMP's internal products of `un` limbs go to the GPU, in pieces on several
-/// threads (src/radix.rs), else `cpu` (GMP's own). Only with GMP's own
-/// allocation functions (its code then runs on other threads too), bases
+/// GMP's internal products of `un` limbs go to the GPU, by divisions a whole
+/// level at a time (src/radix.rs), else `cpu` (GMP's own). Only with GMP's
+/// own allocation functions (its code then runs on other threads too), bases
 /// that are not powers of two (GMP converts those in linear time), and
-/// numbers of at least two pieces.
+/// numbers of at least two leaves.
 pub unsafe fn internal_get_str(s: *mut u8, base: c_int, up: *mut mp_limb_t, un: mp_size_t, cpu: impl FnOnce() -> size_t) -> size_t {
     let n = usize::try_from(un).unwrap_or(0);
     let levels = crate::radix::levels_for(n);
@@ -439,13 +445,35 @@ pub unsafe fn internal_get_str(s: *mut u8, base: c_int, up: *mut mp_limb_t, un: 
     if !wanted {
         return cpu();
     }
-    log!("mpn_get_str {n} limbs base {base}: {} pieces on threads, below {} limbs on the CPU", 1usize << levels, crate::radix::cpu_below());
-    // SAFETY: GMP's contract: {up, un} readable and writable (GMP's own
-    // conversion clobbers it too), s holds the digits.
-    let digits = crate::radix::digits(unsafe { std::slice::from_raw_parts_mut(up, n) }, base as u32, levels, crate::radix::cpu_below());
+    log!("mpn_get_str {n} limbs base {base}: {} leaves", 1usize << levels);
+    // SAFETY: GMP's contract: {up, un} readable, s holds the digits.
+    let digits = crate::radix::digits(unsafe { std::slice::from_raw_parts(up, n) }, base as u32, levels);
     let digits = digits.as_slice();
     unsafe { std::ptr::copy_nonoverlapping(digits.as_ptr(), s, digits.len()) };
     digits.len()
+}
+
+/// `out = a * b` (`out` of a.len() + b.len() limbs, both non-empty, none
+/// overlapping; the same slice twice squares) for radix conversion
+/// (src/radix.rs), whose products each stand for a whole level's small ones
+/// laid side by side: routed as GMP's internal products by the longer
+/// operand's size (its work), on the GPU there and else, or after a GPU
+/// failure, GMP's `mpn_mul`.
+pub fn radix_product(out: &mut [mp_limb_t], a: &[mp_limb_t], b: &[mp_limb_t]) {
+    let (u, v) = if a.len() >= b.len() { (a, b) } else { (b, a) };
+    assert!(!v.is_empty() && out.len() == u.len() + v.len(), "radix_product: {} x {} limbs into {}", u.len(), v.len(), out.len());
+    let what = "radix conversion's product";
+    let done = route_at(Op::Internal, u.len(), true).is_some_and(|g| {
+        let dst = &mut *out;
+        // SAFETY: u and v are slices of the lengths given.
+        unsafe { product_with(Op::Internal, what, (u.as_ptr(), u.len()), (v.as_ptr(), v.len()), None, |u, v| g.mul_into(u, v, dst).map(|()| dst)) }.is_some()
+    });
+    if !done {
+        // SAFETY: out holds u.len() + v.len() limbs apart from u and v;
+        // GMP's mpn_mul takes un >= vn >= 1 and squares when up == vp.
+        unsafe { cpu::mpn_mul(out.as_mut_ptr(), u.as_ptr(), u.len() as mp_size_t, v.as_ptr(), v.len() as mp_size_t) };
+    }
+    inject_product_fault(out.as_mut_ptr(), out.len());
 }
 
 /// Whether GMP's allocation functions are still its own (thread safe), not a

@@ -1,43 +1,62 @@
-//! Radix conversion of large numbers (GMP's `mpn_get_str`) in independent
-//! pieces on several threads.
+//! Radix conversion of large numbers (GMP's `mpn_get_str`) by divisions
+//! done a whole level of the tree at a time.
 //!
-//! GMP converts by divide and conquer: it divides by a power of the base
-//! about the square root of the number, converts quotient and remainder, and
-//! so on down. Its products reach the GPU through the hooks, but only the
-//! large ones: below the GPU's threshold (2048 limbs) the divisions run on
-//! the CPU, and at 10^6 limbs they were most of the time (RESULTS.md, sixth
-//! session: get_str 3.47x against GMP where division got 45.8x). The two
-//! halves of every split are independent, so here the top `levels` splits
-//! are made first (each a GMP division, whose products go to the GPU) and
-//! the 2^levels pieces are converted by GMP's own `mpn_get_str` on their own
-//! threads. The digits are GMP's: the same divisions by the same powers
-//! give the same digits, each piece padded with zeros to its width.
+//! Divide and conquer, as GMP does: x < P^2 splits into x / P and x mod P,
+//! each converted to half the digits, down to small leaves that GMP's own
+//! `mpn_get_str` converts (on several threads). GMP divides one number at a
+//! time, and below the GPU's threshold its divisions run on the CPU: at 10^6
+//! limbs the lower levels were most of the time even when they ran in
+//! pieces on 16 threads (RESULTS.md, eleventh session: 16 pieces of 62,500
+//! limbs took 146 to 194 ms each, all of it CPU work). Here every number of
+//! a level is divided by the same power P at once, by Barrett's method with
+//! a precomputed inverse: the level's quotient estimates are one product
+//! (all the numbers laid side by side, each in a slot wide enough that the
+//! products do not overlap, times the inverse) and their multiples of P
+//! another, so a level of 2^L numbers costs two products of about the
+//! whole number's length, on the GPU where it takes GMP's internal products,
+//! however small the numbers are. The host's share (gathering each
+//! number's top, the remainders and their corrections) runs on threads.
 //!
-//! Everything here calls GMP (the embedded one) from several threads at
-//! once, which GMP allows when its allocation functions are thread safe:
-//! `dispatch::get_str` uses this only while they are GMP's defaults (a
-//! program's own allocator, e.g. one that needs a lock the caller holds,
-//! sees only calls from the calling thread, as with GMP).
+//! The inverses come from one another: the powers are squares of each
+//! other (P_(j+1) = P_j^2), so the square of P_j's inverse is an inverse of
+//! P_(j+1) to half its precision, and one Newton step restores it
+//! (`inverse_of_square`). Only the smallest power's inverse is a division.
+//! Every inverse and every quotient is then made exact by a remainder (a
+//! product and a short division or a correction of at most two), so the
+//! estimates' error bounds decide only speed, never a digit: the digits are
+//! those of the same divisions by the same powers, as GMP's, each leaf
+//! padded with zeros to its width.
+//!
+//! GMP converts the leaves on several threads at once, which it allows when
+//! its allocation functions are thread safe: `dispatch::internal_get_str`
+//! uses this only while they are GMP's defaults (a program's own allocator,
+//! e.g. one that needs a lock the caller holds, sees only calls from the
+//! calling thread, as with GMP).
 
 use crate::abi::{mp_limb_t, mp_size_t};
 use crate::config::{self, log};
 use crate::{cpu, dispatch};
-use std::time::Instant;
 use libc::c_int;
 use std::sync::Mutex;
+use std::time::Instant;
 
-/// Most threads a conversion uses by default (one per piece).
+/// Extra limbs of every inverse (`inverse`): floor(B^(2k + GUARD) / P) for
+/// P of k limbs. With 4, the Newton step of `inverse_of_square` leaves an
+/// error of at most a unit or two (its comment has the bound).
+const GUARD: usize = 4;
+/// Most splits `CUGMP_RADIX_LEVELS` may ask for (2^24 leaves).
+pub(crate) const MAX_LEVELS: u32 = 24;
+/// Leaves hold at least this many limbs. GMP's conversion costs per limb
+/// about 0.07 us at 128 limbs, 0.095 at 256, 0.18 at 1024 (one core of the
+/// build machine, GMP 6.3): smaller leaves cost less on the CPU and one more
+/// level (two products) on the GPU.
+const MIN_LEAF_LIMBS: usize = 128;
+/// Most threads for the host's share of a level and for the leaves.
 const MAX_THREADS: usize = 16;
-/// Most splits `CUGMP_RADIX_LEVELS` may ask for (256 pieces and threads).
-pub(crate) const MAX_LEVELS: u32 = 8;
-/// Pieces hold at least this many limbs: smaller ones are not worth a thread.
-const MIN_PIECE_LIMBS: usize = 1024;
-/// Stack of a piece's thread: GMP's temporaries below 32 KiB live on the
-/// stack (its TMP_ALLOC), at every level of its recursions; a main thread
-/// has 8 MiB, Rust's threads 2 MiB unless told.
-const PIECE_STACK_BYTES: usize = 16 << 20;
+/// Limbs of work that make a thread worth starting.
+const LIMBS_PER_THREAD: usize = 1 << 15;
 
-/// A number's digits (`digits`): a buffer of whole pieces, and where the
+/// A number's digits (`digits`): a buffer of whole leaves, and where the
 /// first nonzero digit is in it.
 pub struct Digits {
     padded: Vec<u8>,
@@ -51,42 +70,61 @@ impl Digits {
     }
 }
 
-/// The number `limbs` (any length, zero limbs at the top allowed; clobbered,
-/// as GMP's conversion clobbers its input) written in `base` (3 to 256, not
-/// a power of 2) as GMP's `mpn_get_str` writes it: digit values, most
-/// significant first, no leading zeros ("0" for zero). `levels` splits make
-/// 2^levels pieces, converted on as many threads (`levels` 0: GMP's
-/// conversion on this thread).
-///
-/// Numbers below `cpu_below` limbs (pieces, and the splits of numbers that
-/// small) are divided and converted with GMP's internal products on their
-/// own thread's CPU: the GPU takes the threads' products one at a time, and
-/// many small ones at once queue there while the cores wait.
-pub fn digits(limbs: &mut [mp_limb_t], base: u32, levels: u32, cpu_below: usize) -> Digits {
-    let n = trimmed(limbs).len();
-    let x = &mut limbs[..n];
-    if x.is_empty() {
+/// The number `limbs` (any length, zero limbs at the top allowed) written in
+/// `base` (3 to 256, not a power of 2) as GMP's `mpn_get_str` writes it:
+/// digit values, most significant first, no leading zeros ("0" for zero).
+/// `levels` splits make 2^levels leaves (`levels` 0: GMP's conversion of
+/// the whole number on this thread).
+pub fn digits(limbs: &[mp_limb_t], base: u32, levels: u32) -> Digits {
+    let x = trimmed(limbs);
+    let n = x.len();
+    if n == 0 {
         return Digits { padded: vec![0], first: 0 };
     }
-    let pieces = 1usize << levels;
+    let leaves = 1usize << levels;
     // x < 2^bits <= base^(bits / log2(base)): `total` digits hold it (one
-    // more for the rounding of the logarithm), in pieces of `width` digits.
+    // more for the rounding of the logarithm), in leaves of `width` digits.
     let bits = 64 * n - x[n - 1].leading_zeros() as usize;
     let total = (bits as f64 / f64::from(base).log2()).ceil() as usize + 1;
-    let width = total.div_ceil(pieces);
+    let width = total.div_ceil(leaves);
     // powers[j] = base^(width * 2^j): the divisor that splits a number of
-    // 2^(j+1) pieces into two of 2^j.
+    // 2^(j+1) leaves into two of 2^j; inverses[j] its inverse (`inverse`).
     let start = Instant::now();
     let mut powers: Vec<Vec<mp_limb_t>> = Vec::with_capacity(levels as usize);
-    if levels > 0 {
-        powers.push(power(base, width));
-        for j in 1..levels as usize {
-            powers.push(square(&powers[j - 1]));
-        }
+    let mut inverses: Vec<Vec<mp_limb_t>> = Vec::with_capacity(levels as usize);
+    for j in 0..levels as usize {
+        let (p, nu) = match j {
+            0 => {
+                let p = power(base, width);
+                let nu = inverse(&p);
+                (p, nu)
+            }
+            _ => {
+                let p = square(&powers[j - 1]);
+                let nu = inverse_of_square(&inverses[j - 1], powers[j - 1].len(), &p);
+                (p, nu)
+            }
+        };
+        powers.push(p);
+        inverses.push(nu);
     }
-    log!("radix: {n} limbs, {pieces} pieces of {width} digits: powers {:.3} ms", ms(start));
-    let mut padded = vec![0u8; width * pieces];
-    convert(x, &powers, base, cpu_below, &mut padded);
+    log!("radix: {n} limbs, {leaves} leaves of {width} digits: powers and inverses {:.3} ms", ms(start));
+    // The numbers of a level, most significant first, `slot` limbs apart
+    // (each below the square of the level's power: 2 k limbs hold it).
+    let mut slot = powers.last().map_or(n, |p| 2 * p.len());
+    let mut numbers = vec![0; slot];
+    numbers[..n].copy_from_slice(x);
+    let mut scratch = Scratch::default();
+    for j in (0..levels as usize).rev() {
+        // The halves are below powers[j] = powers[j - 1]^2.
+        let half_slot = if j > 0 { 2 * powers[j - 1].len() } else { powers[0].len() };
+        numbers = split_level(&numbers, slot, &powers[j], &inverses[j], half_slot, &mut scratch);
+        slot = half_slot;
+        log!("radix: level {j} split into {} numbers of {slot} limbs at {:.3} ms", numbers.len() / slot, ms(start));
+    }
+    let mut padded = vec![0u8; width * leaves];
+    // A leaf's conversion costs a few hundred times a copy of its limbs.
+    each_slot(&mut padded, width, threads_for(usize::MAX), |i, out| leaf(&numbers[i * slot..][..slot], base, out));
     let first = padded.iter().position(|&d| d != 0).unwrap_or(padded.len() - 1);
     log!("radix: {n} limbs converted in {:.3} ms", ms(start));
     Digits { padded, first }
@@ -103,81 +141,137 @@ fn trimmed(x: &[mp_limb_t]) -> &[mp_limb_t] {
     &x[..n]
 }
 
-/// The digits of `x` (below base^out.len(); clobbered) into `out` (zeros
-/// on entry), leading zeros included: split by the largest of `powers`, the
-/// two halves on two threads.
-fn convert(x: &mut [mp_limb_t], powers: &[Vec<mp_limb_t>], base: u32, cpu_below: usize, out: &mut [u8]) {
-    if x.len() < cpu_below {
-        // Everything below on this thread's CPU (the threads spawned below
-        // check again: their numbers are smaller still).
-        return dispatch::with_internal_gpu_from(usize::MAX, || split(x, powers, base, cpu_below, out));
-    }
-    split(x, powers, base, cpu_below, out)
+/// A level's buffers, kept from level to level (each about the whole
+/// number's length).
+#[derive(Default)]
+struct Scratch {
+    tops: Vec<mp_limb_t>,
+    estimates: Vec<mp_limb_t>,
+    quotients: Vec<mp_limb_t>,
+    multiples: Vec<mp_limb_t>,
 }
 
-/// `convert`'s work: one split, or the piece's conversion.
-fn split(x: &mut [mp_limb_t], powers: &[Vec<mp_limb_t>], base: u32, cpu_below: usize, out: &mut [u8]) {
-    let Some((divisor, below)) = powers.split_last() else {
-        piece(x, base, out);
-        return;
-    };
-    let (mut q, mut r) = divide(x, divisor);
-    let (hi, lo) = out.split_at_mut(out.len() / 2);
-    // The high half on a new thread; if none can be made, on this one after
-    // the low half (nothing is lost either way).
-    let high = Mutex::new(Some((&mut q, hi)));
-    let run_high = || {
-        let taken = high.lock().unwrap_or_else(|p| p.into_inner()).take();
-        if let Some((q, hi)) = taken {
-            convert(q, below, base, cpu_below, hi);
-        }
-    };
-    std::thread::scope(|s| {
-        let spawned = std::thread::Builder::new().stack_size(PIECE_STACK_BYTES).spawn_scoped(s, run_high);
-        convert(&mut r, below, base, cpu_below, lo);
-        if spawned.is_err() {
-            run_high();
-        }
+/// Every number of a level (`numbers`, `slot` limbs apart, each below p^2)
+/// split into its quotient and remainder by `p` (k limbs, top limb
+/// nonzero; `nu` its inverse): the numbers of the next level, quotient
+/// before remainder, `half_slot` (>= k) limbs apart.
+///
+/// Barrett's division with nu = floor(B^(2k+G) / p), G = GUARD: for x <
+/// B^(2k), q1 = floor(x / B^(k-1)) (k + 1 limbs) and q3 = floor(q1 nu /
+/// B^(k+1+G)) satisfy q - 2 <= q3 <= q, q = floor(x / p): q1 nu <= (x /
+/// B^(k-1)) (B^(2k+G) / p) = x B^(k+1+G) / p, and from q1 > x / B^(k-1) - 1,
+/// nu > B^(2k+G) / p - 1, q1 nu / B^(k+1+G) > x / p - x / B^(2k+G) - B^(k-1)
+/// / p > x / p - 1 - B^-G. So r = x - q3 p < 3p < B^(k+1) is exact in k + 1
+/// limbs and at most two subtractions of p finish it. q1 nu has at most 2k +
+/// G + 2 limbs and q3 p at most 2k + 1, so with the numbers' tops (and then
+/// the estimates) `2k + G + 2` limbs apart and zeros between, each of the
+/// two products is one product of the whole level.
+fn split_level(numbers: &[mp_limb_t], slot: usize, p: &[mp_limb_t], nu: &[mp_limb_t], half_slot: usize, scratch: &mut Scratch) -> Vec<mp_limb_t> {
+    let k = p.len();
+    let count = numbers.len() / slot;
+    let apart = 2 * k + GUARD + 2;
+    debug_assert!(slot >= 2 * k && half_slot >= k && nu.len() == k + GUARD + 1);
+    let Scratch { tops, estimates, quotients, multiples } = scratch;
+    // q1 of each number.
+    tops.resize(count * apart, 0);
+    each_slot(tops, apart, threads_for(numbers.len()), |i, top| {
+        top[..k + 1].copy_from_slice(&numbers[i * slot + k - 1..][..k + 1]);
+        top[k + 1..].fill(0);
     });
+    // q1 nu of each, at the same places (the last slot's zeros left out).
+    estimates.resize(count * apart, 0);
+    product(estimates, &tops[..count * apart - nu.len()], nu);
+    // q3 of each.
+    quotients.resize(count * apart, 0);
+    each_slot(quotients, apart, threads_for(numbers.len()), |i, q| {
+        q[..k + 1].copy_from_slice(&estimates[i * apart + k + 1 + GUARD..][..k + 1]);
+        q[k + 1..].fill(0);
+    });
+    // q3 p of each.
+    multiples.resize(count * apart, 0);
+    product(multiples, &quotients[..count * apart - k], p);
+    // The remainders, corrected, and the quotients beside them.
+    let mut halves = vec![0; 2 * count * half_slot];
+    let (quotients, multiples) = (&*quotients, &*multiples);
+    each_slot(&mut halves, 2 * half_slot, threads_for(numbers.len()), |i, pair| {
+        let (high, low) = pair.split_at_mut(half_slot);
+        let mut r = vec![0; k + 1];
+        sub_into(&mut r, &numbers[i * slot..][..k + 1], &multiples[i * apart..][..k + 1]);
+        // q3 <= q < p < B^k: the quotient and every step to it fit k limbs.
+        let q = &mut high[..k];
+        q.copy_from_slice(&quotients[i * apart..][..k]);
+        while r[k] != 0 || !less(&r[..k], p) {
+            let borrow = sub_assign(&mut r[..k], p);
+            r[k] -= borrow;
+            increment(q);
+        }
+        high[k..].fill(0);
+        low[..k].copy_from_slice(&r[..k]);
+        low[k..].fill(0);
+    });
+    halves
 }
 
-/// One piece (`x` clobbered): GMP's conversion, right-aligned in `out`
-/// (zeros on entry, so the zeros before it are there already).
-fn piece(x: &mut [mp_limb_t], base: u32, out: &mut [u8]) {
-    let n = trimmed(x).len();
-    if n == 0 {
+/// A leaf (below the smallest power): GMP's conversion, right-aligned in
+/// `out` (`width` digits, zeros before it).
+fn leaf(x: &[mp_limb_t], base: u32, out: &mut [u8]) {
+    let mut x = trimmed(x).to_vec();
+    out.fill(0);
+    if x.is_empty() {
         return;
     }
     // GMP writes at most (bits / log2(base)) + 1 digits; x < base^out.len()
     // means it writes at most out.len() of them, but its buffer must hold
     // its own bound.
-    let room = (64 * n) as f64 / f64::from(base).log2();
+    let room = (64 * x.len()) as f64 / f64::from(base).log2();
     let mut buf = vec![0u8; room.ceil() as usize + 16];
-    let start = Instant::now();
-    // SAFETY: buf holds GMP's bound for n limbs; x's top limb is nonzero;
-    // GMP may clobber x, which the caller allows.
-    let written = unsafe { cpu::mpn_get_str(buf.as_mut_ptr(), base as c_int, x.as_mut_ptr(), n as mp_size_t) };
-    log!("radix: piece of {n} limbs in {:.3} ms", ms(start));
-    assert!(written <= out.len(), "a piece of radix conversion has more digits than its width");
+    // SAFETY: buf holds GMP's bound for x.len() limbs; x's top limb is
+    // nonzero; GMP clobbers x, a copy.
+    let written = unsafe { cpu::mpn_get_str(buf.as_mut_ptr(), base as c_int, x.as_mut_ptr(), x.len() as mp_size_t) };
+    assert!(written <= out.len(), "a leaf of radix conversion has more digits than its width");
     let at = out.len() - written;
     out[at..].copy_from_slice(&buf[..written]);
 }
 
-/// (x / d, x mod d), `d` with a nonzero top limb; both untrimmed.
-fn divide(x: &[mp_limb_t], d: &[mp_limb_t]) -> (Vec<mp_limb_t>, Vec<mp_limb_t>) {
-    let x = trimmed(x);
-    let (nn, dn) = (x.len(), d.len());
-    if nn < dn {
-        return (Vec::new(), x.to_vec());
-    }
-    let start = Instant::now();
-    let mut q = vec![0; nn - dn + 1];
-    let mut r = vec![0; dn];
-    // SAFETY: nn >= dn >= 1, d's top limb nonzero, q and r of the sizes GMP
-    // writes, none overlapping.
-    unsafe { cpu::mpn_tdiv_qr(q.as_mut_ptr(), r.as_mut_ptr(), 0, x.as_ptr(), nn as mp_size_t, d.as_ptr(), dn as mp_size_t) };
-    log!("radix: {nn} by {dn} limbs divided in {:.3} ms", ms(start));
-    (q, r)
+/// Threads for `limbs` limbs of copying: one per LIMBS_PER_THREAD, at most
+/// one a core and MAX_THREADS.
+fn threads_for(limbs: usize) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |c| c.get()).min(MAX_THREADS);
+    cores.min(limbs / LIMBS_PER_THREAD + 1)
+}
+
+/// `f(i, item)` for every `item` of `items` cut `size` long, on up to
+/// `threads` threads: runs of consecutive items, taken from a queue by each
+/// thread started and by this one (if no thread can be started, this one
+/// does them all).
+fn each_slot<T: Send>(items: &mut [T], size: usize, threads: usize, f: impl Fn(usize, &mut [T]) + Sync) {
+    let count = items.len() / size;
+    let threads = threads.min(count).max(1);
+    let per = count.div_ceil(threads);
+    let runs: Mutex<Vec<(usize, &mut [T])>> = Mutex::new(items.chunks_mut(per * size).enumerate().map(|(t, run)| (t * per, run)).collect());
+    let worker = || loop {
+        let Some((first, run)) = runs.lock().unwrap_or_else(|e| e.into_inner()).pop() else { break };
+        for (i, item) in run.chunks_mut(size).enumerate() {
+            f(first + i, item);
+        }
+    };
+    std::thread::scope(|s| {
+        for _ in 1..threads {
+            if std::thread::Builder::new().stack_size(LEAF_STACK_BYTES).spawn_scoped(s, worker).is_err() {
+                break;
+            }
+        }
+        worker();
+    });
+}
+
+/// Stack of a thread of `each_slot`: GMP's temporaries below 32 KiB live on
+/// the stack (its TMP_ALLOC), at every level of a leaf's conversion.
+const LEAF_STACK_BYTES: usize = 4 << 20;
+
+/// `out = a * b` (out: a.len() + b.len() limbs, all written; a and b non-empty).
+fn product(out: &mut [mp_limb_t], a: &[mp_limb_t], b: &[mp_limb_t]) {
+    dispatch::radix_product(out, a, b);
 }
 
 /// base^e (e >= 1), trimmed, by squarings and multiplications by the base.
@@ -201,38 +295,179 @@ fn power(base: u32, e: usize) -> Vec<mp_limb_t> {
 /// x^2, trimmed (`x` trimmed, non-empty).
 fn square(x: &[mp_limb_t]) -> Vec<mp_limb_t> {
     let mut s = vec![0; 2 * x.len()];
-    // SAFETY: s holds 2n limbs and does not overlap x.
-    unsafe { cpu::mpn_sqr(s.as_mut_ptr(), x.as_ptr(), x.len() as mp_size_t) };
-    trimmed(&s).to_vec()
+    product(&mut s, x, x);
+    s.truncate(trimmed(&s).len());
+    s
 }
 
-/// Splits for a number of `limbs` limbs on this host: about one piece per
-/// core (at most MAX_THREADS), or `CUGMP_RADIX_LEVELS`; none making pieces
-/// under MIN_PIECE_LIMBS limbs; by default 0 when one thread is all there
-/// is.
-pub fn levels_for(limbs: usize) -> u32 {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()).min(MAX_THREADS);
-    let wanted = match config::get().radix_levels {
-        Some(levels) => levels,
-        None if cores < 2 => 0,
-        None => cores.next_power_of_two().trailing_zeros(),
+/// p's inverse floor(B^(2k + GUARD) / p), k = p.len() (top limb nonzero, p
+/// not a power of B): exactly k + GUARD + 1 limbs.
+fn inverse(p: &[mp_limb_t]) -> Vec<mp_limb_t> {
+    exact_inverse(Vec::new(), p, 2 * p.len() + GUARD)
+}
+
+/// The inverse of p2 = p^2 (`inverse`) from `nu`, the inverse of p (k limbs).
+///
+/// With K = p2.len() <= 2k and M = B^(2k+G) / p (real; nu = M - d, d < 1),
+/// B^(2K+G) / p2 = M^2 / B^s, s = 4k + G - 2K >= G, and y = floor(nu^2 /
+/// B^s) is below it by e < 2M / B^s + 1 < 2 B^(k+1) + 1 (M < B^(k+G+1)).
+/// One Newton step, y + floor(y (B^(2K+G) - y p2) / B^(2K+G)), leaves an
+/// error of at most e^2 / (B^(2K+G) / p2) + 1 <= 4 B^(2k+2) / B^(K+G) + 2
+/// (B^(2K+G) / p2 > B^(K+G)), which with K >= 2k - 1 and G = 4 is at most
+/// 4 / B + 2: `exact_inverse` then finishes with a short division.
+fn inverse_of_square(nu: &[mp_limb_t], k: usize, p2: &[mp_limb_t]) -> Vec<mp_limb_t> {
+    let big = 2 * p2.len() + GUARD;
+    let mut nu2 = vec![0; 2 * nu.len()];
+    product(&mut nu2, nu, nu);
+    let s = 4 * k + GUARD - 2 * p2.len();
+    let mut y = trimmed(&nu2[s.min(nu2.len())..]).to_vec();
+    if !y.is_empty() {
+        let mut t = vec![0; y.len() + p2.len()];
+        product(&mut t, &y, p2);
+        // t <= B^big (y is at most the inverse), so e >= 0; else the step
+        // is left out and exact_inverse settles y as it is.
+        if let Some(e) = power_minus(big, &t) {
+            let e = trimmed(&e);
+            if !e.is_empty() {
+                let mut ye = vec![0; y.len() + e.len()];
+                product(&mut ye, &y, e);
+                if ye.len() > big {
+                    add_assign(&mut y, trimmed(&ye[big..]));
+                }
+            }
+        }
+    }
+    exact_inverse(y, p2, big)
+}
+
+/// floor(B^big / p) from an estimate `y` of it (trimmed; any value, an
+/// empty one is 0): y plus or minus the quotient of its remainder's
+/// shortfall or excess by p, a division whose quotient is as long as y's
+/// error.
+fn exact_inverse(mut y: Vec<mp_limb_t>, p: &[mp_limb_t], big: usize) -> Vec<mp_limb_t> {
+    let t = if y.is_empty() {
+        Vec::new()
+    } else {
+        let mut t = vec![0; y.len() + p.len()];
+        product(&mut t, &y, p);
+        t
     };
+    match power_minus(big, &t) {
+        // B^big = y p + e, e >= 0: the inverse is y + floor(e / p).
+        Some(e) => add_assign(&mut y, &divide(trimmed(&e), p).0),
+        // y p - B^big = d > 0: the inverse is y - ceil(d / p).
+        None => {
+            let mut d = trimmed(&t).to_vec();
+            let mut power = vec![0; big + 1];
+            power[big] = 1;
+            sub_assign(&mut d, &power);
+            let (mut q, r) = divide(trimmed(&d), p);
+            if trimmed(&r).is_empty() {
+                // an exact multiple: ceil = floor
+            } else {
+                q.push(0);
+                increment(&mut q);
+            }
+            sub_assign(&mut y, trimmed(&q));
+        }
+    }
+    y.truncate(trimmed(&y).len());
+    y
+}
+
+/// B^big - t (big + 1 limbs), or None where t > B^big.
+fn power_minus(big: usize, t: &[mp_limb_t]) -> Option<Vec<mp_limb_t>> {
+    let t = trimmed(t);
+    if t.len() > big + 1 || (t.len() == big + 1 && (t[big] > 1 || !trimmed(&t[..big]).is_empty())) {
+        return None;
+    }
+    let mut e = vec![0; big + 1];
+    e[big] = 1;
+    sub_assign(&mut e, t);
+    Some(e)
+}
+
+/// (x / d, x mod d), `d` with a nonzero top limb; both untrimmed.
+fn divide(x: &[mp_limb_t], d: &[mp_limb_t]) -> (Vec<mp_limb_t>, Vec<mp_limb_t>) {
+    let x = trimmed(x);
+    let (nn, dn) = (x.len(), d.len());
+    if nn < dn {
+        return (Vec::new(), x.to_vec());
+    }
+    let mut q = vec![0; nn - dn + 1];
+    let mut r = vec![0; dn];
+    // SAFETY: nn >= dn >= 1, d's top limb nonzero, q and r of the sizes GMP
+    // writes, none overlapping.
+    unsafe { cpu::mpn_tdiv_qr(q.as_mut_ptr(), r.as_mut_ptr(), 0, x.as_ptr(), nn as mp_size_t, d.as_ptr(), dn as mp_size_t) };
+    (q, r)
+}
+
+/// x < y, both of y.len() limbs.
+fn less(x: &[mp_limb_t], y: &[mp_limb_t]) -> bool {
+    x.iter().rev().cmp(y.iter().rev()) == std::cmp::Ordering::Less
+}
+
+/// x -= y (y no longer than x): the borrow out.
+fn sub_assign(x: &mut [mp_limb_t], y: &[mp_limb_t]) -> mp_limb_t {
+    let mut borrow = false;
+    for (i, xi) in x.iter_mut().enumerate() {
+        let (d, b1) = xi.overflowing_sub(y.get(i).copied().unwrap_or(0));
+        let (d, b2) = d.overflowing_sub(borrow as mp_limb_t);
+        *xi = d;
+        borrow = b1 || b2;
+        if i >= y.len() && !borrow {
+            break;
+        }
+    }
+    borrow as mp_limb_t
+}
+
+/// out = (x - y) mod B^out.len() (all three of one length).
+fn sub_into(out: &mut [mp_limb_t], x: &[mp_limb_t], y: &[mp_limb_t]) {
+    out.copy_from_slice(x);
+    sub_assign(out, y);
+}
+
+/// x += y, x growing by the carry out.
+fn add_assign(x: &mut Vec<mp_limb_t>, y: &[mp_limb_t]) {
+    if x.len() < y.len() {
+        x.resize(y.len(), 0);
+    }
+    let mut carry = false;
+    for (i, xi) in x.iter_mut().enumerate() {
+        let (s, c1) = xi.overflowing_add(y.get(i).copied().unwrap_or(0));
+        let (s, c2) = s.overflowing_add(carry as mp_limb_t);
+        *xi = s;
+        carry = c1 || c2;
+        if i >= y.len() && !carry {
+            break;
+        }
+    }
+    if carry {
+        x.push(1);
+    }
+}
+
+/// x += 1 in place (the caller knows it does not carry out).
+fn increment(x: &mut [mp_limb_t]) {
+    for xi in x.iter_mut() {
+        *xi = xi.wrapping_add(1);
+        if *xi != 0 {
+            break;
+        }
+    }
+}
+
+/// Splits for a number of `limbs` limbs: as many as leave leaves of at
+/// least MIN_LEAF_LIMBS, at most `CUGMP_RADIX_LEVELS`.
+pub fn levels_for(limbs: usize) -> u32 {
+    let wanted = config::get().radix_levels.unwrap_or(MAX_LEVELS);
     let mut levels = 0;
-    while levels < wanted && limbs >> (levels + 1) >= MIN_PIECE_LIMBS {
+    while levels < wanted && limbs >> (levels + 1) >= MIN_LEAF_LIMBS {
         levels += 1;
     }
     levels
 }
-
-/// `digits`'s `cpu_below` on this host: `CUGMP_RADIX_CPU_BELOW`, else
-/// CPU_BELOW_LIMBS.
-pub fn cpu_below() -> usize {
-    config::get().radix_cpu_below.unwrap_or(CPU_BELOW_LIMBS)
-}
-
-/// Default `cpu_below`: 0, every internal product of the conversion where
-/// the thresholds send it, until measured otherwise.
-const CPU_BELOW_LIMBS: usize = 0;
 
 #[cfg(test)]
 mod tests {
@@ -253,19 +488,15 @@ mod tests {
 
     fn check(x: &[mp_limb_t], base: u32, what: &str) {
         let want = gmp_digits(x, base);
-        for levels in 0..=4 {
-            // cpu_below: none, and from the middle of the splits (on a GPU
-            // machine the two route the internal products differently).
-            for cpu_below in [0, x.len() / 4] {
-                let digits = digits(&mut x.to_vec(), base, levels, cpu_below);
-                let got = digits.as_slice();
-                assert!(got == want, "{what}: base {base}, {} limbs, {levels} levels, CPU below {cpu_below}: {} digits against GMP's {}", x.len(), got.len(), want.len());
-            }
+        for levels in 0..=5 {
+            let digits = digits(x, base, levels);
+            let got = digits.as_slice();
+            assert!(got == want, "{what}: base {base}, {} limbs, {levels} levels: {} digits against GMP's {}", x.len(), got.len(), want.len());
         }
     }
 
     #[test]
-    fn pieces_match_gmp() {
+    fn levels_match_gmp() {
         for base in [3u32, 7, 10, 36, 62, 255] {
             for n in [1usize, 2, 5, 17, 100, 1000, 3000] {
                 check(&pseudo_random(n, n as u64 * 31 + u64::from(base)), base, "random");
@@ -290,18 +521,44 @@ mod tests {
                 check(&above, base, "base^e + 1");
             }
         }
-        assert_eq!(digits(&mut [], 10, 3, 0).as_slice(), [0]);
-        assert_eq!(digits(&mut [0, 0], 10, 2, 0).as_slice(), [0]);
+        assert_eq!(digits(&[], 10, 3).as_slice(), [0]);
+        assert_eq!(digits(&[0, 0], 10, 2).as_slice(), [0]);
     }
 
     #[test]
-    fn levels_follow_cores_and_piece_size() {
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get()).min(MAX_THREADS);
-        assert_eq!(levels_for(MIN_PIECE_LIMBS - 1), 0);
-        let big = levels_for(1 << 30);
-        assert!(1usize << big >= cores && (cores < 2 || (1usize << big) < 2 * cores.next_power_of_two()), "{big} levels for {cores} cores");
-        for n in [2 * MIN_PIECE_LIMBS, 5 * MIN_PIECE_LIMBS, 1 << 20] {
-            assert!(n >> levels_for(n) >= MIN_PIECE_LIMBS);
+    fn levels_leave_leaves_of_min_size() {
+        assert_eq!(levels_for(2 * MIN_LEAF_LIMBS - 1), 0);
+        assert_eq!(levels_for(2 * MIN_LEAF_LIMBS), 1);
+        for n in [2 * MIN_LEAF_LIMBS, 5 * MIN_LEAF_LIMBS, 1_000_000, 1 << 30] {
+            let levels = levels_for(n);
+            assert!(n >> levels >= MIN_LEAF_LIMBS && n >> (levels + 1) < MIN_LEAF_LIMBS, "{levels} levels for {n} limbs");
+        }
+    }
+
+    /// The inverses, exact from any estimate and through the Newton step.
+    #[test]
+    fn inverses_are_exact() {
+        for base in [3u32, 10, 255] {
+            let mut p = power(base, 7);
+            let mut nu = inverse(&p);
+            for _ in 0..9 {
+                let want = divide(&[vec![0; 2 * p.len() + GUARD], vec![1]].concat(), &p).0;
+                assert_eq!(nu, trimmed(&want), "base {base}, {} limbs", p.len());
+                assert_eq!(nu.len(), p.len() + GUARD + 1);
+                // From estimates off by a little and by a lot, both ways.
+                let big = 2 * p.len() + GUARD;
+                for off in [1u64, 2, 1 << 40] {
+                    let mut above = nu.clone();
+                    add_assign(&mut above, &[off]);
+                    assert_eq!(exact_inverse(above, &p, big), nu);
+                    let mut below = nu.clone();
+                    sub_assign(&mut below, &[off]);
+                    assert_eq!(exact_inverse(trimmed(&below).to_vec(), &p, big), nu);
+                }
+                let p2 = square(&p);
+                nu = inverse_of_square(&nu, p.len(), &p2);
+                p = p2;
+            }
         }
     }
 }
