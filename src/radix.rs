@@ -239,7 +239,9 @@ fn gather(out: &mut [mp_limb_t], apart: usize, len: usize, from: &[mp_limb_t], f
             let piece = &mut chunk[at - start..end - start];
             // The slot's limbs within..within + piece.len(): data below len.
             let data = len.saturating_sub(within).min(piece.len());
-            piece[..data].copy_from_slice(&from[i * from_apart + offset + within..][..data]);
+            if data > 0 {
+                piece[..data].copy_from_slice(&from[i * from_apart + offset + within..][..data]);
+            }
             piece[data..].fill(0);
             at = end;
         }
@@ -547,6 +549,22 @@ mod tests {
         for n in [2 * MIN_LEAF_LIMBS, 5 * MIN_LEAF_LIMBS, 1_000_000, 1 << 30] {
             let levels = levels_for(n);
             assert!(n >> levels >= MIN_LEAF_LIMBS && n >> (levels + 1) < MIN_LEAF_LIMBS, "{levels} levels for {n} limbs");
+        }
+    }
+
+    /// gather's runs of limbs, on any number of threads, against slot by slot.
+    #[test]
+    fn gather_copies_each_slot() {
+        let (count, from_apart, apart, offset, len) = (7usize, 17usize, 19usize, 5usize, 11usize);
+        let from = pseudo_random(count * from_apart, 3);
+        let mut want = vec![0; count * apart];
+        for i in 0..count {
+            want[i * apart..][..len].copy_from_slice(&from[i * from_apart + offset..][..len]);
+        }
+        for threads in 1..=40 {
+            let mut out = vec![mp_limb_t::MAX; count * apart];
+            gather(&mut out, apart, len, &from, from_apart, offset, threads);
+            assert_eq!(out, want, "{threads} threads");
         }
     }
 
