@@ -79,6 +79,12 @@ pub fn auto_threshold(op: Op) -> Option<usize> {
         // products on the CPU; the hooks rows in RESULTS.md (fourth session)
         // were measured with this value.
         Op::Internal => Some(2048),
+        // Radix conversion by whole-level divisions (src/radix.rs), from its
+        // number's size: on an H200 (RESULTS.md, thirteenth session) 0.99x
+        // to 1.0x GMP at 2000 limbs, 1.1x to 1.3x at 5000, 2.8x at 10^4.
+        // Below, GMP's own conversion (its products reach the GPU from
+        // Internal's threshold, as everywhere).
+        Op::GetStr => Some(4096),
         // Add and sub, on the shorter operand's size (a sum with a short
         // operand, x += 1 on a long x, is cheap for GMP and would cost the GPU
         // every limb twice over PCIe). O(n) work on O(n) bytes that cross
@@ -438,6 +444,7 @@ pub unsafe fn internal_get_str(s: *mut u8, base: c_int, up: *mut mp_limb_t, un: 
     let n = usize::try_from(un).unwrap_or(0);
     let levels = crate::radix::levels_for(n);
     let wanted = levels > 0
+        && gpu_wanted(Op::GetStr, n)
         && (3..=256).contains(&base)
         && !(base as u32).is_power_of_two()
         && gmp_allocates_by_default()
