@@ -277,7 +277,7 @@ fn main() {
                 (*api.free_func)(p as *mut libc::c_void, ours.len() + 1);
             });
             assert!(ours == text, "MISMATCH: mpz_get_str at {n} limbs");
-            emit(&mut md, Row { op: "get_str base 10", limbs: n, gmp_ms, cugmp_ms }, api.auto("gmp-internal mul"));
+            emit(&mut md, Row { op: "get_str base 10", limbs: n, gmp_ms, cugmp_ms }, api.auto("get_str"));
         }
         for mut m in [ma, mdiv, mq, mr] {
             unsafe { (api.clear)(&mut m) };
