@@ -424,19 +424,31 @@ fn less(x: &[mp_limb_t], y: &[mp_limb_t]) -> bool {
     x.iter().rev().cmp(y.iter().rev()) == std::cmp::Ordering::Less
 }
 
-/// x -= y (y no longer than x): the borrow out.
+/// x -= y (y no longer than x): the borrow out (GMP's mpn_sub).
 fn sub_assign(x: &mut [mp_limb_t], y: &[mp_limb_t]) -> mp_limb_t {
-    let mut borrow = false;
-    for (i, xi) in x.iter_mut().enumerate() {
-        let (d, b1) = xi.overflowing_sub(y.get(i).copied().unwrap_or(0));
-        let (d, b2) = d.overflowing_sub(borrow as mp_limb_t);
-        *xi = d;
-        borrow = b1 || b2;
-        if i >= y.len() && !borrow {
-            break;
-        }
+    carry_through(x, y, cpu::mpn_sub_n, cpu::mpn_sub_1)
+}
+
+/// x = (x op y) mod B^x.len() with GMP's `n` (y.len() limbs) and `one` (the
+/// carry or borrow through the rest) functions: the carry or borrow out.
+fn carry_through(
+    x: &mut [mp_limb_t],
+    y: &[mp_limb_t],
+    n: unsafe extern "C" fn(*mut mp_limb_t, *const mp_limb_t, *const mp_limb_t, mp_size_t) -> mp_limb_t,
+    one: unsafe extern "C" fn(*mut mp_limb_t, *const mp_limb_t, mp_size_t, mp_limb_t) -> mp_limb_t,
+) -> mp_limb_t {
+    let (xn, yn) = (x.len(), y.len());
+    assert!(yn <= xn, "carry_through: {yn} limbs into {xn}");
+    if yn == 0 {
+        return 0;
     }
-    borrow as mp_limb_t
+    let xp = x.as_mut_ptr();
+    // SAFETY: x holds xn >= yn >= 1 limbs, y yn; GMP's functions work in
+    // place (rp == up).
+    unsafe {
+        let c = n(xp, xp, y.as_ptr(), yn as mp_size_t);
+        if c != 0 && xn > yn { one(xp.add(yn), xp.add(yn), (xn - yn) as mp_size_t, c) } else { c }
+    }
 }
 
 /// out = (x - y) mod B^out.len() (all three of one length).
@@ -445,22 +457,12 @@ fn sub_into(out: &mut [mp_limb_t], x: &[mp_limb_t], y: &[mp_limb_t]) {
     sub_assign(out, y);
 }
 
-/// x += y, x growing by the carry out.
+/// x += y, x growing by the carry out (GMP's mpn_add).
 fn add_assign(x: &mut Vec<mp_limb_t>, y: &[mp_limb_t]) {
     if x.len() < y.len() {
         x.resize(y.len(), 0);
     }
-    let mut carry = false;
-    for (i, xi) in x.iter_mut().enumerate() {
-        let (s, c1) = xi.overflowing_add(y.get(i).copied().unwrap_or(0));
-        let (s, c2) = s.overflowing_add(carry as mp_limb_t);
-        *xi = s;
-        carry = c1 || c2;
-        if i >= y.len() && !carry {
-            break;
-        }
-    }
-    if carry {
+    if carry_through(x, y, cpu::mpn_add_n, cpu::mpn_add_1) != 0 {
         x.push(1);
     }
 }
