@@ -109,10 +109,11 @@ pub fn digits(limbs: &[mp_limb_t], base: u32, levels: u32) -> Digits {
         inverses.push(nu);
     }
     log!("radix: {n} limbs, {leaves} leaves of {width} digits: powers and inverses {:.3} ms", ms(start));
-    // The numbers of level j (split by powers[j]; -1: the leaves), most
-    // significant first, slot(j) limbs apart: each is below powers[j]^2 <
-    // B^(2k), k = powers[j].len(), and the slot has a limb more, where a
-    // remainder is corrected in place (split_level).
+    // The numbers of level j (0: the leaves; from 1, split by powers[j -
+    // 1]), most significant first, slot(j) limbs apart: each is below
+    // powers[j - 1]^2 < B^(2k), k = powers[j - 1].len() (a leaf below
+    // powers[0]), and the slot has a limb more, where a remainder is
+    // corrected in place (split_level).
     let slot = |j: usize| match j {
         0 => powers.first().map_or(n, |p| p.len() + 1),
         _ => 2 * powers[j - 1].len() + 1,
@@ -123,10 +124,11 @@ pub fn digits(limbs: &[mp_limb_t], base: u32, levels: u32) -> Digits {
     let most = (0..=levels as usize).map(|j| count(j) * slot(j)).max().unwrap_or(0);
     let most_apart = (1..=levels as usize).map(|j| count(j) * split_apart(powers[j - 1].len())).max().unwrap_or(0);
     // Every buffer at its largest once (fresh pages, touched first by the
-    // threads that fill them), and two for the numbers, in turn.
+    // threads that fill them), two for the numbers, in turn: four of about
+    // the number's length in all.
     let mut numbers = vec![0; most];
     let mut halves = vec![0; most];
-    let mut scratch = Scratch { tops: vec![0; most_apart], estimates: vec![0; most_apart], quotients: vec![0; most_apart], multiples: vec![0; most_apart] };
+    let mut scratch = Scratch { side_by_side: vec![0; most_apart], products: vec![0; most_apart] };
     let top = levels as usize;
     numbers[..n].copy_from_slice(x);
     numbers[n..slot(top)].fill(0);
@@ -157,12 +159,11 @@ fn trimmed(x: &[mp_limb_t]) -> &[mp_limb_t] {
 }
 
 /// A level's buffers, kept from level to level (each at the largest size a
-/// level needs).
+/// level needs): the numbers' tops and then the quotients' estimates laid
+/// side by side, and the products of each by the inverse and the power.
 struct Scratch {
-    tops: Vec<mp_limb_t>,
-    estimates: Vec<mp_limb_t>,
-    quotients: Vec<mp_limb_t>,
-    multiples: Vec<mp_limb_t>,
+    side_by_side: Vec<mp_limb_t>,
+    products: Vec<mp_limb_t>,
 }
 
 /// How far apart split_level lays a level's numbers for its products, for
@@ -194,19 +195,19 @@ fn split_level(numbers: &[mp_limb_t], slot: usize, p: &[mp_limb_t], nu: &[mp_lim
     let apart = split_apart(k);
     let len = count * apart;
     debug_assert!(slot >= 2 * k && half_slot > k && nu.len() <= k + GUARD + 1 && halves.len() == 2 * count * half_slot);
-    let Scratch { tops, estimates, quotients, multiples } = scratch;
-    let (tops, estimates, quotients, multiples) = (&mut tops[..len], &mut estimates[..len], &mut quotients[..len], &mut multiples[..len]);
+    let (side_by_side, products) = (&mut scratch.side_by_side[..len], &mut scratch.products[..len]);
     let threads = threads_for(len);
     // q1 of each number.
-    gather(tops, apart, k + 1, numbers, slot, k - 1, threads);
+    gather(side_by_side, apart, k + 1, numbers, slot, k - 1, threads);
     // q1 nu of each, at the same places (the last slot's zeros left out).
-    product(estimates, &tops[..len - nu.len()], nu);
-    // q3 of each.
-    gather(quotients, apart, k + 1, estimates, apart, k + 1 + GUARD, threads);
-    // q3 p of each.
-    product(multiples, &quotients[..len - k], p);
+    product(products, &side_by_side[..len - nu.len()], nu);
+    // q3 of each, over the q1.
+    gather(side_by_side, apart, k + 1, products, apart, k + 1 + GUARD, threads);
+    let quotients = &*side_by_side;
+    // q3 p of each, over the q1 nu.
+    product(products, &quotients[..len - k], p);
     // The remainders, corrected, and the quotients beside them.
-    let (quotients, multiples) = (&*quotients, &*multiples);
+    let multiples = &*products;
     each_slot(halves, 2 * half_slot, threads, |i, pair| {
         let (high, low) = pair.split_at_mut(half_slot);
         let r = &mut low[..k + 1];
