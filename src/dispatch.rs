@@ -235,10 +235,9 @@ pub unsafe fn mul(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
                     cpu::mpz_realloc(r, n as mp_size_t);
                 }
                 let out = std::slice::from_raw_parts_mut((*r)._mp_d, n);
-                let compute = |u: &[mp_limb_t], v: &[mp_limb_t]| g.mul_into(u, v, out).map(|()| out);
-                let Some(out) = product_with(Op::Mul, "mpz_mul", (long.as_ptr(), long.len()), (short.as_ptr(), short.len()), None, compute) else {
+                if !product_into(g, Op::Mul, "mpz_mul", (long.as_ptr(), long.len()), (short.as_ptr(), short.len()), out) {
                     return false;
-                };
+                }
                 let size = n - out.iter().rev().take_while(|&&l| l == 0).count();
                 // size <= n <= _mp_alloc <= INT_MAX.
                 (*r)._mp_size = if negative { -(size as c_int) } else { size as c_int };
@@ -303,8 +302,14 @@ fn cpu_reference<T>(f: impl FnOnce() -> T) -> T {
 /// overlapping the operands) on the GPU when `op` is routed there; false if
 /// the CPU must do it (`out` then holds anything).
 unsafe fn product_on_gpu(op: Op, up: *const mp_limb_t, un: usize, vp: *const mp_limb_t, vn: usize, what: &str, out: &mut [mp_limb_t]) -> bool {
-    let Some(g) = product_route(op, un, vn) else { return false };
-    unsafe { product_with(op, what, (up, un), (vp, vn), None, |u, v| g.mul_into(u, v, out).map(|()| out)) }.is_some()
+    product_route(op, un, vn).is_some_and(|g| unsafe { product_into(g, op, what, (up, un), (vp, vn), out) })
+}
+
+/// `out = {up, un} * {vp, vn}` on `g` (`out` of un + vn limbs, as
+/// `product_with` takes the operands): false after a GPU failure (`out`
+/// then holds anything).
+unsafe fn product_into(g: &gpu::Gpu, op: Op, what: &str, u: (*const mp_limb_t, usize), v: (*const mp_limb_t, usize), out: &mut [mp_limb_t]) -> bool {
+    unsafe { product_with(op, what, u, v, None, |u, v| g.mul_into(u, v, out).map(|()| out)) }.is_some()
 }
 
 /// The GPU when a product of un x vn limbs goes there.
@@ -401,7 +406,7 @@ pub unsafe fn internal_mulmod_bnm1(rp: *mut mp_limb_t, rn: usize, ap: *const mp_
     let (a, b) = ((ap, an), (bp, bn));
     let done = product_route(Op::Internal, an, bn).is_some_and(|g| unsafe {
         if an + bn <= rn {
-            product_with(Op::Internal, what, a, b, None, |u, v| g.mul_into(u, v, out).map(|()| out)).is_some()
+            product_into(g, Op::Internal, what, a, b, out)
         } else if gpu::ntt::cyclic_shape(rn).is_some() {
             product_with(Op::Internal, what, a, b, Some(rn), |u, v| g.mulmod_bnm1_into(u, v, out).map(|()| out)).is_some()
         } else {
@@ -470,11 +475,8 @@ pub fn radix_product(out: &mut [mp_limb_t], a: &[mp_limb_t], b: &[mp_limb_t]) {
     let (u, v) = if a.len() >= b.len() { (a, b) } else { (b, a) };
     assert!(!v.is_empty() && out.len() == u.len() + v.len(), "radix_product: {} x {} limbs into {}", u.len(), v.len(), out.len());
     let what = "radix conversion's product";
-    let done = route_at(Op::Internal, u.len(), true).is_some_and(|g| {
-        let dst = &mut *out;
-        // SAFETY: u and v are slices of the lengths given.
-        unsafe { product_with(Op::Internal, what, (u.as_ptr(), u.len()), (v.as_ptr(), v.len()), None, |u, v| g.mul_into(u, v, dst).map(|()| dst)) }.is_some()
-    });
+    // SAFETY: u and v are slices of the lengths given.
+    let done = route_at(Op::Internal, u.len(), true).is_some_and(|g| unsafe { product_into(g, Op::Internal, what, (u.as_ptr(), u.len()), (v.as_ptr(), v.len()), &mut *out) });
     if !done {
         // SAFETY: out holds u.len() + v.len() limbs apart from u and v;
         // GMP's mpn_mul takes un >= vn >= 1 and squares when up == vp.
