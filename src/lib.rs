@@ -7,7 +7,8 @@
 //! | [`dispatch`] | per operation: CPU or GPU, fault injection, the run-time check | memory layout of `mpz_t` beyond [`abi::Mpz`] |
 //! | [`cpu`]      | the embedded GMP 6.3 (renamed `__cugmp_cpu__gmp*`), typed     | anything GPU             |
 //! | [`gpu`]      | the CUDA driver (through cudarc), device memory, kernels; works on limb slices and signed magnitudes | `mpz_t`, GMP's allocator |
-//! | [`radix`]    | radix conversion (GMP's mpn_get_str) in pieces on several threads, through the embedded GMP | the driver, `mpz_t` |
+//! | [`radix`]    | radix conversion (GMP's mpn_get_str) a whole level of divisions at a time, its products through the dispatcher | the driver, `mpz_t` |
+//! | [`parallel`] | a call's work on threads started for it                        | everything else          |
 //! | [`config`]   | the environment variables, read once                          |                          |
 //! | [`stats`]    | per operation counts, bytes and times (`CUGMP_STATS`)         |                          |
 //!
@@ -18,5 +19,6 @@ pub mod config;
 pub mod cpu;
 pub mod dispatch;
 pub mod gpu;
+pub mod parallel;
 pub mod radix;
 pub mod stats;

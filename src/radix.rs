@@ -35,9 +35,9 @@
 
 use crate::abi::{mp_limb_t, mp_size_t};
 use crate::config::{self, log};
+use crate::parallel::{self, each_item};
 use crate::{cpu, dispatch};
 use libc::c_int;
-use std::sync::Mutex;
 use std::time::Instant;
 
 /// Extra limbs of every inverse (`inverse`): floor(B^(2k + GUARD) / P) for
@@ -141,7 +141,7 @@ pub fn digits(limbs: &[mp_limb_t], base: u32, levels: u32) -> Digits {
     let mut padded = vec![0u8; width * leaves];
     let leaf_slot = slot(0);
     // A leaf's conversion costs a few hundred times a copy of its limbs.
-    each_slot(&mut padded, width, threads_for(usize::MAX), |i, out| leaf(&numbers[i * leaf_slot..][..leaf_slot], base, out));
+    each_item(&mut padded, width, threads_for(usize::MAX), |i, out| leaf(&numbers[i * leaf_slot..][..leaf_slot], base, out));
     let first = padded.iter().position(|&d| d != 0).unwrap_or(padded.len() - 1);
     log!("radix: {n} limbs converted in {:.3} ms", ms(start));
     Digits { padded, first }
@@ -208,7 +208,7 @@ fn split_level(numbers: &[mp_limb_t], slot: usize, p: &[mp_limb_t], nu: &[mp_lim
     product(products, &quotients[..len - k], p);
     // The remainders, corrected, and the quotients beside them.
     let multiples = &*products;
-    each_slot(halves, 2 * half_slot, threads, |i, pair| {
+    each_item(halves, 2 * half_slot, threads, |i, pair| {
         let (high, low) = pair.split_at_mut(half_slot);
         let r = &mut low[..k + 1];
         sub_into(r, &numbers[i * slot..][..k + 1], &multiples[i * apart..][..k + 1]);
@@ -231,7 +231,7 @@ fn split_level(numbers: &[mp_limb_t], slot: usize, p: &[mp_limb_t], nu: &[mp_lim
 /// or two numbers is copied on as many threads as one of thousands.
 fn gather(out: &mut [mp_limb_t], apart: usize, len: usize, from: &[mp_limb_t], from_apart: usize, offset: usize, threads: usize) {
     let run = out.len().div_ceil(threads).max(1);
-    each_slot(out, run, threads, |t, chunk| {
+    each_item(out, run, threads, |t, chunk| {
         let start = t * run;
         let mut at = start;
         while at < start + chunk.len() {
@@ -273,38 +273,8 @@ fn leaf(x: &[mp_limb_t], base: u32, out: &mut [u8]) {
 /// Threads for `limbs` limbs of copying: one per LIMBS_PER_THREAD, at most
 /// one a core and MAX_THREADS.
 fn threads_for(limbs: usize) -> usize {
-    let cores = std::thread::available_parallelism().map_or(1, |c| c.get()).min(MAX_THREADS);
-    cores.min(limbs / LIMBS_PER_THREAD + 1)
+    parallel::cores().min(MAX_THREADS).min(limbs / LIMBS_PER_THREAD + 1)
 }
-
-/// `f(i, item)` for every `item` of `items` cut `size` long, on up to
-/// `threads` threads: runs of consecutive items, taken from a queue by each
-/// thread started and by this one (if no thread can be started, this one
-/// does them all).
-fn each_slot<T: Send>(items: &mut [T], size: usize, threads: usize, f: impl Fn(usize, &mut [T]) + Sync) {
-    let count = items.len().div_ceil(size);
-    let threads = threads.min(count).max(1);
-    let per = count.div_ceil(threads).max(1);
-    let runs: Mutex<Vec<(usize, &mut [T])>> = Mutex::new(items.chunks_mut(per * size).enumerate().map(|(t, run)| (t * per, run)).collect());
-    let worker = || loop {
-        let Some((first, run)) = runs.lock().unwrap_or_else(|e| e.into_inner()).pop() else { break };
-        for (i, item) in run.chunks_mut(size).enumerate() {
-            f(first + i, item);
-        }
-    };
-    std::thread::scope(|s| {
-        for _ in 1..threads {
-            if std::thread::Builder::new().stack_size(LEAF_STACK_BYTES).spawn_scoped(s, worker).is_err() {
-                break;
-            }
-        }
-        worker();
-    });
-}
-
-/// Stack of a thread of `each_slot`: GMP's temporaries below 32 KiB live on
-/// the stack (its TMP_ALLOC), at every level of a leaf's conversion.
-const LEAF_STACK_BYTES: usize = 4 << 20;
 
 /// `out = a * b` (out: a.len() + b.len() limbs, all written; a and b non-empty).
 fn product(out: &mut [mp_limb_t], a: &[mp_limb_t], b: &[mp_limb_t]) {
@@ -557,7 +527,7 @@ mod tests {
 
     /// gather's runs of limbs, on any number of threads, against slot by slot.
     #[test]
-    fn gather_copies_each_slot() {
+    fn gather_copies_each_item() {
         let (count, from_apart, apart, offset, len) = (7usize, 17usize, 19usize, 5usize, 11usize);
         let from = pseudo_random(count * from_apart, 3);
         let mut want = vec![0; count * apart];

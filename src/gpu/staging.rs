@@ -41,14 +41,10 @@ pub(super) struct Kept {
     crew: Crew,
 }
 
-fn cores() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
-}
-
 /// Copy threads (lanes) of a staged transfer of `limbs` limbs: one a chunk,
 /// at most MAX_LANES and the host's parallelism.
 fn lanes_for(limbs: usize) -> usize {
-    limbs.div_ceil(CHUNK).clamp(1, MAX_LANES.min(cores()))
+    limbs.div_ceil(CHUNK).clamp(1, MAX_LANES.min(crate::parallel::cores()))
 }
 
 /// `dst.copy_from_slice(src)`, by several threads when it is large: a copy
@@ -60,13 +56,9 @@ pub(crate) fn copy_limbs(dst: &mut [u64], src: &[u64]) {
         dst.copy_from_slice(src);
         return;
     }
-    let threads = src.len().div_ceil(2 * CHUNK).clamp(1, MAX_COPY_THREADS.min(cores()));
+    let threads = src.len().div_ceil(2 * CHUNK).clamp(1, MAX_COPY_THREADS.min(crate::parallel::cores()));
     let per = src.len().div_ceil(threads);
-    std::thread::scope(|s| {
-        for (d, x) in dst.chunks_mut(per).zip(src.chunks(per)) {
-            s.spawn(move || d.copy_from_slice(x));
-        }
-    });
+    crate::parallel::each_item(dst, per, threads, |i, d| d.copy_from_slice(&src[i * per..][..d.len()]));
 }
 
 /// `dst.copy_from_slice(src)` into a pinned slot with non-temporal stores
