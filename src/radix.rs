@@ -422,10 +422,12 @@ fn carry_through(
     }
 }
 
-/// out = (x - y) mod B^out.len() (all three of one length).
+/// out = (x - y) mod B^out.len() (all three of one length, not empty), in
+/// one pass.
 fn sub_into(out: &mut [mp_limb_t], x: &[mp_limb_t], y: &[mp_limb_t]) {
-    out.copy_from_slice(x);
-    sub_assign(out, y);
+    assert!(!out.is_empty() && x.len() == out.len() && y.len() == out.len(), "sub_into takes slices of one length");
+    // SAFETY: three slices of out.len() >= 1 limbs; out overlaps neither.
+    unsafe { cpu::mpn_sub_n(out.as_mut_ptr(), x.as_ptr(), y.as_ptr(), out.len() as mp_size_t) };
 }
 
 /// x += y, x growing by the carry out (GMP's mpn_add).
