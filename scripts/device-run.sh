@@ -11,7 +11,8 @@
 # perf: the rows the README's table takes (products under force, GMP's
 # algorithms through the hooks with auto) and the transfer variants, into
 # one file; radix: mpz_get_str over radix conversion's levels and against
-# pack/alt's libraries (radix.md);
+# pack/alt's libraries (radix.md; CUGMP_SWEEP_HOOK=sqrt or tdiv_qr times
+# that hook instead, the levels sweep then moot);
 # hostcopy: the host-side copy rates alone (benches/host_copy.cu); pipeline:
 # whole staged transfers over the copy settings (benches/host_copy.cu);
 # phases: CUGMP_LOG's upload/product/download times of products; ncu: the
@@ -142,9 +143,9 @@ if [ "$what" = radix ]; then
                 env_args=()
                 [ "$levels" != - ] && env_args+=(CUGMP_RADIX_LEVELS=$levels)
                 echo "== $name, levels $levels ($round)" >>"$out/radix.md"
-                env ${env_args[@]+"${env_args[@]}"} CUGMP_LIBRARY=$lib CUGMP_GPU=auto CUGMP_BENCH_OUT=/tmp/radix pack/bench/speedup --only hooks --hook get_str \
+                env ${env_args[@]+"${env_args[@]}"} CUGMP_LIBRARY=$lib CUGMP_GPU=auto CUGMP_BENCH_OUT=/tmp/radix pack/bench/speedup --only hooks --hook "${CUGMP_SWEEP_HOOK:-get_str}" \
                     --sizes "${CUGMP_RADIX_SIZES:-2000,5000,10000,30000,100000,1000000}" ${gmp_flag[@]+"${gmp_flag[@]}"} --reps "${CUGMP_RADIX_REPS:-3}" 2>&1 \
-                    | grep -E '^\| get_str|MISMATCH|panick' >>"$out/radix.md"
+                    | grep -E '^\| (get_str|sqrt|tdiv_qr)|MISMATCH|panick' >>"$out/radix.md"
                 gmp_flag=(--no-gmp)
             done
         done

@@ -63,6 +63,16 @@ unsafe extern "C" {
     pub fn mpz_cmp(a: mpz_srcptr, b: mpz_srcptr) -> c_int;
     #[link_name = "__cugmp_cpu__gmpz_set"]
     pub fn mpz_set(r: mpz_ptr, a: mpz_srcptr);
+    #[link_name = "__cugmp_cpu__gmpz_set_ui"]
+    pub fn mpz_set_ui(r: mpz_ptr, v: libc::c_ulong);
+    #[link_name = "__cugmp_cpu__gmpz_add_ui"]
+    pub fn mpz_add_ui(r: mpz_ptr, a: mpz_srcptr, v: libc::c_ulong);
+    #[link_name = "__cugmp_cpu__gmpz_sub_ui"]
+    pub fn mpz_sub_ui(r: mpz_ptr, a: mpz_srcptr, v: libc::c_ulong);
+    #[link_name = "__cugmp_cpu__gmpz_tdiv_q"]
+    pub fn mpz_tdiv_q(q: mpz_ptr, n: mpz_srcptr, d: mpz_srcptr);
+    #[link_name = "__cugmp_cpu__gmpz_sqrt"]
+    pub fn mpz_sqrt(r: mpz_ptr, a: mpz_srcptr);
     #[link_name = "__cugmp_cpu__gmpz_init"]
     pub fn mpz_init(r: mpz_ptr);
     #[link_name = "__cugmp_cpu__gmpz_clear"]
@@ -79,6 +89,8 @@ unsafe extern "C" {
     pub fn mpn_mulmod_bnm1_next_size(n: mp_size_t) -> mp_size_t;
     #[link_name = "__real___cugmp_cpu__gmpn_get_str"]
     pub fn mpn_get_str(s: *mut u8, base: c_int, up: *mut mp_limb_t, un: mp_size_t) -> size_t;
+    #[link_name = "__real___cugmp_cpu__gmpn_sqrtrem"]
+    pub fn mpn_sqrtrem(sp: *mut mp_limb_t, rp: *mut mp_limb_t, np: *const mp_limb_t, nn: mp_size_t) -> mp_size_t;
     #[link_name = "__cugmp_cpu__gmpn_tdiv_qr"]
     pub fn mpn_tdiv_qr(qp: *mut mp_limb_t, rp: *mut mp_limb_t, qxn: mp_size_t, np: *const mp_limb_t, nn: mp_size_t, dp: *const mp_limb_t, dn: mp_size_t);
     #[link_name = "__cugmp_cpu__gmp_default_allocate"]

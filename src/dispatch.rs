@@ -32,6 +32,8 @@ pub enum Op {
     Ior,
     Xor,
     Com,
+    /// A square root (GMP's mpn_sqrtrem) by Newton's iteration (src/sqrt.rs).
+    Sqrt,
     /// A product inside GMP's own algorithms (division, roots, radix
     /// conversion, ...), reached through the hooks in src/abi/hooks.rs.
     Internal,
@@ -50,12 +52,13 @@ impl Op {
             Op::Ior => "ior",
             Op::Xor => "xor",
             Op::Com => "com",
+            Op::Sqrt => "sqrt",
             Op::Internal => "gmp-internal mul",
         }
     }
 
-    pub const ALL: [Op; 11] =
-        [Op::SetStr, Op::GetStr, Op::Add, Op::Sub, Op::Mul, Op::Shift, Op::And, Op::Ior, Op::Xor, Op::Com, Op::Internal];
+    pub const ALL: [Op; 12] =
+        [Op::SetStr, Op::GetStr, Op::Add, Op::Sub, Op::Mul, Op::Shift, Op::And, Op::Ior, Op::Xor, Op::Com, Op::Sqrt, Op::Internal];
 }
 
 /// Operand size (limbs) from which `CUGMP_GPU=auto` sends `op` to the GPU, or
@@ -85,6 +88,10 @@ pub fn auto_threshold(op: Op) -> Option<usize> {
         // Below, GMP's own conversion (its products reach the GPU from
         // Internal's threshold, as everywhere).
         Op::GetStr => Some(4096),
+        // Square roots by Newton's iteration (src/sqrt.rs), from the
+        // operand's size; they also need GMP's internal products on the
+        // GPU (Internal's threshold). Being measured (fourteenth session).
+        Op::Sqrt => Some(2048),
         // Add and sub, on the shorter operand's size (a sum with a short
         // operand, x += 1 on a long x, is cheap for GMP and would cost the GPU
         // every limb twice over PCIe). O(n) work on O(n) bytes that cross
@@ -465,16 +472,44 @@ pub unsafe fn internal_get_str(s: *mut u8, base: c_int, up: *mut mp_limb_t, un: 
     digits.len()
 }
 
+/// GMP's `mpn_sqrtrem` (`sp`, `rp`, `{np, nn}` as GMP takes them, `rp`
+/// NULL or `np` or apart): where GMP's internal products of `nn` limbs go
+/// to the GPU, by Newton's iteration (src/sqrt.rs), else `cpu` (GMP's own,
+/// also if the estimate were ever refused).
+pub unsafe fn internal_sqrtrem(sp: *mut mp_limb_t, rp: *mut mp_limb_t, np: *const mp_limb_t, nn: mp_size_t, cpu: impl FnOnce() -> mp_size_t) -> mp_size_t {
+    let n = usize::try_from(nn).unwrap_or(0);
+    if n < crate::sqrt::MIN_LIMBS || !gpu_wanted(Op::Sqrt, n) || !internal_on_gpu(n) {
+        return cpu();
+    }
+    // SAFETY: GMP's contract: {np, nn} readable, its top limb nonzero.
+    let Some((root, remainder)) = crate::sqrt::root_and_remainder(unsafe { std::slice::from_raw_parts(np, n) }) else {
+        log!("mpn_sqrtrem {n} limbs: Newton's estimate refused; GMP's root instead");
+        return cpu();
+    };
+    log!("mpn_sqrtrem {n} limbs: by Newton's iteration");
+    // SAFETY: sp holds ceil(nn/2) limbs (root has exactly that many), rp
+    // (when given) nn limbs, and the remainder is at most root + 1 limbs;
+    // np is no longer read.
+    unsafe {
+        std::ptr::copy_nonoverlapping(root.as_ptr(), sp, root.len());
+        if rp.is_null() {
+            return mp_size_t::from(!remainder.is_empty());
+        }
+        std::ptr::copy_nonoverlapping(remainder.as_ptr(), rp, remainder.len());
+    }
+    remainder.len() as mp_size_t
+}
+
 /// `out = a * b` (`out` of a.len() + b.len() limbs, both non-empty, none
-/// overlapping; the same slice twice squares) for radix conversion
-/// (src/radix.rs), whose products each stand for a whole level's small ones
-/// laid side by side: routed as GMP's internal products by the longer
-/// operand's size (its work), on the GPU there and else, or after a GPU
-/// failure, GMP's `mpn_mul`.
-pub fn radix_product(out: &mut [mp_limb_t], a: &[mp_limb_t], b: &[mp_limb_t]) {
+/// overlapping; the same slice twice squares) for cuGMP's own algorithms in
+/// GMP's place (radix conversion, src/radix.rs, whose products each stand
+/// for a whole level's small ones laid side by side; square roots,
+/// src/sqrt.rs): routed as GMP's internal products by the longer operand's
+/// size (its work), on the GPU there and else, or after a GPU failure,
+/// GMP's `mpn_mul`. `what` names it in the log.
+pub fn own_product(out: &mut [mp_limb_t], a: &[mp_limb_t], b: &[mp_limb_t], what: &str) {
     let (u, v) = if a.len() >= b.len() { (a, b) } else { (b, a) };
-    assert!(!v.is_empty() && out.len() == u.len() + v.len(), "radix_product: {} x {} limbs into {}", u.len(), v.len(), out.len());
-    let what = "radix conversion's product";
+    assert!(!v.is_empty() && out.len() == u.len() + v.len(), "{what}: {} x {} limbs into {}", u.len(), v.len(), out.len());
     // SAFETY: u and v are slices of the lengths given.
     let done = route_at(Op::Internal, u.len(), true).is_some_and(|g| unsafe { product_into(g, Op::Internal, what, (u.as_ptr(), u.len()), (v.as_ptr(), v.len()), &mut *out) });
     if !done {

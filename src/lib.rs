@@ -8,6 +8,7 @@
 //! | [`cpu`]      | the embedded GMP 6.3 (renamed `__cugmp_cpu__gmp*`), typed     | anything GPU             |
 //! | [`gpu`]      | the CUDA driver (through cudarc), device memory, kernels; works on limb slices and signed magnitudes | `mpz_t`, GMP's allocator |
 //! | [`radix`]    | radix conversion (GMP's mpn_get_str) a whole level of divisions at a time, its products through the dispatcher | the driver, `mpz_t` |
+//! | [`sqrt`]     | square roots (GMP's mpn_sqrtrem) by Newton's iteration, its products through the dispatcher | the driver, the caller's `mpz_t` |
 //! | [`parallel`] | a call's work on threads started for it                        | everything else          |
 //! | [`config`]   | the environment variables, read once                          |                          |
 //! | [`stats`]    | per operation counts, bytes and times (`CUGMP_STATS`)         |                          |
@@ -21,4 +22,5 @@ pub mod dispatch;
 pub mod gpu;
 pub mod parallel;
 pub mod radix;
+pub mod sqrt;
 pub mod stats;

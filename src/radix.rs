@@ -278,7 +278,7 @@ fn threads_for(limbs: usize) -> usize {
 
 /// `out = a * b` (out: a.len() + b.len() limbs, all written; a and b non-empty).
 fn product(out: &mut [mp_limb_t], a: &[mp_limb_t], b: &[mp_limb_t]) {
-    dispatch::radix_product(out, a, b);
+    dispatch::own_product(out, a, b, "radix conversion's product");
 }
 
 /// base^e (e >= 1), trimmed, by squarings and multiplications by the base.

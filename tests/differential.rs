@@ -316,6 +316,53 @@ fn gmp_internal_products_match_gmp() {
 /// mpn_sqrmod_bnm1 and mpn_mulmod_bnm1_next_size (tests/common/mulmod.rs).
 /// Without a GPU the sizes are GMP's own; under force, from 64 limbs, cyclic
 /// lengths (one convolution on the GPU).
+/// Square roots (src/sqrt.rs under the GPU's thresholds, GMP's own root
+/// below and on CI): mpz_sqrt, mpz_sqrtrem, mpz_rootrem with k = 2 and
+/// mpz_perfect_square_p, which all reach GMP's mpn_sqrtrem, on every size
+/// class from 16 limbs (the method's least), odd and even lengths, perfect
+/// squares and their neighbours (remainders 0 and 2 sqrt, the corrections'
+/// edges), and the root and remainder written over the operand.
+#[test]
+fn square_roots_match_gmp() {
+    let mut r = rng();
+    let mut xs: Vec<Integer> = Vec::new();
+    for n in [15u32, 16, 17, 40, 255, 1000, 4095, 4096, 9001, 40_000, 150_001] {
+        let random = Integer::from(Integer::random_bits(64 * n, &mut r)) | (Integer::from(1) << (64 * n - 1));
+        let small_top = Integer::from(Integer::random_bits(64 * (n - 1) + 3, &mut r)) | (Integer::from(1) << (64 * (n - 1) + 2));
+        let all_ones = (Integer::from(1) << (64 * n)) - 1u32;
+        let power = Integer::from(1) << (64 * n - 1);
+        xs.extend([random, small_top, all_ones, power]);
+        let root = Integer::from(Integer::random_bits(32 * n, &mut r)) | (Integer::from(1) << (32 * n - 1));
+        let square = Integer::from(&root * &root);
+        xs.extend([square.clone() - 1u32, square.clone(), square + 1u32, Integer::from(&root * &root) + Integer::from(&root * 2u32)]);
+    }
+    for (i, x) in xs.iter().enumerate() {
+        let limbs = x.significant_digits::<u64>();
+        let what = |f: &str| format!("{f}, case {i} ({limbs} limbs)");
+        let (want_root, want_rem) = x.clone().sqrt_rem(Integer::new());
+        let (mut zx, mut root, mut rem) = (Z::from(x), Z::new(), Z::new());
+        unsafe { (api().sqrt)(root.ptr(), zx.ptr()) };
+        same(&what("mpz_sqrt"), &root.get(), &want_root);
+        unsafe { (api().sqrtrem)(root.ptr(), rem.ptr(), zx.ptr()) };
+        same(&what("mpz_sqrtrem root"), &root.get(), &want_root);
+        same(&what("mpz_sqrtrem remainder"), &rem.get(), &want_rem);
+        unsafe { (api().rootrem)(root.ptr(), rem.ptr(), zx.ptr(), 2) };
+        same(&what("mpz_rootrem k = 2 root"), &root.get(), &want_root);
+        same(&what("mpz_rootrem k = 2 remainder"), &rem.get(), &want_rem);
+        let square = unsafe { (api().perfect_square_p)(zx.ptr()) } != 0;
+        assert_eq!(square, x.is_perfect_square(), "{}", what("mpz_perfect_square_p"));
+        // The remainder over the operand, then the root over it.
+        let mut zy = Z::from(x);
+        let y = zy.ptr();
+        unsafe { (api().sqrtrem)(root.ptr(), y, y) };
+        same(&what("mpz_sqrtrem, remainder over the operand"), &zy.get(), &want_rem);
+        let mut zy = Z::from(x);
+        let y = zy.ptr();
+        unsafe { (api().sqrt)(y, y) };
+        same(&what("mpz_sqrt, root over the operand"), &zy.get(), &want_root);
+    }
+}
+
 #[test]
 fn mulmod_bnm1_matches_gmp() {
     let mut r = rng();

@@ -75,3 +75,12 @@ unsafe extern "C" fn __wrap___cugmp_cpu__gmpn_sqrmod_bnm1(rp: *mut mp_limb_t, rn
 unsafe extern "C" fn __wrap___cugmp_cpu__gmpn_get_str(s: *mut u8, base: c_int, up: *mut mp_limb_t, un: mp_size_t) -> size_t {
     boundary!("mpn_get_str", unsafe { dispatch::internal_get_str(s, base, up, un, || cpu::mpn_get_str(s, base, up, un)) })
 }
+
+/// GMP's square root (mpz_sqrt, mpz_sqrtrem, mpz_root and mpz_rootrem for
+/// k = 2, mpz_perfect_square_p reach it): `{sp, ceil(nn/2)}` = floor(sqrt(
+/// {np, nn})); with `rp` not NULL the remainder at `rp` and its size
+/// returned, else nonzero iff there is a remainder. `rp` may be `np`.
+#[unsafe(no_mangle)]
+unsafe extern "C" fn __wrap___cugmp_cpu__gmpn_sqrtrem(sp: *mut mp_limb_t, rp: *mut mp_limb_t, np: *const mp_limb_t, nn: mp_size_t) -> mp_size_t {
+    boundary!("mpn_sqrtrem", unsafe { dispatch::internal_sqrtrem(sp, rp, np, nn, || cpu::mpn_sqrtrem(sp, rp, np, nn)) })
+}

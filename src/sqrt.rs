@@ -1,0 +1,387 @@
+//! Square roots of large numbers (GMP's `mpn_sqrtrem`, which `mpz_sqrt`,
+//! `mpz_sqrtrem`, `mpz_root` and `mpz_rootrem` for k = 2 and
+//! `mpz_perfect_square_p` reach) by Newton's iteration, its products through
+//! the dispatcher (on the GPU where GMP's internal products go there).
+//!
+//! GMP's root is divide and conquer (its dc_sqrtrem and dc_sqrt): the root
+//! of the top half, then a division of the remainder by twice that root,
+//! and the same again inside, one division per level, each of them GMP's
+//! (an inverse by Newton's method and its products, through the hooks).
+//! Most of that time is host work between small GPU products: a root of
+//! 2 x 10^6 limbs took 48 to 68 ms on an H200 (RESULTS.md, thirteenth
+//! session). Here the inverse square root x ~ 2^h / sqrt(N) comes from
+//! Newton's iteration x' = x + x (1 - a x^2) / 2 (a = N / 2^(2h)), which
+//! doubles the precision with three products and no division, and then
+//! sqrt(N) ~ N x / 2^h is one product more: the whole root is a few
+//! products of the root's size and their halves.
+//!
+//! Exact by construction: the estimate T is taken only when
+//! 0 <= N - T^2 <= 2T, which makes it floor(sqrt(N)) (then (T + 1)^2 =
+//! T^2 + 2T + 1 > N); the error bounds below keep T within one of the root,
+//! so one correction at most is needed. They decide only the speed: were T
+//! ever further off (a bug), GMP's own routine computes the root instead.
+
+use crate::abi::{self, __mpz_struct, mp_limb_t, mpz_ptr, mpz_srcptr};
+use crate::{cpu, dispatch};
+use libc::c_int;
+use std::mem::MaybeUninit;
+
+/// The iteration starts from an inverse square root of this many bits,
+/// computed by GMP (a division and a square root of numbers of about
+/// 4 BASE_BITS bits).
+const BASE_BITS: u64 = 1024;
+/// Bits a Newton step gives up against doubling (x of k bits gives 2k -
+/// LOSS): with 6, each step's error stays within 3 units of its last place
+/// (`step`).
+const LOSS: u64 = 6;
+/// Fewest limbs this method takes: below, GMP's own routine is cheap, and
+/// the bounds below assume h (half N's bits) well above LOSS.
+pub(crate) const MIN_LIMBS: usize = 16;
+
+/// A GMP integer owned here: initialised and cleared through the embedded
+/// GMP (so a program's memory functions are honoured).
+struct Int(__mpz_struct);
+
+impl Drop for Int {
+    fn drop(&mut self) {
+        // SAFETY: initialised in Int::new, cleared once.
+        unsafe { cpu::mpz_clear(&mut self.0) };
+    }
+}
+
+impl Int {
+    fn new() -> Int {
+        let mut z = MaybeUninit::<__mpz_struct>::uninit();
+        // SAFETY: mpz_init initialises the whole struct.
+        unsafe {
+            cpu::mpz_init(z.as_mut_ptr());
+            Int(z.assume_init())
+        }
+    }
+
+    fn from_u64(v: u64) -> Int {
+        let mut z = Int::new();
+        // SAFETY: z is initialised.
+        unsafe { cpu::mpz_set_ui(z.m(), v as libc::c_ulong) };
+        z
+    }
+
+    /// 2^e.
+    fn power_of_two(e: u64) -> Int {
+        Int::from_u64(1).shifted(e as i64)
+    }
+
+    fn p(&self) -> mpz_srcptr {
+        &self.0
+    }
+
+    fn m(&mut self) -> mpz_ptr {
+        &mut self.0
+    }
+
+    fn sign(&self) -> c_int {
+        self.0._mp_size.signum()
+    }
+
+    fn limbs(&self) -> &[mp_limb_t] {
+        // SAFETY: self is an initialised mpz_t.
+        unsafe { abi::limbs(self.p()) }
+    }
+
+    /// self * 2^by (by >= 0), or floor(self / 2^-by).
+    fn shifted(&self, by: i64) -> Int {
+        shifted(self.p(), by)
+    }
+
+    fn add(&self, other: &Int) -> Int {
+        let mut r = Int::new();
+        // SAFETY: all three initialised.
+        unsafe { cpu::mpz_add(r.m(), self.p(), other.p()) };
+        r
+    }
+
+    fn sub(&self, other: &Int) -> Int {
+        let mut r = Int::new();
+        // SAFETY: all three initialised.
+        unsafe { cpu::mpz_sub(r.m(), self.p(), other.p()) };
+        r
+    }
+
+    fn add_small(&mut self, v: i64) {
+        let me = self.m();
+        // SAFETY: in place, as GMP allows.
+        unsafe {
+            if v >= 0 {
+                cpu::mpz_add_ui(me, me, v as libc::c_ulong);
+            } else {
+                cpu::mpz_sub_ui(me, me, v.unsigned_abs() as libc::c_ulong);
+            }
+        }
+    }
+
+    fn cmp(&self, other: &Int) -> std::cmp::Ordering {
+        // SAFETY: both initialised.
+        unsafe { cpu::mpz_cmp(self.p(), other.p()) }.cmp(&0)
+    }
+}
+
+/// Significant bits of |x| (0 for zero).
+fn bit_length(x: mpz_srcptr) -> u64 {
+    // SAFETY: x is an initialised mpz_t; its top limb is nonzero.
+    let limbs = unsafe { abi::limbs(x) };
+    match limbs.last() {
+        None => 0,
+        Some(&top) => limbs.len() as u64 * 64 - u64::from(top.leading_zeros()),
+    }
+}
+
+/// x * 2^by (by >= 0), or floor(x / 2^-by).
+fn shifted(x: mpz_srcptr, by: i64) -> Int {
+    let mut r = Int::new();
+    // SAFETY: x and r initialised.
+    unsafe {
+        if by >= 0 {
+            cpu::mpz_mul_2exp(r.m(), x, by as abi::mp_bitcnt_t);
+        } else {
+            cpu::mpz_fdiv_q_2exp(r.m(), x, by.unsigned_abs() as abi::mp_bitcnt_t);
+        }
+    }
+    r
+}
+
+/// a * b through the dispatcher's product (the same Int twice squares).
+fn product(a: &Int, b: &Int) -> Int {
+    let mut r = Int::new();
+    let (la, lb) = (a.limbs(), b.limbs());
+    if la.is_empty() || lb.is_empty() {
+        return r;
+    }
+    let n = la.len() + lb.len();
+    // SAFETY: r is initialised; after the reallocation it holds n limbs,
+    // which the product writes in full, apart from a and b.
+    unsafe {
+        cpu::mpz_realloc(r.m(), n as abi::mp_size_t);
+        let out = std::slice::from_raw_parts_mut(r.0._mp_d, n);
+        dispatch::own_product(out, la, lb, "square root's product");
+        let used = n - out.iter().rev().take_while(|&&l| l == 0).count();
+        let negative = (a.sign() < 0) != (b.sign() < 0);
+        r.0._mp_size = if negative { -(used as c_int) } else { used as c_int };
+    }
+    r
+}
+
+/// floor(sqrt(N)) and N - floor(sqrt(N))^2 for N = `n` (top limb nonzero,
+/// at least MIN_LIMBS limbs, fewer than 2^31): None if the estimate missed
+/// by more than the bounds allow (never, by the bounds below; the caller
+/// then asks GMP).
+pub(crate) fn root_and_remainder(n: &[mp_limb_t]) -> Option<(Vec<mp_limb_t>, Vec<mp_limb_t>)> {
+    root_moved_by(n, 0)
+}
+
+/// `root_and_remainder` with the estimate moved by `nudge` before its
+/// correction (the tests' planted error; 0 otherwise).
+fn root_moved_by(n: &[mp_limb_t], nudge: i64) -> Option<(Vec<mp_limb_t>, Vec<mp_limb_t>)> {
+    let count = c_int::try_from(n.len()).ok()?;
+    if n.len() < MIN_LIMBS || n.last().is_none_or(|&top| top == 0) {
+        return None;
+    }
+    // GMP reads it and never writes it or frees it.
+    let view = __mpz_struct { _mp_alloc: count, _mp_size: count, _mp_d: n.as_ptr() as *mut mp_limb_t };
+    let big_n: mpz_srcptr = &view;
+    let bits = bit_length(big_n);
+    // a = N / 2^(2h) is in [1/4, 1); x* = 1/sqrt(a) = 2^h / sqrt(N) in (1, 2].
+    let h = bits.div_ceil(2);
+    // X_k = 2^k x* to within 3 (units of 2^-k); the last, at h + 4 bits,
+    // gives the root to within a sixteenth of a unit (below).
+    let precisions = precisions(h + 4);
+    let mut x = base_inverse_root(big_n, bits, h, precisions[0]);
+    for pair in precisions.windows(2) {
+        x = step(big_n, h, &x, pair[0], pair[1]);
+    }
+    let k = precisions[precisions.len() - 1];
+    // sqrt(N) = N x* / 2^h, and N X_k / 2^(h+k) = sqrt(N) + N e / 2^(h+k)
+    // for X_k = 2^k x* + e, |e| <= 3: within 3 * 2^(2h) / 2^(2h+4) < 1/5.
+    // N's bits below z = h - 6 change it by less than
+    // 2^z * 2^(k+1) / 2^(h+k) = 1/32, and the floor by less than 1: T is
+    // floor(sqrt N) - 1, floor(sqrt N) or floor(sqrt N) + 1.
+    let z = h - 6;
+    let top = shifted(big_n, -(z as i64));
+    let mut t = product(&top, &x).shifted(-((h + k - z) as i64));
+    t.add_small(nudge);
+    // N - T^2, then T moved by one while the remainder says so.
+    let mut r = Int::new();
+    // SAFETY: all initialised.
+    unsafe { cpu::mpz_sub(r.m(), big_n, product(&t, &t).p()) };
+    for _ in 0..2 {
+        if r.sign() < 0 {
+            // (T - 1)^2 = T^2 - 2(T - 1) - 1.
+            t.add_small(-1);
+            r = r.add(&t).add(&t);
+            r.add_small(1);
+        } else if r.cmp(&t.shifted(1)) == std::cmp::Ordering::Greater {
+            // (T + 1)^2 = T^2 + 2T + 1.
+            r = r.sub(&t).sub(&t);
+            r.add_small(-1);
+            t.add_small(1);
+        }
+    }
+    let exact = r.sign() >= 0 && r.cmp(&t.shifted(1)) != std::cmp::Ordering::Greater && t.limbs().len() == n.len().div_ceil(2);
+    exact.then(|| (t.limbs().to_vec(), r.limbs().to_vec()))
+}
+
+/// The Newton steps' precisions, smallest first: the last is `target`, the
+/// first at most BASE_BITS, and each at most twice the one before less
+/// LOSS.
+fn precisions(target: u64) -> Vec<u64> {
+    let mut ks = vec![target];
+    while let Some(&k) = ks.last().filter(|&&k| k > BASE_BITS) {
+        ks.push((k + LOSS).div_ceil(2));
+    }
+    ks.reverse();
+    ks
+}
+
+/// X_k0 = 2^k0 x* = 2^(k0 + h) / sqrt(N) within 2, by GMP: with N_t = N's
+/// top w = 2 k0 + 64 bits (N / 2^s, s even) and e = 2 (k0 + h) - s,
+/// floor(2^e / N_t) exceeds (2^k0 x*)^2 < 2^(2 k0 + 2) by a factor of at
+/// most 1 + 2^(1-w), so by at most 2^-61, and falls below it by less than
+/// 1; its square root, floored, is within 2 of 2^k0 x*.
+fn base_inverse_root(big_n: mpz_srcptr, bits: u64, h: u64, k0: u64) -> Int {
+    let w = 2 * k0 + 64;
+    let s = bits.saturating_sub(w) & !1;
+    let top = shifted(big_n, -(s as i64));
+    let mut q = Int::new();
+    let mut x = Int::new();
+    // SAFETY: all initialised; top is nonzero. These are numbers of a few
+    // hundred limbs at most: GMP's own division and root (the root's hook
+    // leaves them to GMP, below MIN_LIMBS or the threshold).
+    unsafe {
+        cpu::mpz_tdiv_q(q.m(), Int::power_of_two(2 * (k0 + h) - s).p(), top.p());
+        cpu::mpz_sqrt(x.m(), q.p());
+    }
+    x
+}
+
+/// One Newton step: X_k (2^k x* within 3) to X_K, K <= 2k - LOSS.
+///
+/// With x = X_k / 2^k, x' = x + x (1 - a x^2) / 2 is x* (1 - 3/2 eta^2 -
+/// 1/2 eta^3) for x = x* (1 + eta), |eta| <= 3 * 2^-k: an error of at most
+/// 2^K * 2 * 1.6 * 9 * 2^-2k <= 0.45 units of 2^-K for K <= 2k - 6.
+/// In integers, with q = K + 4 bits of a (A = floor(a 2^q)) and P = X_k^2:
+/// E = 2^(q+2k) - A P is 2^(q+2k) (1 - a x^2) plus at most P < 2^(2k+2)
+/// (A's truncation); E' = floor(E / 2^d), d = q + 2k - K - 2, and
+/// C = floor(X_k E' / 2^(k+3)) is x (1 - a x^2) / 2 in units of 2^-K with
+/// errors of at most 1/4 (A), 1/4 (E') and 1 (C's floor); X_K =
+/// X_k 2^(K-k) + C. So X_K is within 0.45 + 1.5 < 3 of 2^K x*.
+fn step(big_n: mpz_srcptr, h: u64, x: &Int, k: u64, big_k: u64) -> Int {
+    debug_assert!(big_k + LOSS <= 2 * k);
+    let q = big_k + 4;
+    let a = shifted(big_n, q as i64 - 2 * h as i64);
+    let p = product(x, x);
+    let e = Int::power_of_two(q + 2 * k).sub(&product(&a, &p));
+    let d = q + 2 * k - big_k - 2;
+    let e = e.shifted(-(d as i64));
+    let c = product(x, &e).shifted(-((k + 3) as i64));
+    x.shifted((big_k - k) as i64).add(&c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn random_limbs(n: usize, seed: &mut u64) -> Vec<mp_limb_t> {
+        (0..n)
+            .map(|_| {
+                // xorshift64*
+                *seed ^= *seed >> 12;
+                *seed ^= *seed << 25;
+                *seed ^= *seed >> 27;
+                seed.wrapping_mul(0x2545_f491_4f6c_dd1d)
+            })
+            .collect()
+    }
+
+    /// GMP's own mpn_sqrtrem (the original, not the hook).
+    fn gmp_root(n: &[mp_limb_t]) -> (Vec<mp_limb_t>, Vec<mp_limb_t>) {
+        let mut s = vec![0; n.len().div_ceil(2)];
+        let mut r = vec![0; n.len()];
+        // SAFETY: s holds ceil(nn/2) limbs, r nn, apart from n.
+        let rn = unsafe { cpu::mpn_sqrtrem(s.as_mut_ptr(), r.as_mut_ptr(), n.as_ptr(), n.len() as abi::mp_size_t) };
+        r.truncate(rn as usize);
+        (s, r)
+    }
+
+    #[test]
+    fn roots_match_gmp() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15;
+        let mut cases: Vec<Vec<mp_limb_t>> = Vec::new();
+        for n in [16, 17, 31, 32, 33, 64, 100, 255, 256, 257, 1000, 2047, 4000, 9001] {
+            cases.push(random_limbs(n, &mut seed));
+            // A small top limb: bit lengths of every parity.
+            let mut small_top = random_limbs(n, &mut seed);
+            small_top[n - 1] = 1 + (small_top[n - 1] >> (n % 63));
+            cases.push(small_top);
+            cases.push(vec![mp_limb_t::MAX; n]);
+            let mut sparse = vec![0; n];
+            sparse[n - 1] = 1;
+            sparse[n / 3] = 5;
+            cases.push(sparse);
+        }
+        // Perfect squares and their neighbours: the remainder 0, 2T and
+        // just below zero are where a correction goes wrong.
+        for n in [8, 9, 50, 600, 2500] {
+            let root = random_limbs(n, &mut seed);
+            let mut square = vec![0; 2 * n];
+            // SAFETY: square holds 2n limbs apart from root.
+            unsafe { cpu::mpn_mul(square.as_mut_ptr(), root.as_ptr(), n as abi::mp_size_t, root.as_ptr(), n as abi::mp_size_t) };
+            while square.last() == Some(&0) {
+                square.pop();
+            }
+            let mut minus_one = square.clone();
+            // SAFETY: in place on minus_one's limbs (square > 0).
+            unsafe { cpu::mpn_sub_1(minus_one.as_mut_ptr(), minus_one.as_ptr(), minus_one.len() as abi::mp_size_t, 1) };
+            while minus_one.last() == Some(&0) {
+                minus_one.pop();
+            }
+            let mut plus_one = square.clone();
+            plus_one.push(0);
+            // SAFETY: in place on plus_one's limbs, one spare limb on top.
+            unsafe { cpu::mpn_add_1(plus_one.as_mut_ptr(), plus_one.as_ptr(), plus_one.len() as abi::mp_size_t, 1) };
+            while plus_one.last() == Some(&0) {
+                plus_one.pop();
+            }
+            cases.extend([square, minus_one, plus_one]);
+        }
+        for (i, n) in cases.iter().enumerate() {
+            let got = root_and_remainder(n);
+            assert!(got.is_some(), "case {i} ({} limbs): the estimate missed by more than one", n.len());
+            assert!(got == Some(gmp_root(n)), "case {i} ({} limbs): root or remainder differs from GMP's", n.len());
+        }
+    }
+
+    #[test]
+    fn precisions_double_less_loss() {
+        for target in [BASE_BITS + 1, 5000, 1 << 20, 64_000_004] {
+            let ks = precisions(target);
+            assert!(ks[0] <= BASE_BITS && *ks.last().unwrap() == target);
+            assert!(ks.windows(2).all(|w| w[1] + LOSS <= 2 * w[0] && w[1] > w[0]), "{ks:?}");
+        }
+    }
+
+    /// The correction takes an estimate one further off than the bounds
+    /// allow, and the check refuses one two further: the check bites.
+    #[test]
+    fn a_wrong_estimate_is_corrected_or_refused() {
+        let mut seed = 7;
+        for n in [16, 40, 333] {
+            let x = random_limbs(n, &mut seed);
+            let want = Some(gmp_root(&x));
+            for nudge in [-1, 1] {
+                assert!(root_moved_by(&x, nudge) == want, "{n} limbs, estimate moved by {nudge}");
+            }
+            for nudge in [-4, 4] {
+                assert!(root_moved_by(&x, nudge).is_none(), "{n} limbs, estimate moved by {nudge}: not refused");
+            }
+        }
+    }
+}
