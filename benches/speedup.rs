@@ -265,7 +265,7 @@ fn main() {
             let gmp_ms = timed_gmp(&mut || q.assign(a.sqrt_ref()));
             let cugmp_ms = time_ms(reps, || unsafe { (api.sqrt)(&mut mq, &ma) });
             assert!(mq.value() == q, "MISMATCH: mpz_sqrt at {n} limbs");
-            emit(&mut md, Row { op: "sqrt (2n limbs)", limbs: n, gmp_ms, cugmp_ms }, api.auto("gmp-internal mul"));
+            emit(&mut md, Row { op: "sqrt (2n limbs)", limbs: n, gmp_ms, cugmp_ms }, api.auto("sqrt"));
         }
         if hook_wanted("get_str") {
             let mut text = String::new();

@@ -89,9 +89,12 @@ pub fn auto_threshold(op: Op) -> Option<usize> {
         // Internal's threshold, as everywhere).
         Op::GetStr => Some(4096),
         // Square roots by Newton's iteration (src/sqrt.rs), from the
-        // operand's size; they also need GMP's internal products on the
-        // GPU (Internal's threshold). Being measured (fourteenth session).
-        Op::Sqrt => Some(2048),
+        // operand's size (they also need GMP's internal products on the
+        // GPU: Internal's threshold). On an H200 (RESULTS.md, fourteenth
+        // session) against GMP's root with GPU products: 6000 limbs 1.38
+        // to 2.12 ms against 1.29 to 1.32, 10^4 limbs 1.50 to 2.18 against
+        // 3.00 to 3.08; 8192 lies between.
+        Op::Sqrt => Some(8192),
         // Add and sub, on the shorter operand's size (a sum with a short
         // operand, x += 1 on a long x, is cheap for GMP and would cost the GPU
         // every limb twice over PCIe). O(n) work on O(n) bytes that cross
@@ -482,11 +485,11 @@ pub unsafe fn internal_sqrtrem(sp: *mut mp_limb_t, rp: *mut mp_limb_t, np: *cons
         return cpu();
     }
     // SAFETY: GMP's contract: {np, nn} readable, its top limb nonzero.
-    let Some((root, remainder)) = crate::sqrt::root_and_remainder(unsafe { std::slice::from_raw_parts(np, n) }) else {
+    let Some(found) = crate::sqrt::root_and_remainder(unsafe { std::slice::from_raw_parts(np, n) }) else {
         log!("mpn_sqrtrem {n} limbs: Newton's estimate refused; GMP's root instead");
         return cpu();
     };
-    log!("mpn_sqrtrem {n} limbs: by Newton's iteration");
+    let (root, remainder) = (found.root(), found.remainder());
     // SAFETY: sp holds ceil(nn/2) limbs (root has exactly that many), rp
     // (when given) nn limbs, and the remainder is at most root + 1 limbs;
     // np is no longer read.
