@@ -162,10 +162,64 @@ pub unsafe fn set_str(rop: mpz_ptr, s: *const c_char, base: c_int) -> c_int {
 }
 
 pub unsafe fn get_str(s: *mut c_char, base: c_int, op: mpz_srcptr) -> *mut c_char {
-    route(Op::GetStr, unsafe { abi::limbs(op) }.len(), false);
-    unsafe { cpu::mpz_get_str(s, base, op) }
+    let limbs = unsafe { abi::limbs(op) };
+    route(Op::GetStr, limbs.len(), false);
+    let by_levels = digit_characters(base).and_then(|(radix, table)| Some((radix, table, levels_on_gpu(limbs.len(), radix)?)));
+    match by_levels {
+        Some((radix, table, levels)) => unsafe { text_by_levels(s, limbs, abi::size(op) < 0, radix as u32, table, levels) },
+        None => unsafe { cpu::mpz_get_str(s, base, op) },
+    }
 }
 
+/// mpz_get_str's `base` as the radix it writes and its digit characters:
+/// lower case up to base 36, upper case for bases -2 to -36 (base -b
+/// writes base b), both cases above 36; -1 to 1 mean 10. None for the
+/// bases GMP refuses (its mpz_get_str returns NULL).
+fn digit_characters(base: c_int) -> Option<(c_int, &'static [u8])> {
+    const LOWER: &[u8] = b"0123456789abcdefghijklmnopqrstuvwxyz";
+    const BOTH: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+    match base {
+        2..=36 => Some((base, LOWER)),
+        37..=62 => Some((base, BOTH)),
+        -36..=-2 => Some((-base, BOTH)),
+        -1..=1 => Some((10, LOWER)),
+        _ => None,
+    }
+}
+
+/// mpz_get_str's text for a number that radix conversion takes by whole
+/// levels (`levels_on_gpu`): GMP's characters, and the same string and
+/// allocation rules (into `s`, else a block of strlen + 1 bytes from GMP's
+/// allocation function), with the digit values made into characters on
+/// several threads: GMP's mpz_get_str maps them one at a time after its
+/// mpn_get_str, about 19 x 10^6 of them at 10^6 limbs.
+unsafe fn text_by_levels(s: *mut c_char, limbs: &[mp_limb_t], negative: bool, radix: u32, table: &[u8], levels: u32) -> *mut c_char {
+    log!("mpz_get_str {} limbs base {radix}: {} leaves", limbs.len(), 1usize << levels);
+    let digits = crate::radix::digits(limbs, radix, levels);
+    let digits = digits.as_slice();
+    let sign = usize::from(negative);
+    let size = sign + digits.len() + 1;
+    // SAFETY: GMP's contract: a caller's s holds the text and its NUL;
+    // else the block is ours, `size` bytes (GMP's allocation function
+    // aborts rather than return NULL).
+    let text = unsafe {
+        let out = if s.is_null() { (cpu::__gmp_allocate_func)(size) as *mut u8 } else { s as *mut u8 };
+        std::slice::from_raw_parts_mut(out, size)
+    };
+    if negative {
+        text[0] = b'-';
+    }
+    text[size - 1] = 0;
+    const RUN: usize = 1 << 20;
+    let out = &mut text[sign..size - 1];
+    let threads = crate::parallel::cores().min(16).min(out.len() / RUN + 1);
+    crate::parallel::each_item(out, RUN, threads, |i, run| {
+        for (c, &d) in run.iter_mut().zip(&digits[i * RUN..]) {
+            *c = table[d as usize];
+        }
+    });
+    text.as_mut_ptr() as *mut c_char
+}
 /// The operand of an `mpz` function as the GPU engine takes it.
 unsafe fn signed<'a>(x: mpz_srcptr) -> Signed<'a> {
     unsafe { Signed { negative: abi::size(x) < 0, magnitude: abi::limbs(x) } }
@@ -449,24 +503,14 @@ pub fn mulmod_bnm1_next_size(n: usize, gmp: usize) -> usize {
     }
 }
 
-/// GMP's `mpn_get_str` (`s`, `base`, `{up, un}` as GMP takes them): where
-/// GMP's internal products of `un` limbs go to the GPU, by divisions a whole
-/// level at a time (src/radix.rs), else `cpu` (GMP's own). Only with GMP's
-/// own allocation functions (its code then runs on other threads too), bases
-/// that are not powers of two (GMP converts those in linear time), and
-/// numbers of at least two leaves.
+/// GMP's `mpn_get_str` (`s`, `base`, `{up, un}` as GMP takes them): by
+/// divisions a whole level at a time (src/radix.rs) where `levels_on_gpu`
+/// says so, else `cpu` (GMP's own).
 pub unsafe fn internal_get_str(s: *mut u8, base: c_int, up: *mut mp_limb_t, un: mp_size_t, cpu: impl FnOnce() -> size_t) -> size_t {
     let n = usize::try_from(un).unwrap_or(0);
-    let levels = crate::radix::levels_for(n);
-    let wanted = levels > 0
-        && gpu_wanted(Op::GetStr, n)
-        && (3..=256).contains(&base)
-        && !(base as u32).is_power_of_two()
-        && gmp_allocates_by_default()
-        && internal_on_gpu(n);
-    if !wanted {
+    let Some(levels) = levels_on_gpu(n, base) else {
         return cpu();
-    }
+    };
     log!("mpn_get_str {n} limbs base {base}: {} leaves", 1usize << levels);
     // SAFETY: GMP's contract: {up, un} readable, s holds the digits.
     let digits = crate::radix::digits(unsafe { std::slice::from_raw_parts(up, n) }, base as u32, levels);
@@ -501,6 +545,23 @@ pub unsafe fn internal_sqrtrem(sp: *mut mp_limb_t, rp: *mut mp_limb_t, np: *cons
         std::ptr::copy_nonoverlapping(remainder.as_ptr(), rp, remainder.len());
     }
     remainder.len() as mp_size_t
+}
+
+/// The levels radix conversion splits a number of `n` limbs into when it
+/// converts it in `base` by whole levels on the GPU: where GMP's internal
+/// products of that size go to the GPU, only with GMP's own allocation
+/// functions (its code then runs on other threads too), bases that are not
+/// powers of two (GMP converts those in linear time), and numbers of at
+/// least two leaves. None: GMP's own conversion.
+fn levels_on_gpu(n: usize, base: c_int) -> Option<u32> {
+    let levels = crate::radix::levels_for(n);
+    let wanted = levels > 0
+        && gpu_wanted(Op::GetStr, n)
+        && (3..=256).contains(&base)
+        && !(base as u32).is_power_of_two()
+        && gmp_allocates_by_default()
+        && internal_on_gpu(n);
+    wanted.then_some(levels)
 }
 
 /// `out = a * b` (`out` of a.len() + b.len() limbs, both non-empty, none
@@ -648,7 +709,39 @@ unsafe fn check_against_cpu(what: &str, magnitude: &[mp_limb_t], negative: bool,
 
 #[cfg(test)]
 mod tests {
-    use super::fold_mod_bnm1;
+    use super::*;
+
+    /// mpz_get_str's text by levels is GMP's: every kind of base, both
+    /// signs, into the caller's buffer and into one GMP allocates (the
+    /// products on the CPU here).
+    #[test]
+    fn text_by_levels_matches_gmp() {
+        let limbs: Vec<mp_limb_t> = (0..700u64).map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (i << 7)).collect();
+        for base in [3, 10, 36, 37, 62, -10, -36, 0, 1, -1] {
+            let (radix, table) = digit_characters(base).expect("a base GMP takes");
+            for negative in [false, true] {
+                let size = if negative { -(limbs.len() as libc::c_int) } else { limbs.len() as libc::c_int };
+                let x = abi::__mpz_struct { _mp_alloc: limbs.len() as libc::c_int, _mp_size: size, _mp_d: limbs.as_ptr() as *mut mp_limb_t };
+                // SAFETY: x is a read-only view; GMP's strings are freed
+                // with GMP's function and their strlen + 1.
+                unsafe {
+                    let want = cpu::mpz_get_str(std::ptr::null_mut(), base, &x);
+                    let want_text = std::ffi::CStr::from_ptr(want).to_owned();
+                    for levels in [1, 3] {
+                        let got = text_by_levels(std::ptr::null_mut(), &limbs, negative, radix as u32, table, levels);
+                        assert_eq!(std::ffi::CStr::from_ptr(got), want_text.as_c_str(), "base {base}, negative {negative}, {levels} levels");
+                        (cpu::__gmp_free_func)(got as *mut libc::c_void, want_text.as_bytes().len() + 1);
+                        let mut buffer = vec![1 as c_char; want_text.as_bytes().len() + 1];
+                        let got = text_by_levels(buffer.as_mut_ptr(), &limbs, negative, radix as u32, table, levels);
+                        assert_eq!(got, buffer.as_mut_ptr(), "the caller's buffer comes back");
+                        assert_eq!(std::ffi::CStr::from_ptr(got), want_text.as_c_str(), "base {base} into the caller's buffer");
+                    }
+                    (cpu::__gmp_free_func)(want as *mut libc::c_void, want_text.as_bytes().len() + 1);
+                }
+            }
+        }
+        assert!(digit_characters(63).is_none() && digit_characters(-37).is_none());
+    }
 
     #[test]
     fn fold_keeps_gmp_representation_of_zero() {
