@@ -40,7 +40,8 @@ const LOSS: u64 = 6;
 pub(crate) const MIN_LIMBS: usize = 16;
 
 /// A GMP integer owned here: initialised and cleared through the embedded
-/// GMP (so a program's memory functions are honoured).
+/// GMP (so a program's memory functions are honoured). The module's
+/// helpers that take `mpz_srcptr`s are given only Ints and `view`s.
 struct Int(__mpz_struct);
 
 impl Drop for Int {
@@ -97,14 +98,7 @@ impl Int {
     /// self = self * 2^by (by >= 0), or floor(self / 2^-by), in place.
     fn shift(&mut self, by: i64) {
         let me = self.m();
-        // SAFETY: in place, as GMP allows.
-        unsafe {
-            if by >= 0 {
-                cpu::mpz_mul_2exp(me, me, by as abi::mp_bitcnt_t);
-            } else {
-                cpu::mpz_fdiv_q_2exp(me, me, by.unsigned_abs() as abi::mp_bitcnt_t);
-            }
-        }
+        shift_into(me, me, by);
     }
 
     fn add_assign(&mut self, other: mpz_srcptr) {
@@ -231,15 +225,20 @@ fn bit_length(x: mpz_srcptr) -> u64 {
 /// x * 2^by (by >= 0), or floor(x / 2^-by).
 fn shifted(x: mpz_srcptr, by: i64) -> Int {
     let mut r = Int::new();
-    // SAFETY: x and r initialised.
+    shift_into(r.m(), x, by);
+    r
+}
+
+/// r = x * 2^by (by >= 0), or floor(x / 2^-by); r may be x.
+fn shift_into(r: mpz_ptr, x: mpz_srcptr, by: i64) {
+    // SAFETY: both initialised; GMP allows r == x.
     unsafe {
         if by >= 0 {
-            cpu::mpz_mul_2exp(r.m(), x, by as abi::mp_bitcnt_t);
+            cpu::mpz_mul_2exp(r, x, by as abi::mp_bitcnt_t);
         } else {
-            cpu::mpz_fdiv_q_2exp(r.m(), x, by.unsigned_abs() as abi::mp_bitcnt_t);
+            cpu::mpz_fdiv_q_2exp(r, x, by.unsigned_abs() as abi::mp_bitcnt_t);
         }
     }
-    r
 }
 
 thread_local! {
