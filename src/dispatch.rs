@@ -220,6 +220,7 @@ unsafe fn text_by_levels(s: *mut c_char, limbs: &[mp_limb_t], negative: bool, ra
     });
     text.as_mut_ptr() as *mut c_char
 }
+
 /// The operand of an `mpz` function as the GPU engine takes it.
 unsafe fn signed<'a>(x: mpz_srcptr) -> Signed<'a> {
     unsafe { Signed { negative: abi::size(x) < 0, magnitude: abi::limbs(x) } }

@@ -9,7 +9,10 @@
 //! inside its own file (mulmod_bnm1's recursion) are not wrapped: they stay
 //! on the CPU.
 //! Then division, roots, gcd, powm, radix conversion, mpf and mpq get GPU
-//! products with no code of their own.
+//! products with no code of their own. Two of GMP's algorithms are hooked
+//! whole, radix conversion (`mpn_get_str`) and the square root
+//! (`mpn_sqrtrem`): above their thresholds cuGMP computes them its own way
+//! (src/radix.rs, src/sqrt.rs), with GPU products.
 //!
 //! These are not exported: scripts/link-cdylib.sh leaves `__wrap_` names
 //! out of the library's symbol table.
