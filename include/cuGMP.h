@@ -229,6 +229,16 @@ extern int mpz_cmp(mpz_srcptr a, mpz_srcptr b);
 
 extern void mpz_set(mpz_ptr r, mpz_srcptr a);
 
+extern void mpz_set_ui(mpz_ptr r, unsigned long v);
+
+extern void mpz_add_ui(mpz_ptr r, mpz_srcptr a, unsigned long v);
+
+extern void mpz_sub_ui(mpz_ptr r, mpz_srcptr a, unsigned long v);
+
+extern void mpz_tdiv_q(mpz_ptr q, mpz_srcptr n, mpz_srcptr d);
+
+extern void mpz_sqrt(mpz_ptr r, mpz_srcptr a);
+
 extern void mpz_init(mpz_ptr r);
 
 extern void mpz_clear(mpz_ptr r);
