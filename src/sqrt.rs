@@ -512,20 +512,6 @@ mod tests {
         }
     }
 
-    /// Where a large root's time goes on this machine (products on the
-    /// CPU here): `cargo test --release --lib sqrt::tests::time_a_large_root -- --ignored --nocapture`
-    /// with CUGMP_LOG=1.
-    #[test]
-    #[ignore]
-    fn time_a_large_root() {
-        let mut seed = 3;
-        let n: usize = std::env::var("CUGMP_SQRT_LIMBS").ok().and_then(|v| v.parse().ok()).unwrap_or(2_000_000);
-        let x = random_limbs(n, &mut seed);
-        for _ in 0..2 {
-            assert!(root_and_remainder(&x).is_some());
-        }
-    }
-
     #[test]
     fn precisions_double_less_loss() {
         for target in [BASE_BITS + 1, 5000, 1 << 20, 64_000_004] {
