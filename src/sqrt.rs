@@ -146,6 +146,15 @@ impl Int {
         crate::parallel::each_item(spare, RUN, threads, |_, run| run.iter_mut().step_by(PAGE_LIMBS).for_each(|l| *l = 0));
     }
 
+    /// The value is the first `written` limbs of the room (high zeros
+    /// allowed: they are dropped), with that sign.
+    fn set_written(&mut self, written: usize, negative: bool) {
+        // SAFETY: the room holds at least `written` limbs, just written.
+        let room = unsafe { std::slice::from_raw_parts(self.0._mp_d, written) };
+        let used = (written - room.iter().rev().take_while(|&&l| l == 0).count()) as c_int;
+        self.0._mp_size = if negative { -used } else { used };
+    }
+
     fn with_capacity(limbs: usize) -> Int {
         let mut z = Int::new();
         z.reserve(limbs);
@@ -194,8 +203,7 @@ fn negated_window_into(e: &mut Int, x: &Int, from: u64, count: u64) {
         }
         w[width - 1] &= mask;
     }
-    let used = width - w.iter().rev().take_while(|&&l| l == 0).count();
-    e.0._mp_size = if positive { used as c_int } else { -(used as c_int) };
+    e.set_written(width, !positive);
 }
 
 /// r against 2t, for r >= 0 and t > 0, without forming 2t.
@@ -270,9 +278,7 @@ fn product_untimed(r: &mut Int, a: mpz_srcptr, b: mpz_srcptr) {
     unsafe {
         let out = std::slice::from_raw_parts_mut(r.0._mp_d, n);
         dispatch::own_product(out, la, lb, "square root's product");
-        let used = n - out.iter().rev().take_while(|&&l| l == 0).count();
-        let negative = (abi::size(a) < 0) != (abi::size(b) < 0);
-        r.0._mp_size = if negative { -(used as c_int) } else { used as c_int };
+        r.set_written(n, (abi::size(a) < 0) != (abi::size(b) < 0));
     }
 }
 
