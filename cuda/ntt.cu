@@ -404,10 +404,18 @@ NTT_FN u32 ntt_group_log(u32 log_t, u32 launched) {
 // pass whose groups are whole, C = 1), and a lane moves them four at a time.
 // With one word a load, its lanes' words were 2^R apart: a 2^R-way bank
 // conflict on every load and store of that round.
-template <int R, bool INVERSE, bool WHOLE>
+//
+// BOTTOM: p = 0 (the pass's bottom round), so low = 0, and each stage's
+// first root (c = 0) is entry 0 of its level, r^0 = 1: 7 of the 12
+// butterflies of a group of 8 multiply by 1. Those skip the root's load and
+// the Montgomery product (a residue times 1 is itself; going forward the
+// difference is reduced by mod_sub instead): the same residues, so the same
+// transform, bit for bit.
+template <int R, bool INVERSE, bool WHOLE, bool BOTTOM>
 NTT_FN void ntt_group(u32 *tile, u32 i0, u32 d, u32 low, u32 p, const u32 *roots, const NttPrime &q) {
     constexpr int G = 1 << R;
     static_assert(!WHOLE || G >= 4, "a whole group is moved in fours");
+    static_assert(!WHOLE || BOTTOM, "a whole group is in the bottom round");
     u32 x[G];
     if (WHOLE) {
 #pragma unroll
@@ -427,18 +435,19 @@ NTT_FN void ntt_group(u32 *tile, u32 i0, u32 d, u32 low, u32 p, const u32 *roots
         const u32 level = (1u << (p + s)) - 1 + low;
 #pragma unroll
         for (int c = 0; c < (1 << s); c++) {
-            const u32 w = LDG(&roots[level + (c << p)]);
+            const bool one = BOTTOM && c == 0;  // the root is 1 (BOTTOM above)
+            const u32 w = one ? 0 : LDG(&roots[level + (c << p)]);
 #pragma unroll
             for (int m = c; m < G; m += 2 << s) {
                 const u32 x0 = x[m], x1 = x[m + (1 << s)];
                 if (INVERSE) {
-                    const u32 t = mont_mul(x1, w, q);
+                    const u32 t = one ? x1 : mont_mul(x1, w, q);
                     x[m] = mod_add(x0, t, q);
                     x[m + (1 << s)] = mod_sub(x0, t, q);
                 } else {
                     x[m] = mod_add(x0, x1, q);
                     // x0 - x1 + p < 2p: mont_mul takes it unreduced.
-                    x[m + (1 << s)] = mont_mul(x0 - x1 + q.p, w, q);
+                    x[m + (1 << s)] = one ? mod_sub(x0, x1, q) : mont_mul(x0 - x1 + q.p, w, q);
                 }
             }
         }
@@ -453,15 +462,15 @@ NTT_FN void ntt_group(u32 *tile, u32 i0, u32 d, u32 low, u32 p, const u32 *roots
 }
 
 // One round of a pass: stages p .. p + R - 1 on every group of the tile.
-// (WHOLE: p = 0 and C = 1, see ntt_group.)
-template <int R, bool INVERSE, bool WHOLE = false>
+// (WHOLE: p = 0 and C = 1; BOTTOM: p = 0; see ntt_group.)
+template <int R, bool INVERSE, bool WHOLE, bool BOTTOM>
 NTT_FN void ntt_round(u32 *tile, u32 T, u32 log_c, u32 k, u32 p, const u32 *roots, const NttPrime &q, u32 thread,
                       u32 threads) {
     const u32 d = (1u << p) << log_c;
     for (u32 u = thread; u < (T >> R); u += threads) {
         u32 low;
         const u32 i0 = group_start(u, log_c, k, p, R, &low);
-        ntt_group<R, INVERSE, WHOLE>(tile, i0, d, low, p, roots, q);
+        ntt_group<R, INVERSE, WHOLE, BOTTOM>(tile, i0, d, low, p, roots, q);
     }
 }
 
@@ -591,13 +600,17 @@ NTT_FN void ntt_pass_tile(u32 *a, u32 offset, const limb_t *limbs, u64 xn, const
     for (u32 i = 0; i < rounds; i++) {
         const u32 p = (INVERSE ? i : rounds - 1 - i) * group_log;
         const u32 r = k - p < group_log ? k - p : group_log;
-        const bool whole = p == 0 && log_c == 0 && r >= 2;
-        EACH_THREAD(thread) switch (r + 2 * whole) {
-        case 1: ntt_round<1, INVERSE>(tile, T, log_c, k, p, roots, q, thread, threads); break;
-        case 2: ntt_round<2, INVERSE>(tile, T, log_c, k, p, roots, q, thread, threads); break;
-        case 3: ntt_round<3, INVERSE>(tile, T, log_c, k, p, roots, q, thread, threads); break;
-        case 4: ntt_round<2, INVERSE, true>(tile, T, log_c, k, p, roots, q, thread, threads); break;
-        case 5: ntt_round<3, INVERSE, true>(tile, T, log_c, k, p, roots, q, thread, threads); break;
+        const bool bottom = p == 0;
+        const bool whole = bottom && log_c == 0 && r >= 2;
+        EACH_THREAD(thread) switch (r + 3 * bottom + 3 * whole) {
+        case 1: ntt_round<1, INVERSE, false, false>(tile, T, log_c, k, p, roots, q, thread, threads); break;
+        case 2: ntt_round<2, INVERSE, false, false>(tile, T, log_c, k, p, roots, q, thread, threads); break;
+        case 3: ntt_round<3, INVERSE, false, false>(tile, T, log_c, k, p, roots, q, thread, threads); break;
+        case 4: ntt_round<1, INVERSE, false, true>(tile, T, log_c, k, p, roots, q, thread, threads); break;
+        case 5: ntt_round<2, INVERSE, false, true>(tile, T, log_c, k, p, roots, q, thread, threads); break;
+        case 6: ntt_round<3, INVERSE, false, true>(tile, T, log_c, k, p, roots, q, thread, threads); break;
+        case 8: ntt_round<2, INVERSE, true, true>(tile, T, log_c, k, p, roots, q, thread, threads); break;
+        case 9: ntt_round<3, INVERSE, true, true>(tile, T, log_c, k, p, roots, q, thread, threads); break;
         }
         BLOCK_SYNC();
     }
