@@ -2,7 +2,9 @@
 //! limb patterns, the aliasing of result and operands, and the shift count
 //! all come from the input; the result must be GMP's. Sizes reach
 //! `CUGMP_FUZZ_MAX_LIMBS` (default 2^16), so with `CUGMP_GPU=force` on the
-//! GPU machine every operation goes through the GPU engine.
+//! GPU machine every operation goes through the GPU engine. `sqrt`, `tdiv_qr`
+//! and `gcd` are GMP's own algorithms, whose inner products (and, for sqrt,
+//! Newton's iteration in src/sqrt.rs) reach the GPU through the hooks.
 #![no_main]
 
 #[path = "harness.rs"]
@@ -13,7 +15,10 @@ use harness::{api, same, Z};
 use libfuzzer_sys::fuzz_target;
 use rug::Integer;
 
-const OPS: [&str; 11] = ["add", "sub", "mul", "and", "ior", "xor", "com", "mul_2exp", "tdiv_q_2exp", "fdiv_q_2exp", "cdiv_q_2exp"];
+const OPS: [&str; 14] = [
+    "add", "sub", "mul", "and", "ior", "xor", "com", "mul_2exp", "tdiv_q_2exp", "fdiv_q_2exp", "cdiv_q_2exp", "sqrt", "tdiv_qr",
+    "gcd",
+];
 
 fn max_limbs() -> usize {
     static MAX: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
@@ -74,7 +79,18 @@ fuzz_target!(|data: &[u8]| {
     let bits = u16::from_le_bytes([head[6], head[7]]) as u64;
     // Aliasing: 0 none, 1 rop = a, 2 rop = b, 3 rop = a = b, 4 a = b.
     let alias = (flags >> 2) % 5;
-    let b = if alias >= 3 { a.clone() } else { b };
+    // GMP has no root of a negative number (it raises SIGFPE), nor a
+    // quotient by zero: those take |a| and a divisor of 1 (a divisor a
+    // itself, as alias 3 and 4 make it, too).
+    let a = match op {
+        "sqrt" => a.abs(),
+        "tdiv_qr" if alias >= 3 && a == 0 => Integer::from(1),
+        _ => a,
+    };
+    let b = if alias >= 3 { a.clone() } else if op == "tdiv_qr" && b == 0 { Integer::from(1) } else { b };
+    // tdiv_qr's remainder, in a variable of its own (GMP's quotient and
+    // remainder must be distinct); the quotient aliases as the other results.
+    let mut want_rem = Integer::new();
 
     // The reference, through GMP's own functions on fresh variables.
     let mut want = Integer::new();
@@ -91,12 +107,16 @@ fuzz_target!(|data: &[u8]| {
             "mul_2exp" => gmp::mpz_mul_2exp(w, x, bits),
             "tdiv_q_2exp" => gmp::mpz_tdiv_q_2exp(w, x, bits),
             "fdiv_q_2exp" => gmp::mpz_fdiv_q_2exp(w, x, bits),
-            _ => gmp::mpz_cdiv_q_2exp(w, x, bits),
+            "cdiv_q_2exp" => gmp::mpz_cdiv_q_2exp(w, x, bits),
+            "sqrt" => gmp::mpz_sqrt(w, x),
+            "tdiv_qr" => gmp::mpz_tdiv_qr(w, want_rem.as_raw_mut(), x, y),
+            _ => gmp::mpz_gcd(w, x, y),
         }
     }
 
     let api = api();
     let (mut za, mut zb, mut zr) = (Z::from(&a), Z::from(&b), Z::from(&Integer::from(-3)));
+    let mut zrem = Z::from(&Integer::from(5));
     let (pa, pb) = (za.ptr(), if alias >= 3 { za.ptr() } else { zb.ptr() });
     let pr = match alias {
         1 | 3 => pa,
@@ -115,7 +135,10 @@ fuzz_target!(|data: &[u8]| {
             "mul_2exp" => (api.mul_2exp)(pr, pa, bits),
             "tdiv_q_2exp" => (api.tdiv_q_2exp)(pr, pa, bits),
             "fdiv_q_2exp" => (api.fdiv_q_2exp)(pr, pa, bits),
-            _ => (api.cdiv_q_2exp)(pr, pa, bits),
+            "cdiv_q_2exp" => (api.cdiv_q_2exp)(pr, pa, bits),
+            "sqrt" => (api.sqrt)(pr, pa),
+            "tdiv_qr" => (api.tdiv_qr)(pr, zrem.ptr(), pa, pb),
+            _ => (api.gcd)(pr, pa, pb),
         }
     }
     let got = match alias {
@@ -124,6 +147,9 @@ fuzz_target!(|data: &[u8]| {
         _ => zr.get(),
     };
     same(&format!("mpz_{op} ({} and {} bits, alias {alias}, shift {bits})", a.significant_bits(), b.significant_bits()), &got, &want);
+    if op == "tdiv_qr" {
+        same("remainder", &zrem.get(), &want_rem);
+    }
     // Operands the result does not alias are unchanged.
     if alias == 0 {
         same("first operand left unchanged", &za.get(), &a);
