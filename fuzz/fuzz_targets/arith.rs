@@ -80,8 +80,8 @@ fuzz_target!(|data: &[u8]| {
     // Aliasing: 0 none, 1 rop = a, 2 rop = b, 3 rop = a = b, 4 a = b.
     let alias = (flags >> 2) % 5;
     // GMP has no root of a negative number (it raises SIGFPE), nor a
-    // quotient by zero: those take |a| and a divisor of 1 (a divisor a
-    // itself, as alias 3 and 4 make it, too).
+    // quotient by zero: those take |a| and a divisor of 1 (where alias 3
+    // or 4 makes the divisor a itself, a zero a becomes 1).
     let a = match op {
         "sqrt" => a.abs(),
         "tdiv_qr" if alias >= 3 && a == 0 => Integer::from(1),
