@@ -537,13 +537,14 @@ pub unsafe fn internal_sqrtrem(sp: *mut mp_limb_t, rp: *mut mp_limb_t, np: *cons
     let (root, remainder) = (found.root(), found.remainder());
     // SAFETY: sp holds ceil(nn/2) limbs (root has exactly that many), rp
     // (when given) nn limbs, and the remainder is at most root + 1 limbs;
-    // np is no longer read.
+    // np is no longer read. The copies go on threads where they are large
+    // (GMP's result limbs are often fresh memory, its page faults theirs).
     unsafe {
-        std::ptr::copy_nonoverlapping(root.as_ptr(), sp, root.len());
+        crate::gpu::staging::copy_limbs(std::slice::from_raw_parts_mut(sp, root.len()), root);
         if rp.is_null() {
             return mp_size_t::from(!remainder.is_empty());
         }
-        std::ptr::copy_nonoverlapping(remainder.as_ptr(), rp, remainder.len());
+        crate::gpu::staging::copy_limbs(std::slice::from_raw_parts_mut(rp, remainder.len()), remainder);
     }
     remainder.len() as mp_size_t
 }

@@ -4,8 +4,9 @@
 //! threads could be started (none: the caller does it all).
 //!
 //! Used where a call's work is large and its threads are few and short
-//! lived: the store of a large GPU result into an mpz (src/gpu/staging.rs,
-//! `copy_limbs`) and radix conversion's levels and leaves (src/radix.rs).
+//! lived: the store of a large result into an mpz or GMP's limbs
+//! (src/gpu/staging.rs, `copy_limbs`: a GPU product's, a square root's),
+//! radix conversion's levels and leaves (src/radix.rs).
 //! The staged transfers keep threads of their own instead (staging.rs's
 //! crew): they run many times a second.
 
