@@ -20,6 +20,8 @@
 //!   of about 128 limbs (src/radix.rs).
 //! * `CUGMP_STATS=1`: print per-operation counts, bytes copied, GPU time and
 //!   fallbacks to stderr when the process exits.
+//!
+//! A leaf: it imports nothing of the crate, and every layer may read it.
 
 use std::sync::OnceLock;
 
@@ -50,8 +52,8 @@ pub struct Config {
     pub gpu_mem_limit: Option<usize>,
     /// `CUGMP_FORCE_MIN_LIMBS` (0 when unset: force sends every size).
     pub force_min_limbs: usize,
-    /// `CUGMP_RADIX_LEVELS` (src/radix.rs).
-    pub radix_levels: Option<u32>,
+    /// `CUGMP_RADIX_LEVELS` (radix conversion clamps it to what it allows).
+    pub radix_levels: Option<usize>,
     /// Device memory the stream-ordered allocator keeps for reuse after
     /// frees (`CUGMP_GPU_POOL`, default DEFAULT_GPU_POOL); 0 gives every
     /// free back to the device at once.
@@ -93,7 +95,7 @@ impl Config {
         let gpu_mem_limit = bytes("CUGMP_GPU_MEM_LIMIT", "no limit");
         let gpu_pool = bytes("CUGMP_GPU_POOL", "using the default").unwrap_or(DEFAULT_GPU_POOL);
         let force_min_limbs = count("CUGMP_FORCE_MIN_LIMBS").unwrap_or(0);
-        let radix_levels = count("CUGMP_RADIX_LEVELS").map(|l| l.min(crate::radix::MAX_LEVELS as usize) as u32);
+        let radix_levels = count("CUGMP_RADIX_LEVELS");
         Config {
             gpu,
             log: flag("CUGMP_LOG"),
@@ -149,27 +151,6 @@ macro_rules! log {
     };
 }
 pub(crate) use log;
-
-/// Runs when the dynamic loader maps libcugmp.so: with `CUGMP_LOG=1`, one line
-/// saying which library serves this process (functions served straight by the
-/// embedded GMP log nothing else).
-extern "C" fn on_load() {
-    // No panic may escape a constructor; config::get only reads the environment.
-    let _ = std::panic::catch_unwind(|| {
-        let cfg = get();
-        log!(
-            "libcugmp {} loaded (CPU engine: embedded GMP 6.3.0; CUGMP_GPU={:?}; kernels {})",
-            env!("CARGO_PKG_VERSION"),
-            cfg.gpu,
-            if crate::gpu::KERNELS_COMPILED { "compiled in" } else { "not compiled in" }
-        );
-        crate::stats::print_at_exit_if_asked();
-    });
-}
-
-#[used]
-#[unsafe(link_section = ".init_array")]
-static ON_LOAD: extern "C" fn() = on_load;
 
 #[cfg(test)]
 mod tests {

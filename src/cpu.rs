@@ -1,128 +1,107 @@
-//! The CPU engine: GMP 6.3.0 embedded from gmp-mpfr-sys, its functions renamed
-//! at build time to `__cugmp_cpu` + GMP's name (see build.rs), declared here
-//! with their types. This is also the reference every GPU result is checked
-//! against under `CUGMP_CHECK=1`.
+//! The CPU engine at GMP's `mpn` level: limb slices in, limb slices out,
+//! computed by the embedded GMP. It serves every operation the GPU does
+//! not take, finishes every GPU failure, and is the reference the GPU's
+//! results are checked against (`CUGMP_CHECK=1`, the self-test).
 //!
-//! GMP's data symbols keep their own names (one definition shared by the
-//! program and the embedded GMP); the ones cuGMP reads are declared here too.
+//! It may use the ground floor (`gmp`) and the leaves; it knows nothing of
+//! the GPU or of routing.
 
-// The generated trampolines (src/abi) name these same private functions
-// untyped, as `fn()`: a jump needs no signature. Here they carry their types.
-#![allow(clashing_extern_declarations)]
+use crate::gmp::{embedded, mp_limb_t, mp_size_t};
 
-use crate::abi::{mp_bitcnt_t, mp_limb_t, mp_size_t, mpz_ptr, mpz_srcptr};
-use libc::{c_char, c_int, c_void, size_t};
-
-pub type AllocFn = unsafe extern "C" fn(size_t) -> *mut c_void;
-pub type ReallocFn = unsafe extern "C" fn(*mut c_void, size_t, size_t) -> *mut c_void;
-pub type FreeFn = unsafe extern "C" fn(*mut c_void, size_t);
-
-unsafe extern "C" {
-    // Data, under GMP's own names.
-    pub static __gmp_allocate_func: AllocFn;
-    pub static __gmp_reallocate_func: ReallocFn;
-    pub static __gmp_free_func: FreeFn;
-    pub static __gmp_version: *const c_char;
-
-    // Functions of the embedded GMP.
-    #[link_name = "__cugmp_cpu__gmpz_realloc"]
-    pub fn mpz_realloc(x: mpz_ptr, new_alloc: mp_size_t) -> *mut c_void;
-    #[link_name = "__cugmp_cpu__gmp_overflow_in_mpz"]
-    pub fn overflow_in_mpz() -> !;
-    #[link_name = "__cugmp_cpu__gmpz_set_str"]
-    pub fn mpz_set_str(rop: mpz_ptr, s: *const c_char, base: c_int) -> c_int;
-    #[link_name = "__cugmp_cpu__gmpz_get_str"]
-    pub fn mpz_get_str(s: *mut c_char, base: c_int, op: mpz_srcptr) -> *mut c_char;
-    #[link_name = "__cugmp_cpu__gmpz_import"]
-    pub fn mpz_import(rop: mpz_ptr, count: size_t, order: c_int, size: size_t, endian: c_int, nails: size_t, op: *const c_void);
-    #[link_name = "__cugmp_cpu__gmpz_neg"]
-    pub fn mpz_neg(r: mpz_ptr, a: mpz_srcptr);
-    #[link_name = "__cugmp_cpu__gmpz_add"]
-    pub fn mpz_add(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr);
-    #[link_name = "__cugmp_cpu__gmpz_sub"]
-    pub fn mpz_sub(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr);
-    #[link_name = "__cugmp_cpu__gmpz_mul"]
-    pub fn mpz_mul(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr);
-    #[link_name = "__cugmp_cpu__gmpz_mul_2exp"]
-    pub fn mpz_mul_2exp(r: mpz_ptr, a: mpz_srcptr, n: mp_bitcnt_t);
-    #[link_name = "__cugmp_cpu__gmpz_tdiv_q_2exp"]
-    pub fn mpz_tdiv_q_2exp(r: mpz_ptr, a: mpz_srcptr, n: mp_bitcnt_t);
-    #[link_name = "__cugmp_cpu__gmpz_fdiv_q_2exp"]
-    pub fn mpz_fdiv_q_2exp(r: mpz_ptr, a: mpz_srcptr, n: mp_bitcnt_t);
-    #[link_name = "__cugmp_cpu__gmpz_cdiv_q_2exp"]
-    pub fn mpz_cdiv_q_2exp(r: mpz_ptr, a: mpz_srcptr, n: mp_bitcnt_t);
-    #[link_name = "__cugmp_cpu__gmpz_and"]
-    pub fn mpz_and(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr);
-    #[link_name = "__cugmp_cpu__gmpz_ior"]
-    pub fn mpz_ior(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr);
-    #[link_name = "__cugmp_cpu__gmpz_xor"]
-    pub fn mpz_xor(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr);
-    #[link_name = "__cugmp_cpu__gmpz_com"]
-    pub fn mpz_com(r: mpz_ptr, a: mpz_srcptr);
-    #[link_name = "__cugmp_cpu__gmpz_cmp"]
-    pub fn mpz_cmp(a: mpz_srcptr, b: mpz_srcptr) -> c_int;
-    #[link_name = "__cugmp_cpu__gmpz_set"]
-    pub fn mpz_set(r: mpz_ptr, a: mpz_srcptr);
-    #[link_name = "__cugmp_cpu__gmpz_set_ui"]
-    pub fn mpz_set_ui(r: mpz_ptr, v: libc::c_ulong);
-    #[link_name = "__cugmp_cpu__gmpz_add_ui"]
-    pub fn mpz_add_ui(r: mpz_ptr, a: mpz_srcptr, v: libc::c_ulong);
-    #[link_name = "__cugmp_cpu__gmpz_sub_ui"]
-    pub fn mpz_sub_ui(r: mpz_ptr, a: mpz_srcptr, v: libc::c_ulong);
-    #[link_name = "__cugmp_cpu__gmpz_tdiv_q"]
-    pub fn mpz_tdiv_q(q: mpz_ptr, n: mpz_srcptr, d: mpz_srcptr);
-    #[link_name = "__cugmp_cpu__gmpz_sqrt"]
-    pub fn mpz_sqrt(r: mpz_ptr, a: mpz_srcptr);
-    #[link_name = "__cugmp_cpu__gmpz_init"]
-    pub fn mpz_init(r: mpz_ptr);
-    #[link_name = "__cugmp_cpu__gmpz_clear"]
-    pub fn mpz_clear(r: mpz_ptr);
-    // GMP's large-product routines that build.rs wraps (`--wrap`: calls to
-    // the plain names reach cuGMP's hooks, src/abi/hooks.rs): the originals.
-    #[link_name = "__real___cugmp_cpu__gmpn_nussbaumer_mul"]
-    pub fn mpn_nussbaumer_mul(pp: *mut mp_limb_t, ap: *const mp_limb_t, an: mp_size_t, bp: *const mp_limb_t, bn: mp_size_t);
-    #[link_name = "__real___cugmp_cpu__gmpn_mulmod_bnm1"]
-    pub fn mpn_mulmod_bnm1(rp: *mut mp_limb_t, rn: mp_size_t, ap: *const mp_limb_t, an: mp_size_t, bp: *const mp_limb_t, bn: mp_size_t, tp: *mut mp_limb_t);
-    #[link_name = "__real___cugmp_cpu__gmpn_sqrmod_bnm1"]
-    pub fn mpn_sqrmod_bnm1(rp: *mut mp_limb_t, rn: mp_size_t, ap: *const mp_limb_t, an: mp_size_t, tp: *mut mp_limb_t);
-    #[link_name = "__real___cugmp_cpu__gmpn_mulmod_bnm1_next_size"]
-    pub fn mpn_mulmod_bnm1_next_size(n: mp_size_t) -> mp_size_t;
-    #[link_name = "__real___cugmp_cpu__gmpn_get_str"]
-    pub fn mpn_get_str(s: *mut u8, base: c_int, up: *mut mp_limb_t, un: mp_size_t) -> size_t;
-    #[link_name = "__real___cugmp_cpu__gmpn_sqrtrem"]
-    pub fn mpn_sqrtrem(sp: *mut mp_limb_t, rp: *mut mp_limb_t, np: *const mp_limb_t, nn: mp_size_t) -> mp_size_t;
-    #[link_name = "__cugmp_cpu__gmpn_tdiv_qr"]
-    pub fn mpn_tdiv_qr(qp: *mut mp_limb_t, rp: *mut mp_limb_t, qxn: mp_size_t, np: *const mp_limb_t, nn: mp_size_t, dp: *const mp_limb_t, dn: mp_size_t);
-    #[link_name = "__cugmp_cpu__gmp_default_allocate"]
-    pub fn gmp_default_allocate(n: size_t) -> *mut c_void;
-    #[link_name = "__cugmp_cpu__gmp_default_reallocate"]
-    pub fn gmp_default_reallocate(p: *mut c_void, old: size_t, new: size_t) -> *mut c_void;
-    #[link_name = "__cugmp_cpu__gmp_default_free"]
-    pub fn gmp_default_free(p: *mut c_void, n: size_t);
-    #[link_name = "__cugmp_cpu__gmpn_mul"]
-    pub fn mpn_mul(rp: *mut mp_limb_t, up: *const mp_limb_t, un: mp_size_t, vp: *const mp_limb_t, vn: mp_size_t) -> mp_limb_t;
-    #[link_name = "__cugmp_cpu__gmpn_mul_n"]
-    pub fn mpn_mul_n(rp: *mut mp_limb_t, up: *const mp_limb_t, vp: *const mp_limb_t, n: mp_size_t);
-    #[link_name = "__cugmp_cpu__gmpn_sqr"]
-    pub fn mpn_sqr(rp: *mut mp_limb_t, up: *const mp_limb_t, n: mp_size_t);
-    #[link_name = "__cugmp_cpu__gmpn_cmp"]
-    pub fn mpn_cmp(a: *const mp_limb_t, b: *const mp_limb_t, n: mp_size_t) -> c_int;
+/// `out = a * b` (`out` of a.len() + b.len() limbs, both operands
+/// non-empty, none overlapping `out`; the same slice twice squares, as
+/// GMP's mpn_mul does when its operands are one).
+pub fn mul(out: &mut [mp_limb_t], a: &[mp_limb_t], b: &[mp_limb_t]) {
+    let (u, v) = if a.len() >= b.len() { (a, b) } else { (b, a) };
+    assert!(!v.is_empty() && out.len() == u.len() + v.len(), "cpu::mul: {} x {} limbs into {}", u.len(), v.len(), out.len());
+    // SAFETY: out holds u.len() + v.len() limbs apart from u and v; GMP's
+    // mpn_mul takes un >= vn >= 1.
+    unsafe { embedded::mpn_mul(out.as_mut_ptr(), u.as_ptr(), u.len() as mp_size_t, v.as_ptr(), v.len() as mp_size_t) };
 }
 
-// Building blocks for the compatibility entry points (src/abi/compat.rs).
-unsafe extern "C" {
-    #[link_name = "__cugmp_cpu__gmpn_add_n"]
-    pub fn mpn_add_n(rp: *mut mp_limb_t, up: *const mp_limb_t, vp: *const mp_limb_t, n: mp_size_t) -> mp_limb_t;
-    #[link_name = "__cugmp_cpu__gmpn_sub_n"]
-    pub fn mpn_sub_n(rp: *mut mp_limb_t, up: *const mp_limb_t, vp: *const mp_limb_t, n: mp_size_t) -> mp_limb_t;
-    #[link_name = "__cugmp_cpu__gmpn_add_1"]
-    pub fn mpn_add_1(rp: *mut mp_limb_t, up: *const mp_limb_t, n: mp_size_t, v: mp_limb_t) -> mp_limb_t;
-    #[link_name = "__cugmp_cpu__gmpn_sub_1"]
-    pub fn mpn_sub_1(rp: *mut mp_limb_t, up: *const mp_limb_t, n: mp_size_t, v: mp_limb_t) -> mp_limb_t;
-    #[link_name = "__cugmp_cpu__gmpn_mul_1"]
-    pub fn mpn_mul_1(rp: *mut mp_limb_t, up: *const mp_limb_t, n: mp_size_t, v: mp_limb_t) -> mp_limb_t;
-    #[link_name = "__cugmp_cpu__gmpn_addmul_1"]
-    pub fn mpn_addmul_1(rp: *mut mp_limb_t, up: *const mp_limb_t, n: mp_size_t, v: mp_limb_t) -> mp_limb_t;
-    #[link_name = "__cugmp_cpu__gmpn_modexact_1c_odd"]
-    pub fn mpn_modexact_1c_odd(up: *const mp_limb_t, n: mp_size_t, d: mp_limb_t, c: mp_limb_t) -> mp_limb_t;
+/// `r = p mod (B^r.len() - 1)` for `p` of r.len() to 2 r.len() limbs: the
+/// low half plus the high half, the carry out added back at the bottom (B^rn
+/// is 1 modulo B^rn - 1). A nonzero multiple of B^rn - 1 comes out as
+/// B^rn - 1, never 0, which is GMP's representation.
+pub fn fold_mod_bnm1(p: &[mp_limb_t], r: &mut [mp_limb_t]) {
+    let rn = r.len();
+    debug_assert!(rn <= p.len() && p.len() <= 2 * rn);
+    let (lo, hi) = p.split_at(rn);
+    let hn = hi.len();
+    if hn == 0 {
+        r.copy_from_slice(lo);
+        return;
+    }
+    // GMP's own adds (they take n >= 1): r = lo + hi, then the carry out
+    // added back at the bottom. lo + hi < 2 B^rn, so after that end-around
+    // carry the sum is below B^rn.
+    // SAFETY: r and lo have rn limbs, hi has 1 <= hn <= rn limbs, and r
+    // overlaps neither (p is another buffer) except itself in place.
+    unsafe {
+        let rp = r.as_mut_ptr();
+        let mut carry = embedded::mpn_add_n(rp, lo.as_ptr(), hi.as_ptr(), hn as mp_size_t);
+        if hn < rn {
+            carry = embedded::mpn_add_1(rp.add(hn), lo.as_ptr().add(hn), (rn - hn) as mp_size_t, carry);
+        }
+        if carry != 0 {
+            embedded::mpn_add_1(rp, rp, rn as mp_size_t, carry);
+        }
+    }
+}
+
+/// `a * b`, or with `modulus` Some(rn) that product mod B^rn - 1 in
+/// min(rn, a.len() + b.len()) limbs as GMP's mulmod_bnm1 gives it: the
+/// reference a GPU product is checked against.
+pub fn product(a: &[mp_limb_t], b: &[mp_limb_t], modulus: Option<usize>) -> Vec<mp_limb_t> {
+    let mut p = vec![0; a.len() + b.len()];
+    mul(&mut p, a, b);
+    match modulus {
+        Some(rn) if rn < p.len() => {
+            let mut folded = vec![0; rn];
+            fold_mod_bnm1(&p, &mut folded);
+            folded
+        }
+        _ => p,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fold_keeps_gmp_representation_of_zero() {
+        let m = u64::MAX;
+        // (B^2 - 1) * 1 = B^2 - 1: stays all ones (the class of zero, nonzero operands).
+        let mut r = [0; 2];
+        fold_mod_bnm1(&[m, m, 0, 0], &mut r);
+        assert_eq!(r, [m, m]);
+        // 2 (B^2 - 1) = B^2 + (B^2 - 2): carry out, added back, all ones again.
+        fold_mod_bnm1(&[m - 1, m, 1, 0], &mut r);
+        assert_eq!(r, [m, m]);
+        // Zero stays zero.
+        fold_mod_bnm1(&[0, 0, 0, 0], &mut r);
+        assert_eq!(r, [0, 0]);
+        // B^2 + 5 = 6 mod B^2 - 1.
+        fold_mod_bnm1(&[5, 0, 1, 0], &mut r);
+        assert_eq!(r, [6, 0]);
+        // an + bn <= rn: the caller passes r of an + bn limbs, the product itself.
+        let mut r3 = [9; 3];
+        fold_mod_bnm1(&[7, 8], &mut r3[..2]);
+        assert_eq!(r3, [7, 8, 9]);
+    }
+
+    #[test]
+    fn products_match_gmp_mod_bnm1() {
+        // (B^2 - 1)^2 = B^4 - 2 B^2 + 1: mod B^3 - 1 that is B - 2 B^2 + 1.
+        let m = u64::MAX;
+        let p = product(&[m, m], &[m, m], Some(3));
+        let mut want = [0u64; 3];
+        let mut scratch = [0u64; 16];
+        // SAFETY: GMP's mulmod_bnm1 with rn = 3 >= an = bn = 2, its scratch
+        // (at most 2 rn + 4 limbs) in `scratch`.
+        unsafe { embedded::mpn_mulmod_bnm1(want.as_mut_ptr(), 3, [m, m].as_ptr(), 2, [m, m].as_ptr(), 2, scratch.as_mut_ptr()) };
+        assert_eq!(p, want);
+        assert_eq!(product(&[3], &[5], Some(4)), [15, 0]);
+    }
 }

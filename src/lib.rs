@@ -1,26 +1,38 @@
 //! cuGMP: `libcugmp.so`, a drop-in replacement for GMP 6.3's `libgmp.so.10`
 //! whose large-operand arithmetic runs in handwritten CUDA kernels.
 //!
-//! | module       | owns                                                          | may not touch            |
-//! |--------------|---------------------------------------------------------------|--------------------------|
-//! | [`abi`]      | every exported symbol, GMP's types, the panic boundary, limbs' allocation through GMP's memory functions | the driver, kernels |
-//! | [`dispatch`] | per operation: CPU or GPU, fault injection, the run-time check | memory layout of `mpz_t` beyond [`abi::Mpz`] |
-//! | [`cpu`]      | the embedded GMP 6.3 (renamed `__cugmp_cpu__gmp*`), typed     | anything GPU             |
-//! | [`gpu`]      | the CUDA driver (through cudarc), device memory, kernels; works on limb slices and signed magnitudes | `mpz_t`, GMP's allocator |
-//! | [`radix`]    | radix conversion (GMP's mpn_get_str) a whole level of divisions at a time, its products through the dispatcher | the driver, `mpz_t` |
-//! | [`sqrt`]     | square roots (GMP's mpn_sqrtrem) by Newton's iteration, its products through the dispatcher | the driver, the caller's `mpz_t` |
-//! | [`parallel`] | a call's work on threads started for it                        | everything else          |
-//! | [`config`]   | the environment variables, read once                          |                          |
-//! | [`stats`]    | per operation counts, bytes and times (`CUGMP_STATS`)         |                          |
+//! Data flows down the layers once: the exported C ABI, then algorithms and
+//! routing, then the engines (CPU, GPU), then GMP's types and limb storage.
+//! A module may import from a layer below its own, never from one above or
+//! from another unit of its own layer; the leaves (layer 0) import nothing
+//! of the crate. This table is the one declaration of that order:
+//! `tests/layers.rs` reads it and fails on any import that breaks it.
+//! docs/ARCHITECTURE.md draws the layers and one product's way through them.
 //!
-//! Data flows top to bottom once: abi -> dispatch -> (cpu | gpu).
+//! | layer | module                     | owns                                                                 |
+//! |-------|----------------------------|----------------------------------------------------------------------|
+//! | 4     | `abi`                      | every exported symbol (GMP's ABI, `cugmp_*`, the hooks' entries), the one panic boundary, the load-time constructor |
+//! | 3.4   | `algorithms::mpz`          | the mpz operations cuGMP routes itself (add, sub, mul, shifts, logic) |
+//! | 3.4   | `algorithms::text`         | mpz_get_str, mpz_set_str                                             |
+//! | 3.4   | `algorithms::hooks`        | the targets of the hooks into the embedded GMP                       |
+//! | 3.4   | `algorithms::self_test`    | the GPU engine checked against the CPU engine                        |
+//! | 3.3   | `algorithms::radix`        | radix conversion a whole level of divisions at a time                |
+//! | 3.3   | `algorithms::sqrt`         | square roots by Newton's iteration                                   |
+//! | 3.2   | `algorithms::product`      | every GPU product: counted, checked, faults, fallback to the CPU     |
+//! | 3.1   | `algorithms::route`        | the routing policy: CUGMP_GPU, thresholds, which engine              |
+//! | 3     | `algorithms`               | (the folder: module declarations only)                               |
+//! | 2     | `cpu`                      | the CPU engine at mpn level: limb slices through the embedded GMP     |
+//! | 2     | `gpu`                      | the GPU engine at mpn level: driver, memory and staging, transforms, products, linear kernels |
+//! | 1     | `gmp`                      | GMP's C types, limb access, mpz storage, the embedded GMP's entry points |
+//! | 0     | `config`                   | the environment, read once                                           |
+//! | 0     | `stats`                    | counts, bytes and times per operation (`CUGMP_STATS`)                |
+//! | 0     | `parallel`                 | a call's work on threads started for it                              |
 
 pub mod abi;
+pub mod algorithms;
 pub mod config;
 pub mod cpu;
-pub mod dispatch;
+pub mod gmp;
 pub mod gpu;
 pub mod parallel;
-pub mod radix;
-pub mod sqrt;
 pub mod stats;

@@ -5,10 +5,12 @@
 //!
 //! Used where a call's work is large and its threads are few and short
 //! lived: the store of a large result into an mpz or GMP's limbs
-//! (src/gpu/staging.rs, `copy_limbs`: a GPU product's, a square root's),
-//! radix conversion's levels and leaves (src/radix.rs).
-//! The staged transfers keep threads of their own instead (staging.rs's
-//! crew): they run many times a second.
+//! ([`copy_limbs`]: a GPU product's, a square root's), radix conversion's
+//! levels and leaves (src/algorithms/radix.rs).
+//! The staged transfers keep threads of their own instead (the crew of
+//! src/gpu/staging.rs): they run many times a second.
+//!
+//! A leaf: it imports nothing of the crate.
 
 use std::sync::Mutex;
 
@@ -44,4 +46,26 @@ pub fn each_item<T: Send>(items: &mut [T], size: usize, threads: usize, f: impl 
         }
         worker();
     });
+}
+
+/// Copies below this many bytes run on the calling thread: a thread's start
+/// costs more than it saves.
+const THREADED_COPY_BYTES: usize = 4 << 20;
+/// Limbs a copy thread takes at least (2 MiB).
+const COPY_LIMBS_PER_THREAD: usize = 1 << 18;
+/// Threads `copy_limbs` starts at most.
+const MAX_COPY_THREADS: usize = 8;
+
+/// `dst.copy_from_slice(src)`, by several threads when it is large: a copy
+/// into freshly allocated memory also takes its page faults, which then run
+/// in parallel too.
+pub fn copy_limbs(dst: &mut [u64], src: &[u64]) {
+    assert_eq!(dst.len(), src.len(), "copy_limbs takes slices of one length");
+    if 8 * src.len() < THREADED_COPY_BYTES {
+        dst.copy_from_slice(src);
+        return;
+    }
+    let threads = src.len().div_ceil(COPY_LIMBS_PER_THREAD).clamp(1, MAX_COPY_THREADS.min(cores()));
+    let per = src.len().div_ceil(threads);
+    each_item(dst, per, threads, |i, d| d.copy_from_slice(&src[i * per..][..d.len()]));
 }

@@ -3,24 +3,81 @@
 //! the CPU with their reason; printed to stderr as a table when the process
 //! exits. Counting is a few relaxed atomic adds per call, always on (the
 //! figures also serve `cugmp_gpu_operations`); only the printing is optional.
+//!
+//! A leaf: it imports nothing of the crate. The engines and the routing
+//! tell it what happened in its own terms ([`Op`], [`Fallback`]).
 
-use crate::dispatch::Op;
-use crate::gpu::GpuError;
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
-/// Why a GPU attempt ended on the CPU (the columns of the fallback count).
-const REASONS: [&str; 5] = ["CUDA error", "injected fault", "panic in the CUDA bindings", "too large for the device", "no copy thread"];
+/// The operations counted: the exported functions cuGMP routes, and GMP's
+/// own products reached through the hooks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    SetStr,
+    GetStr,
+    Add,
+    Sub,
+    Mul,
+    Shift,
+    And,
+    Ior,
+    Xor,
+    Com,
+    /// A square root (GMP's mpn_sqrtrem) by Newton's iteration.
+    Sqrt,
+    /// A product inside GMP's own algorithms (division, roots, radix
+    /// conversion, ...), reached through the hooks.
+    Internal,
+}
 
-fn reason_index(e: &GpuError) -> usize {
-    match e {
-        GpuError::Driver(_) => 0,
-        GpuError::Injected(_) => 1,
-        GpuError::Panic => 2,
-        GpuError::TooLarge => 3,
-        GpuError::Thread => 4,
+impl Op {
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::SetStr => "set_str",
+            Op::GetStr => "get_str",
+            Op::Add => "add",
+            Op::Sub => "sub",
+            Op::Mul => "mul",
+            Op::Shift => "shift",
+            Op::And => "and",
+            Op::Ior => "ior",
+            Op::Xor => "xor",
+            Op::Com => "com",
+            Op::Sqrt => "sqrt",
+            Op::Internal => "gmp-internal mul",
+        }
+    }
+
+    pub const ALL: [Op; 12] =
+        [Op::SetStr, Op::GetStr, Op::Add, Op::Sub, Op::Mul, Op::Shift, Op::And, Op::Ior, Op::Xor, Op::Com, Op::Sqrt, Op::Internal];
+}
+
+/// Why a GPU attempt ended on the CPU (the columns of the fallback count).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fallback {
+    Driver,
+    Injected,
+    Panic,
+    TooLarge,
+    Thread,
+}
+
+impl Fallback {
+    const ALL: [Fallback; 5] = [Fallback::Driver, Fallback::Injected, Fallback::Panic, Fallback::TooLarge, Fallback::Thread];
+
+    fn name(self) -> &'static str {
+        match self {
+            Fallback::Driver => "CUDA error",
+            Fallback::Injected => "injected fault",
+            Fallback::Panic => "panic in the CUDA bindings",
+            Fallback::TooLarge => "too large for the device",
+            Fallback::Thread => "no copy thread",
+        }
     }
 }
+
+const REASONS: usize = Fallback::ALL.len();
 
 struct OpStats {
     cpu: AtomicU64,
@@ -28,7 +85,7 @@ struct OpStats {
     to_gpu: AtomicU64,
     from_gpu: AtomicU64,
     gpu_ns: AtomicU64,
-    fallbacks: [AtomicU64; REASONS.len()],
+    fallbacks: [AtomicU64; REASONS],
 }
 
 #[allow(clippy::declare_interior_mutable_const)]
@@ -38,7 +95,7 @@ const ZERO: OpStats = OpStats {
     to_gpu: AtomicU64::new(0),
     from_gpu: AtomicU64::new(0),
     gpu_ns: AtomicU64::new(0),
-    fallbacks: [const { AtomicU64::new(0) }; REASONS.len()],
+    fallbacks: [const { AtomicU64::new(0) }; REASONS],
 };
 
 static STATS: [OpStats; Op::ALL.len()] = [ZERO; Op::ALL.len()];
@@ -85,12 +142,12 @@ pub fn gpu_call(op: Op, elapsed: std::time::Duration) {
 }
 
 /// A GPU attempt that failed; the CPU finishes it (counted there too).
-pub fn fallback(op: Op, e: &GpuError) {
+pub fn fallback(op: Op, why: Fallback) {
     let s = of(op);
     let (to, from) = take_copied();
     s.to_gpu.fetch_add(to, Relaxed);
     s.from_gpu.fetch_add(from, Relaxed);
-    s.fallbacks[reason_index(e)].fetch_add(1, Relaxed);
+    s.fallbacks[why as usize].fetch_add(1, Relaxed);
     s.cpu.fetch_add(1, Relaxed);
 }
 
@@ -117,12 +174,12 @@ pub fn table() -> String {
             continue;
         }
         any = true;
-        let reasons: Vec<String> = REASONS
+        let reasons: Vec<String> = Fallback::ALL
             .iter()
             .zip(&s.fallbacks)
             .filter_map(|(why, n)| match n.load(Relaxed) {
                 0 => None,
-                n => Some(format!("{n} {why}")),
+                n => Some(format!("{n} {}", why.name())),
             })
             .collect();
         let _ = writeln!(
@@ -143,13 +200,12 @@ pub fn table() -> String {
     t
 }
 
-extern "C" fn print_at_exit() {
+extern "C" fn print_table() {
     let _ = std::panic::catch_unwind(|| eprint!("{}", table()));
 }
 
 /// Registers the exit-time table (from the load-time constructor, once).
-pub fn print_at_exit_if_asked() {
-    if crate::config::get().stats {
-        unsafe { libc::atexit(print_at_exit) };
-    }
+pub fn print_at_exit() {
+    // SAFETY: atexit takes a plain extern "C" function that never unwinds.
+    unsafe { libc::atexit(print_table) };
 }

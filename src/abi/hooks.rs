@@ -4,32 +4,34 @@
 //! and mpn_sqr above MUL_FFT_THRESHOLD; its division, inversion and
 //! Hensel division through mulmod_bnm1, whose size they take from
 //! mulmod_bnm1_next_size; its square roots through sqrmod_bnm1) lands here,
-//! and the dispatcher computes it on the GPU or calls the original
-//! (`__real_...`, declared in src/cpu.rs). A routine's calls to itself
+//! and src/algorithms/hooks.rs computes it on the GPU or calls the original
+//! (`__real_...`, declared in src/gmp/embedded.rs). A routine's calls to itself
 //! inside its own file (mulmod_bnm1's recursion) are not wrapped: they stay
 //! on the CPU.
 //! Then division, roots, gcd, powm, radix conversion, mpf and mpq get GPU
 //! products with no code of their own. Two of GMP's algorithms are hooked
 //! whole, radix conversion (`mpn_get_str`) and the square root
 //! (`mpn_sqrtrem`): above their thresholds cuGMP computes them its own way
-//! (src/radix.rs, src/sqrt.rs), with GPU products.
+//! (src/algorithms/radix.rs, src/algorithms/sqrt.rs), with GPU products.
 //!
 //! These are not exported: scripts/link-cdylib.sh leaves `__wrap_` names
 //! out of the library's symbol table.
 
-use super::{boundary, mp_limb_t, mp_size_t};
+use super::boundary;
+use crate::algorithms::hooks;
+use crate::gmp::embedded;
+use crate::gmp::{mp_limb_t, mp_size_t};
 use libc::{c_int, size_t};
-use crate::{cpu, dispatch};
 
 /// The size GMP's algorithms take for their products mod B^rn - 1 (and size
 /// their scratch by): where those products go to the GPU, one whose 2 rn
-/// points are one transform (dispatch::mulmod_bnm1_next_size).
+/// points are one transform (src/algorithms/hooks.rs, `mulmod_bnm1_next_size`).
 #[unsafe(no_mangle)]
 unsafe extern "C" fn __wrap___cugmp_cpu__gmpn_mulmod_bnm1_next_size(n: mp_size_t) -> mp_size_t {
     boundary!("mpn_mulmod_bnm1_next_size", {
-        let gmp = unsafe { cpu::mpn_mulmod_bnm1_next_size(n) };
+        let gmp = unsafe { embedded::mpn_mulmod_bnm1_next_size(n) };
         match (usize::try_from(n), usize::try_from(gmp)) {
-            (Ok(n), Ok(g)) => mp_size_t::try_from(dispatch::mulmod_bnm1_next_size(n, g)).unwrap_or(gmp),
+            (Ok(n), Ok(g)) => mp_size_t::try_from(hooks::mulmod_bnm1_next_size(n, g)).unwrap_or(gmp),
             _ => gmp,
         }
     })
@@ -39,7 +41,7 @@ unsafe extern "C" fn __wrap___cugmp_cpu__gmpn_mulmod_bnm1_next_size(n: mp_size_t
 #[unsafe(no_mangle)]
 unsafe extern "C" fn __wrap___cugmp_cpu__gmpn_nussbaumer_mul(pp: *mut mp_limb_t, ap: *const mp_limb_t, an: mp_size_t, bp: *const mp_limb_t, bn: mp_size_t) {
     boundary!("mpn_nussbaumer_mul", unsafe {
-        dispatch::internal_product(pp, ap, an as usize, bp, bn as usize, || cpu::mpn_nussbaumer_mul(pp, ap, an, bp, bn))
+        hooks::internal_product(pp, ap, an as usize, bp, bn as usize, || embedded::mpn_nussbaumer_mul(pp, ap, an, bp, bn))
     })
 }
 
@@ -56,8 +58,8 @@ unsafe extern "C" fn __wrap___cugmp_cpu__gmpn_mulmod_bnm1(
     tp: *mut mp_limb_t,
 ) {
     boundary!("mpn_mulmod_bnm1", unsafe {
-        dispatch::internal_mulmod_bnm1(rp, rn as usize, ap, an as usize, bp, bn as usize, || {
-            cpu::mpn_mulmod_bnm1(rp, rn, ap, an, bp, bn, tp)
+        hooks::internal_mulmod_bnm1(rp, rn as usize, ap, an as usize, bp, bn as usize, || {
+            embedded::mpn_mulmod_bnm1(rp, rn, ap, an, bp, bn, tp)
         })
     })
 }
@@ -66,7 +68,7 @@ unsafe extern "C" fn __wrap___cugmp_cpu__gmpn_mulmod_bnm1(
 #[unsafe(no_mangle)]
 unsafe extern "C" fn __wrap___cugmp_cpu__gmpn_sqrmod_bnm1(rp: *mut mp_limb_t, rn: mp_size_t, ap: *const mp_limb_t, an: mp_size_t, tp: *mut mp_limb_t) {
     boundary!("mpn_sqrmod_bnm1", unsafe {
-        dispatch::internal_mulmod_bnm1(rp, rn as usize, ap, an as usize, ap, an as usize, || cpu::mpn_sqrmod_bnm1(rp, rn, ap, an, tp))
+        hooks::internal_mulmod_bnm1(rp, rn as usize, ap, an as usize, ap, an as usize, || embedded::mpn_sqrmod_bnm1(rp, rn, ap, an, tp))
     })
 }
 
@@ -76,7 +78,7 @@ unsafe extern "C" fn __wrap___cugmp_cpu__gmpn_sqrmod_bnm1(rp: *mut mp_limb_t, rn
 /// be clobbered, as GMP's may.
 #[unsafe(no_mangle)]
 unsafe extern "C" fn __wrap___cugmp_cpu__gmpn_get_str(s: *mut u8, base: c_int, up: *mut mp_limb_t, un: mp_size_t) -> size_t {
-    boundary!("mpn_get_str", unsafe { dispatch::internal_get_str(s, base, up, un, || cpu::mpn_get_str(s, base, up, un)) })
+    boundary!("mpn_get_str", unsafe { hooks::internal_get_str(s, base, up, un, || embedded::mpn_get_str(s, base, up, un)) })
 }
 
 /// GMP's square root (mpz_sqrt, mpz_sqrtrem, mpz_root and mpz_rootrem for
@@ -85,5 +87,5 @@ unsafe extern "C" fn __wrap___cugmp_cpu__gmpn_get_str(s: *mut u8, base: c_int, u
 /// returned, else nonzero iff there is a remainder. `rp` may be `np`.
 #[unsafe(no_mangle)]
 unsafe extern "C" fn __wrap___cugmp_cpu__gmpn_sqrtrem(sp: *mut mp_limb_t, rp: *mut mp_limb_t, np: *const mp_limb_t, nn: mp_size_t) -> mp_size_t {
-    boundary!("mpn_sqrtrem", unsafe { dispatch::internal_sqrtrem(sp, rp, np, nn, || cpu::mpn_sqrtrem(sp, rp, np, nn)) })
+    boundary!("mpn_sqrtrem", unsafe { hooks::internal_sqrtrem(sp, rp, np, nn, || embedded::mpn_sqrtrem(sp, rp, np, nn)) })
 }

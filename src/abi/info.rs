@@ -2,7 +2,10 @@
 //! which thresholds are in force.
 
 use super::boundary;
-use crate::{cpu, dispatch, gpu};
+use crate::algorithms::{route, self_test};
+use crate::gmp::embedded;
+use crate::gpu;
+use crate::stats::Op;
 use libc::{c_char, c_int, c_long, size_t};
 use std::ffi::CStr;
 
@@ -20,7 +23,7 @@ pub extern "C" fn cugmp_version() -> *const c_char {
 /// The version of the embedded GMP (the CPU engine), e.g. "6.3.0".
 #[unsafe(no_mangle)]
 pub extern "C" fn cugmp_gmp_version() -> *const c_char {
-    unsafe { cpu::__gmp_version }
+    unsafe { embedded::__gmp_version }
 }
 
 /// 1 if this build carries GPU kernels (nvcc was found at build time), else 0.
@@ -67,8 +70,8 @@ pub unsafe extern "C" fn cugmp_threshold(op: *const c_char) -> c_long {
             return -2;
         }
         let name = unsafe { CStr::from_ptr(op) }.to_bytes();
-        match dispatch::Op::ALL.iter().find(|o| o.name().as_bytes() == name) {
-            Some(o) => dispatch::auto_threshold(*o).map_or(-1, |t| t as c_long),
+        match Op::ALL.iter().find(|o| o.name().as_bytes() == name) {
+            Some(o) => route::auto_threshold(*o).map_or(-1, |t| t as c_long),
             None => -2,
         }
     })
@@ -102,17 +105,7 @@ pub unsafe extern "C" fn cugmp_bench_resident(op: *const c_char, limbs: size_t, 
         if op.is_null() || seconds.is_null() || bytes.is_null() || limbs == 0 {
             return -2;
         }
-        let which = match unsafe { CStr::from_ptr(op) }.to_bytes() {
-            b"copy" => Resident::Copy,
-            b"add" => Resident::Add,
-            b"sub" => Resident::Sub,
-            b"shl" => Resident::Shl,
-            b"shr" => Resident::Shr,
-            b"and" => Resident::And,
-            b"mul" => Resident::Mul,
-            b"sqr" => Resident::Sqr,
-            _ => return -2,
-        };
+        let Some(which) = Resident::named(unsafe { CStr::from_ptr(op) }.to_bytes()) else { return -2 };
         match gpu::get().map(|g| g.time_resident(which, limbs, reps.max(1) as usize)) {
             Some(Ok((s, b))) => {
                 unsafe {
@@ -144,14 +137,7 @@ pub unsafe extern "C" fn cugmp_bench_transfer(how: *const c_char, limbs: size_t,
         if how.is_null() || seconds.is_null() || limbs == 0 {
             return -2;
         }
-        let which = match unsafe { CStr::from_ptr(how) }.to_bytes() {
-            b"abi" | b"pageable" => Transfer::AbiPath,
-            b"pinned" => Transfer::PinnedStaging,
-            b"zero-copy" => Transfer::ZeroCopy,
-            b"pinned-operands" => Transfer::PinnedOperands,
-            b"registered" => Transfer::Registered,
-            _ => return -2,
-        };
+        let Some(which) = Transfer::named(unsafe { CStr::from_ptr(how) }.to_bytes()) else { return -2 };
         match gpu::get().map(|g| g.time_transfer(which, limbs, reps.max(1) as usize)) {
             Some(Ok(s)) => {
                 unsafe { *seconds = s };
@@ -194,59 +180,15 @@ pub unsafe extern "C" fn cugmp_gpu_info(total_mem: *mut size_t, cc_major: *mut c
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cugmp_self_test(checked: *mut c_int) -> c_int {
     boundary!("cugmp_self_test", {
-        use crate::gpu::linear::{Logic, Signed};
-        use crate::gpu::resident::pseudo_random;
         let Some(g) = gpu::get() else { return -1 };
-        let (mut done, mut wrong) = (0, 0);
-        for (k, (un, vn)) in [(1usize, 1usize), (7, 3), (100, 100), (5000, 4999), (100_000, 100_000), (100_000, 100), (3000, 3000)].into_iter().enumerate() {
-            let u = pseudo_random(un, 2 * k as u64 + 1);
-            let v = if k == 6 { u.clone() } else { pseudo_random(vn, 2 * k as u64 + 2) };
-            let product = if k == 6 { g.mul(&u, &u) } else { g.mul(&u, &v) };
-            let Ok(product) = product else { return -2 };
-            let mut want = vec![0; un + vn];
-            unsafe { cpu::mpn_mul(want.as_mut_ptr(), u.as_ptr(), un as _, v.as_ptr(), vn as _) };
-            done += 1;
-            wrong += (product != want) as c_int;
-
-            // a + (-b) and a AND (-b) against GMP's mpz functions.
-            let (a, b) = (Signed { negative: false, magnitude: &u }, Signed { negative: true, magnitude: &v });
-            for which in 0..2 {
-                let got = if which == 0 { g.add(a, b) } else { g.logic(Logic::And, a, b) };
-                let Ok(got) = got else { return -2 };
-                let want = unsafe { cpu_mpz_result(&u, &v, which) };
-                done += 1;
-                wrong += (got != want) as c_int;
+        match self_test::run(g) {
+            Ok((done, wrong)) => {
+                if !checked.is_null() {
+                    unsafe { *checked = done as c_int };
+                }
+                wrong as c_int
             }
+            Err(_) => -2,
         }
-        if !checked.is_null() {
-            unsafe { *checked = done };
-        }
-        wrong
     })
-}
-
-/// `u + (-v)` (which = 0) or `u & (-v)` (which = 1) by the embedded GMP.
-unsafe fn cpu_mpz_result(u: &[u64], v: &[u64], which: u32) -> crate::gpu::linear::Owned {
-    use super::__mpz_struct;
-    use std::mem::MaybeUninit;
-    let mut t = [MaybeUninit::<__mpz_struct>::uninit(), MaybeUninit::uninit(), MaybeUninit::uninit()];
-    unsafe {
-        for x in &mut t {
-            cpu::mpz_init(x.as_mut_ptr());
-        }
-        let [r, a, b] = &mut t;
-        cpu::mpz_import(a.as_mut_ptr(), u.len(), -1, 8, 0, 0, u.as_ptr() as *const libc::c_void);
-        cpu::mpz_import(b.as_mut_ptr(), v.len(), -1, 8, 0, 0, v.as_ptr() as *const libc::c_void);
-        cpu::mpz_neg(b.as_mut_ptr(), b.as_ptr());
-        if which == 0 {
-            cpu::mpz_add(r.as_mut_ptr(), a.as_ptr(), b.as_ptr());
-        } else {
-            cpu::mpz_and(r.as_mut_ptr(), a.as_ptr(), b.as_ptr());
-        }
-        let result = crate::gpu::linear::Owned::new(super::size(r.as_ptr()) < 0, super::limbs(r.as_ptr()).to_vec());
-        for x in &mut t {
-            cpu::mpz_clear(x.as_mut_ptr());
-        }
-        result
-    }
 }

@@ -17,9 +17,9 @@
 //!
 //! (`or` is `|`; the table uses a word so the markdown stays a table.)
 
-use super::{guarded, injected, Gpu, GpuError};
+use super::device::{addr, guarded, injected, Gpu, GpuError};
 use crate::config::Fault;
-use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 use std::sync::Arc;
 
 /// Limbs per block of the add/sub kernels (LINEAR_TILE in cuda/linear.cu).
@@ -79,12 +79,6 @@ const ALL_ONES: u64 = !0;
 pub(crate) struct ScanState {
     words: Option<CudaSlice<u64>>,
     epoch: u64,
-}
-
-/// A device address, for kernels whose operands may alias or start inside a
-/// buffer. Only valid while `s` lives; every use here is on the one stream.
-pub(super) fn addr(s: &CudaSlice<u64>, stream: &CudaStream) -> u64 {
-    s.device_ptr(stream).0
 }
 
 /// A result known without device work (a zero operand, every bit shifted
@@ -188,7 +182,7 @@ impl Gpu {
             };
             let (n, m) = (big.magnitude.len(), small.magnitude.len());
             let stream = self.stream();
-            let _claim = super::reserve(8 * (n + m + n + 1) + n / 512 + 64)?;
+            let _claim = super::device::reserve(8 * (n + m + n + 1) + n / 512 + 64)?;
             let (db, ds) = (self.upload(&stream, big.magnitude)?, self.upload(&stream, small.magnitude)?);
             // A sum has a carry limb on top; a difference of m <= n limbs does not.
             let r = stream.alloc_zeros::<u64>(n + !subtract as usize)?;
@@ -217,7 +211,7 @@ impl Gpu {
                 // Every bit shifted out, and a is nonzero: 0 or one unit away.
                 return trivial(a.negative, if round_up { vec![1] } else { Vec::new() });
             }
-            let _claim = super::reserve(8 * (2 * n + limbs + 2) + n / 512 + 64)?;
+            let _claim = super::device::reserve(8 * (2 * n + limbs + 2) + n / 512 + 64)?;
             let da = self.upload(&stream, a.magnitude)?;
             let (nn, ll) = (n as u64, limbs as u64);
             let out = if kind == Shift::Left { n.checked_add(limbs + 1).ok_or(GpuError::TooLarge)? } else { n - limbs + 1 };
@@ -247,7 +241,7 @@ impl Gpu {
         guarded(|| {
             let stream = self.stream();
             // Operands, their decrements, the result.
-            let _claim = super::reserve(8 * (3 * (na + nb) + 2) + (na + nb) / 256 + 64)?;
+            let _claim = super::device::reserve(8 * (3 * (na + nb) + 2) + (na + nb) / 256 + 64)?;
             let (da, db) = (self.upload(&stream, a.magnitude)?, self.upload(&stream, b.magnitude)?);
             // The 1 of |x| - 1 and -(R + 1), for the cases with a negative operand.
             let one = || self.copy_to_device(&stream, &[1u64]);

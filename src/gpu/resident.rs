@@ -3,8 +3,7 @@
 //! operands already on the device, and the ways of getting host operands to
 //! an add kernel and back, so the dispatcher's thresholds rest on numbers.
 
-use super::linear::addr;
-use super::{guarded, Gpu, GpuError};
+use super::device::{addr, guarded, Gpu, GpuError};
 use cudarc::driver::sys::{self, CUevent_flags, CU_MEMHOSTALLOC_DEVICEMAP, CU_MEMHOSTALLOC_PORTABLE};
 use cudarc::driver::result;
 use cudarc::driver::{CudaSlice, CudaStream, PinnedHostSlice, PushKernelArg};
@@ -25,6 +24,23 @@ pub enum Resident {
     Sqr,
 }
 
+impl Resident {
+    /// The operation `cugmp_bench_resident` names.
+    pub fn named(name: &[u8]) -> Option<Resident> {
+        Some(match name {
+            b"copy" => Resident::Copy,
+            b"add" => Resident::Add,
+            b"sub" => Resident::Sub,
+            b"shl" => Resident::Shl,
+            b"shr" => Resident::Shr,
+            b"and" => Resident::And,
+            b"mul" => Resident::Mul,
+            b"sqr" => Resident::Sqr,
+            _ => return None,
+        })
+    }
+}
+
 /// How host operands reach the add kernel (`time_transfer`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Transfer {
@@ -42,6 +58,21 @@ pub enum Transfer {
     /// then unregistered), DMA straight from and to them: what pinning the
     /// limbs in place, instead of copying them through slots, would cost.
     Registered,
+}
+
+impl Transfer {
+    /// The staging `cugmp_bench_transfer` names ("pageable" is "abi"'s
+    /// older name).
+    pub fn named(name: &[u8]) -> Option<Transfer> {
+        Some(match name {
+            b"abi" | b"pageable" => Transfer::AbiPath,
+            b"pinned" => Transfer::PinnedStaging,
+            b"zero-copy" => Transfer::ZeroCopy,
+            b"pinned-operands" => Transfer::PinnedOperands,
+            b"registered" => Transfer::Registered,
+            _ => return None,
+        })
+    }
 }
 
 /// Host memory page-locked while this lives (cuMemHostRegister), so DMA
@@ -119,7 +150,7 @@ impl Gpu {
                         24 * nn
                     }
                     Resident::Mul => {
-                        self.product_dev(stream, &a, n, super::ntt::Second::At(super::linear::addr(&b, stream), n))?;
+                        self.product_dev(stream, &a, n, super::ntt::Second::At(addr(&b, stream), n))?;
                         super::ntt::bytes_moved(n, n, false)
                     }
                     Resident::Sqr => {

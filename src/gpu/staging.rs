@@ -12,7 +12,7 @@
 //! against 20.4 GB/s; RESULTS.md, twelfth session, `device-run.sh
 //! pipeline`).
 
-use super::{Gpu, GpuError};
+use super::device::{addr, Gpu, GpuError};
 use cudarc::driver::{result, CudaEvent, CudaSlice, CudaStream, PinnedHostSlice};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
@@ -27,8 +27,6 @@ const CHUNK: usize = 1 << 17;
 /// last, one after another (RESULTS.md, twelfth session, settings
 /// interleaved; both settings there with non-temporal copies out).
 const MAX_LANES: usize = 16;
-/// Threads `copy_limbs` starts at most (it starts them per call).
-const MAX_COPY_THREADS: usize = 8;
 
 /// The pinned slots (two per copy thread) and the copy threads, made on
 /// first use; the lock is held for a whole transfer.
@@ -45,20 +43,6 @@ pub(super) struct Kept {
 /// at most MAX_LANES and the host's parallelism.
 fn lanes_for(limbs: usize) -> usize {
     limbs.div_ceil(CHUNK).clamp(1, MAX_LANES.min(crate::parallel::cores()))
-}
-
-/// `dst.copy_from_slice(src)`, by several threads when it is large: a copy
-/// into freshly allocated memory also takes its page faults, which then run
-/// in parallel too.
-pub(crate) fn copy_limbs(dst: &mut [u64], src: &[u64]) {
-    assert_eq!(dst.len(), src.len(), "copy_limbs takes slices of one length");
-    if 8 * src.len() < THREADED_MIN_BYTES {
-        dst.copy_from_slice(src);
-        return;
-    }
-    let threads = src.len().div_ceil(2 * CHUNK).clamp(1, MAX_COPY_THREADS.min(crate::parallel::cores()));
-    let per = src.len().div_ceil(threads);
-    crate::parallel::each_item(dst, per, threads, |i, d| d.copy_from_slice(&src[i * per..][..d.len()]));
 }
 
 /// `dst.copy_from_slice(src)` into a pinned slot with non-temporal stores
@@ -245,7 +229,7 @@ impl Gpu {
         }
         // Every limb is written by the copies below before anything reads it.
         let dev = unsafe { stream.alloc::<u64>(x.len()) }?;
-        let base = super::linear::addr(&dev, stream);
+        let base = addr(&dev, stream);
         let ctx = &self.ctx;
         self.in_lanes(x.len(), |lane| {
             ctx.bind_to_thread()?;
@@ -290,7 +274,7 @@ impl Gpu {
     unsafe fn copy_from_device_raw(&self, stream: &Arc<CudaStream>, src: &CudaSlice<u64>, dst: *mut u64, n: usize) -> Result<(), GpuError> {
         assert!(n <= src.len(), "copy_from_device past the end of the device buffer");
         crate::stats::copied_from_gpu(8 * n);
-        let base = super::linear::addr(src, stream);
+        let base = addr(src, stream);
         // Each lane writes only its own chunks of dst (c = first + i * stride).
         let out = SendPtr(dst);
         let ctx = &self.ctx;

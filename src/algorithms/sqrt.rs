@@ -1,7 +1,8 @@
 //! Square roots of large numbers (GMP's `mpn_sqrtrem`, which `mpz_sqrt`,
 //! `mpz_sqrtrem`, `mpz_root` and `mpz_rootrem` for k = 2 and
 //! `mpz_perfect_square_p` reach) by Newton's iteration, its products through
-//! the dispatcher (on the GPU where GMP's internal products go there).
+//! src/algorithms/product.rs (on the GPU where GMP's internal products go
+//! there).
 //!
 //! GMP's root is divide and conquer (its dc_sqrtrem and dc_sqrt): the root
 //! of the top half, then a division of the remainder by twice that root,
@@ -21,11 +22,12 @@
 //! so one correction at most is needed. They decide only the speed: were T
 //! ever further off (a bug), GMP's own routine computes the root instead.
 
-use crate::abi::{self, __mpz_struct, mp_limb_t, mpz_ptr, mpz_srcptr};
+use super::product::own_product;
 use crate::config::log;
-use crate::{cpu, dispatch};
+use crate::gmp::mpz::{view, Int};
+use crate::gmp::{self, embedded, mp_bitcnt_t, mp_limb_t, mp_size_t, mpz_ptr, mpz_srcptr};
+use crate::parallel;
 use libc::c_int;
-use std::mem::MaybeUninit;
 
 /// The iteration starts from an inverse square root of this many bits,
 /// computed by GMP (a division and a square root of numbers of about
@@ -39,55 +41,19 @@ const LOSS: u64 = 6;
 /// the bounds below assume h (half N's bits) well above LOSS.
 pub(crate) const MIN_LIMBS: usize = 16;
 
-/// A GMP integer owned here: initialised and cleared through the embedded
-/// GMP (so a program's memory functions are honoured). The module's
-/// helpers that take `mpz_srcptr`s are given only Ints and `view`s.
-struct Int(__mpz_struct);
-
-impl Drop for Int {
-    fn drop(&mut self) {
-        // SAFETY: initialised in Int::new, cleared once.
-        unsafe { cpu::mpz_clear(&mut self.0) };
-    }
-}
-
+// cuGMP's owned integer (src/gmp/mpz.rs) with the operations the
+// iteration needs.
 impl Int {
-    fn new() -> Int {
-        let mut z = MaybeUninit::<__mpz_struct>::uninit();
-        // SAFETY: mpz_init initialises the whole struct.
-        unsafe {
-            cpu::mpz_init(z.as_mut_ptr());
-            Int(z.assume_init())
-        }
-    }
-
     fn from_u64(v: u64) -> Int {
         let mut z = Int::new();
         // SAFETY: z is initialised.
-        unsafe { cpu::mpz_set_ui(z.m(), v as libc::c_ulong) };
+        unsafe { embedded::mpz_set_ui(z.m(), v as libc::c_ulong) };
         z
     }
 
     /// 2^e.
     fn power_of_two(e: u64) -> Int {
         Int::from_u64(1).shifted(e as i64)
-    }
-
-    fn p(&self) -> mpz_srcptr {
-        &self.0
-    }
-
-    fn m(&mut self) -> mpz_ptr {
-        &mut self.0
-    }
-
-    fn sign(&self) -> c_int {
-        self.0._mp_size.signum()
-    }
-
-    fn limbs(&self) -> &[mp_limb_t] {
-        // SAFETY: self is an initialised mpz_t.
-        unsafe { abi::limbs(self.p()) }
     }
 
     /// self * 2^by (by >= 0), or floor(self / 2^-by).
@@ -104,13 +70,13 @@ impl Int {
     fn add_assign(&mut self, other: mpz_srcptr) {
         let me = self.m();
         // SAFETY: in place, as GMP allows.
-        unsafe { cpu::mpz_add(me, me, other) };
+        unsafe { embedded::mpz_add(me, me, other) };
     }
 
     fn sub_assign(&mut self, other: mpz_srcptr) {
         let me = self.m();
         // SAFETY: in place, as GMP allows.
-        unsafe { cpu::mpz_sub(me, me, other) };
+        unsafe { embedded::mpz_sub(me, me, other) };
     }
 
     fn add_small(&mut self, v: i64) {
@@ -118,9 +84,9 @@ impl Int {
         // SAFETY: in place, as GMP allows.
         unsafe {
             if v >= 0 {
-                cpu::mpz_add_ui(me, me, v as libc::c_ulong);
+                embedded::mpz_add_ui(me, me, v as libc::c_ulong);
             } else {
-                cpu::mpz_sub_ui(me, me, v.unsigned_abs() as libc::c_ulong);
+                embedded::mpz_sub_ui(me, me, v.unsigned_abs() as libc::c_ulong);
             }
         }
     }
@@ -134,7 +100,7 @@ impl Int {
         let alloc = self.0._mp_alloc as usize;
         if alloc < limbs {
             // SAFETY: growing keeps the value; then `limbs` limbs are ours.
-            unsafe { cpu::mpz_realloc(self.m(), limbs as abi::mp_size_t) };
+            unsafe { embedded::mpz_realloc(self.m(), limbs as mp_size_t) };
         }
         let used = self.0._mp_size.unsigned_abs() as usize;
         let alloc = self.0._mp_alloc as usize;
@@ -142,8 +108,8 @@ impl Int {
         let spare = unsafe { std::slice::from_raw_parts_mut(self.0._mp_d.add(used), alloc - used) };
         const PAGE_LIMBS: usize = 512;
         const RUN: usize = 1 << 16;
-        let threads = crate::parallel::cores().min(16).min(spare.len() / RUN + 1);
-        crate::parallel::each_item(spare, RUN, threads, |_, run| run.iter_mut().step_by(PAGE_LIMBS).for_each(|l| *l = 0));
+        let threads = parallel::cores().min(16).min(spare.len() / RUN + 1);
+        parallel::each_item(spare, RUN, threads, |_, run| run.iter_mut().step_by(PAGE_LIMBS).for_each(|l| *l = 0));
     }
 
     /// The value is the first `written` limbs of the room (high zeros
@@ -160,14 +126,6 @@ impl Int {
         z.reserve(limbs);
         z
     }
-}
-
-/// A read-only mpz_t over `limbs` (top limb nonzero, fewer than 2^31):
-/// GMP reads it and never writes or frees it.
-fn view(limbs: &[mp_limb_t]) -> __mpz_struct {
-    debug_assert!(limbs.last() != Some(&0));
-    let count = limbs.len() as c_int;
-    __mpz_struct { _mp_alloc: count, _mp_size: count, _mp_d: limbs.as_ptr() as *mut mp_limb_t }
 }
 
 /// e = -(bits [from, from + count) of |x|), the window read as a
@@ -223,7 +181,7 @@ fn cmp_with_double(r: &Int, t: &Int) -> std::cmp::Ordering {
 /// Significant bits of |x| (0 for zero).
 fn bit_length(x: mpz_srcptr) -> u64 {
     // SAFETY: x is an initialised mpz_t; its top limb is nonzero.
-    let limbs = unsafe { abi::limbs(x) };
+    let limbs = unsafe { gmp::limbs(x) };
     match limbs.last() {
         None => 0,
         Some(&top) => limbs.len() as u64 * 64 - u64::from(top.leading_zeros()),
@@ -242,9 +200,9 @@ fn shift_into(r: mpz_ptr, x: mpz_srcptr, by: i64) {
     // SAFETY: both initialised; GMP allows r == x.
     unsafe {
         if by >= 0 {
-            cpu::mpz_mul_2exp(r, x, by as abi::mp_bitcnt_t);
+            embedded::mpz_mul_2exp(r, x, by as mp_bitcnt_t);
         } else {
-            cpu::mpz_fdiv_q_2exp(r, x, by.unsigned_abs() as abi::mp_bitcnt_t);
+            embedded::mpz_fdiv_q_2exp(r, x, by.unsigned_abs() as mp_bitcnt_t);
         }
     }
 }
@@ -254,7 +212,7 @@ thread_local! {
     static PRODUCT_TIME: std::cell::Cell<std::time::Duration> = const { std::cell::Cell::new(std::time::Duration::ZERO) };
 }
 
-/// r = a * b through the dispatcher's product (the same operand twice
+/// r = a * b through `own_product` (the same operand twice
 /// squares); r is neither a nor b, and its room is reused.
 fn product_into(r: &mut Int, a: mpz_srcptr, b: mpz_srcptr) {
     let start = std::time::Instant::now();
@@ -264,7 +222,7 @@ fn product_into(r: &mut Int, a: mpz_srcptr, b: mpz_srcptr) {
 
 fn product_untimed(r: &mut Int, a: mpz_srcptr, b: mpz_srcptr) {
     // SAFETY: both initialised (Ints or views).
-    let (la, lb) = unsafe { (abi::limbs(a), abi::limbs(b)) };
+    let (la, lb) = unsafe { (gmp::limbs(a), gmp::limbs(b)) };
     r.0._mp_size = 0;
     if la.is_empty() || lb.is_empty() {
         return;
@@ -277,8 +235,8 @@ fn product_untimed(r: &mut Int, a: mpz_srcptr, b: mpz_srcptr) {
     // a and b (r is neither).
     unsafe {
         let out = std::slice::from_raw_parts_mut(r.0._mp_d, n);
-        dispatch::own_product(out, la, lb, "square root's product");
-        r.set_written(n, (abi::size(a) < 0) != (abi::size(b) < 0));
+        own_product(out, la, lb, "square root's product");
+        r.set_written(n, (gmp::negative(a)) != (gmp::negative(b)));
     }
 }
 
@@ -357,7 +315,7 @@ fn root_moved_by(n: &[mp_limb_t], nudge: i64) -> Option<Root> {
     let mut r = scratch.1;
     product_into(&mut r, t.p(), t.p());
     // SAFETY: r in place, as GMP allows; N is a view GMP only reads.
-    unsafe { cpu::mpz_sub(r.m(), big_n, r.p()) };
+    unsafe { embedded::mpz_sub(r.m(), big_n, r.p()) };
     for _ in 0..2 {
         if r.sign() < 0 {
             // (T - 1)^2 = T^2 - 2(T - 1) - 1.
@@ -404,8 +362,8 @@ fn base_inverse_root(big_n: mpz_srcptr, bits: u64, h: u64, k0: u64) -> Int {
     // hundred limbs at most: GMP's own division and root (the root's hook
     // leaves them to GMP, below MIN_LIMBS or the threshold).
     unsafe {
-        cpu::mpz_tdiv_q(q.m(), Int::power_of_two(2 * (k0 + h) - s).p(), top.p());
-        cpu::mpz_sqrt(x.m(), q.p());
+        embedded::mpz_tdiv_q(q.m(), Int::power_of_two(2 * (k0 + h) - s).p(), top.p());
+        embedded::mpz_sqrt(x.m(), q.p());
     }
     x
 }
@@ -465,7 +423,7 @@ mod tests {
         let mut s = vec![0; n.len().div_ceil(2)];
         let mut r = vec![0; n.len()];
         // SAFETY: s holds ceil(nn/2) limbs, r nn, apart from n.
-        let rn = unsafe { cpu::mpn_sqrtrem(s.as_mut_ptr(), r.as_mut_ptr(), n.as_ptr(), n.len() as abi::mp_size_t) };
+        let rn = unsafe { embedded::mpn_sqrtrem(s.as_mut_ptr(), r.as_mut_ptr(), n.as_ptr(), n.len() as mp_size_t) };
         r.truncate(rn as usize);
         (s, r)
     }
@@ -492,20 +450,20 @@ mod tests {
             let root = random_limbs(n, &mut seed);
             let mut square = vec![0; 2 * n];
             // SAFETY: square holds 2n limbs apart from root.
-            unsafe { cpu::mpn_mul(square.as_mut_ptr(), root.as_ptr(), n as abi::mp_size_t, root.as_ptr(), n as abi::mp_size_t) };
+            unsafe { embedded::mpn_mul(square.as_mut_ptr(), root.as_ptr(), n as mp_size_t, root.as_ptr(), n as mp_size_t) };
             while square.last() == Some(&0) {
                 square.pop();
             }
             let mut minus_one = square.clone();
             // SAFETY: in place on minus_one's limbs (square > 0).
-            unsafe { cpu::mpn_sub_1(minus_one.as_mut_ptr(), minus_one.as_ptr(), minus_one.len() as abi::mp_size_t, 1) };
+            unsafe { embedded::mpn_sub_1(minus_one.as_mut_ptr(), minus_one.as_ptr(), minus_one.len() as mp_size_t, 1) };
             while minus_one.last() == Some(&0) {
                 minus_one.pop();
             }
             let mut plus_one = square.clone();
             plus_one.push(0);
             // SAFETY: in place on plus_one's limbs, one spare limb on top.
-            unsafe { cpu::mpn_add_1(plus_one.as_mut_ptr(), plus_one.as_ptr(), plus_one.len() as abi::mp_size_t, 1) };
+            unsafe { embedded::mpn_add_1(plus_one.as_mut_ptr(), plus_one.as_ptr(), plus_one.len() as mp_size_t, 1) };
             while plus_one.last() == Some(&0) {
                 plus_one.pop();
             }

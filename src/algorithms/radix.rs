@@ -28,15 +28,17 @@
 //! padded with zeros to its width.
 //!
 //! GMP converts the leaves on several threads at once, which it allows when
-//! its allocation functions are thread safe: `dispatch::internal_get_str`
+//! its allocation functions are thread safe: `levels_on_gpu`
 //! uses this only while they are GMP's defaults (a program's own allocator,
 //! e.g. one that needs a lock the caller holds, sees only calls from the
 //! calling thread, as with GMP).
 
-use crate::abi::{mp_limb_t, mp_size_t};
+use super::product::own_product;
+use super::route::{gmp_allocates_by_default, gpu_wanted, internal_on_gpu};
 use crate::config::{self, log};
+use crate::gmp::{embedded, mp_limb_t, mp_size_t};
 use crate::parallel::{self, each_item};
-use crate::{cpu, dispatch};
+use crate::stats::Op;
 use libc::c_int;
 use std::time::Instant;
 
@@ -45,7 +47,7 @@ use std::time::Instant;
 /// error of at most a unit or two (its comment has the bound).
 const GUARD: usize = 4;
 /// Most splits `CUGMP_RADIX_LEVELS` may ask for (2^24 leaves).
-pub(crate) const MAX_LEVELS: u32 = 24;
+const MAX_LEVELS: u32 = 24;
 /// Leaves hold at least this many limbs. GMP's conversion costs per limb
 /// about 0.07 us at 128 limbs, 0.095 at 256, 0.18 at 1024 (one core of the
 /// build machine, GMP 6.3): smaller leaves cost less on the CPU and one more
@@ -264,7 +266,7 @@ fn leaf(x: &[mp_limb_t], base: u32, out: &mut [u8]) {
     let mut buf = vec![0u8; room.ceil() as usize + 16];
     // SAFETY: buf holds GMP's bound for x.len() limbs; x's top limb is
     // nonzero; GMP clobbers x, a copy.
-    let written = unsafe { cpu::mpn_get_str(buf.as_mut_ptr(), base as c_int, x.as_mut_ptr(), x.len() as mp_size_t) };
+    let written = unsafe { embedded::mpn_get_str(buf.as_mut_ptr(), base as c_int, x.as_mut_ptr(), x.len() as mp_size_t) };
     assert!(written <= out.len(), "a leaf of radix conversion has more digits than its width");
     let at = out.len() - written;
     out[at..].copy_from_slice(&buf[..written]);
@@ -278,7 +280,7 @@ fn threads_for(limbs: usize) -> usize {
 
 /// `out = a * b` (out: a.len() + b.len() limbs, all written; a and b non-empty).
 fn product(out: &mut [mp_limb_t], a: &[mp_limb_t], b: &[mp_limb_t]) {
-    dispatch::own_product(out, a, b, "radix conversion's product");
+    own_product(out, a, b, "radix conversion's product");
 }
 
 /// base^e (e >= 1), trimmed, by squarings and multiplications by the base.
@@ -290,7 +292,7 @@ fn power(base: u32, e: usize) -> Vec<mp_limb_t> {
             let n = p.len();
             let ptr = p.as_mut_ptr();
             // SAFETY: p has n limbs; GMP's mul_1 may work in place.
-            let carry = unsafe { cpu::mpn_mul_1(ptr, ptr, n as mp_size_t, mp_limb_t::from(base)) };
+            let carry = unsafe { embedded::mpn_mul_1(ptr, ptr, n as mp_size_t, mp_limb_t::from(base)) };
             if carry != 0 {
                 p.push(carry);
             }
@@ -386,7 +388,7 @@ fn divide(x: &[mp_limb_t], d: &[mp_limb_t]) -> (Vec<mp_limb_t>, Vec<mp_limb_t>) 
     let mut r = vec![0; dn];
     // SAFETY: nn >= dn >= 1, d's top limb nonzero, q and r of the sizes GMP
     // writes, none overlapping.
-    unsafe { cpu::mpn_tdiv_qr(q.as_mut_ptr(), r.as_mut_ptr(), 0, x.as_ptr(), nn as mp_size_t, d.as_ptr(), dn as mp_size_t) };
+    unsafe { embedded::mpn_tdiv_qr(q.as_mut_ptr(), r.as_mut_ptr(), 0, x.as_ptr(), nn as mp_size_t, d.as_ptr(), dn as mp_size_t) };
     (q, r)
 }
 
@@ -397,7 +399,7 @@ fn less(x: &[mp_limb_t], y: &[mp_limb_t]) -> bool {
 
 /// x -= y (y no longer than x): the borrow out (GMP's mpn_sub).
 fn sub_assign(x: &mut [mp_limb_t], y: &[mp_limb_t]) -> mp_limb_t {
-    carry_through(x, y, cpu::mpn_sub_n, cpu::mpn_sub_1)
+    carry_through(x, y, embedded::mpn_sub_n, embedded::mpn_sub_1)
 }
 
 /// x = (x op y) mod B^x.len() with GMP's `n` (y.len() limbs) and `one` (the
@@ -427,7 +429,7 @@ fn carry_through(
 fn sub_into(out: &mut [mp_limb_t], x: &[mp_limb_t], y: &[mp_limb_t]) {
     assert!(!out.is_empty() && x.len() == out.len() && y.len() == out.len(), "sub_into takes slices of one length");
     // SAFETY: three slices of out.len() >= 1 limbs; out overlaps neither.
-    unsafe { cpu::mpn_sub_n(out.as_mut_ptr(), x.as_ptr(), y.as_ptr(), out.len() as mp_size_t) };
+    unsafe { embedded::mpn_sub_n(out.as_mut_ptr(), x.as_ptr(), y.as_ptr(), out.len() as mp_size_t) };
 }
 
 /// x += y, x growing by the carry out (GMP's mpn_add).
@@ -435,7 +437,7 @@ fn add_assign(x: &mut Vec<mp_limb_t>, y: &[mp_limb_t]) {
     if x.len() < y.len() {
         x.resize(y.len(), 0);
     }
-    if carry_through(x, y, cpu::mpn_add_n, cpu::mpn_add_1) != 0 {
+    if carry_through(x, y, embedded::mpn_add_n, embedded::mpn_add_1) != 0 {
         x.push(1);
     }
 }
@@ -453,12 +455,29 @@ fn increment(x: &mut [mp_limb_t]) {
 /// Splits for a number of `limbs` limbs: as many as leave leaves of at
 /// least MIN_LEAF_LIMBS, at most `CUGMP_RADIX_LEVELS`.
 pub fn levels_for(limbs: usize) -> u32 {
-    let wanted = config::get().radix_levels.unwrap_or(MAX_LEVELS);
+    let wanted = config::get().radix_levels.map_or(MAX_LEVELS, |l| l.min(MAX_LEVELS as usize) as u32);
     let mut levels = 0;
     while levels < wanted && limbs >> (levels + 1) >= MIN_LEAF_LIMBS {
         levels += 1;
     }
     levels
+}
+
+/// The levels radix conversion splits a number of `n` limbs into when it
+/// converts it in `base` by whole levels on the GPU: where GMP's internal
+/// products of that size go to the GPU, only with GMP's own allocation
+/// functions (its code then runs on other threads too), bases that are not
+/// powers of two (GMP converts those in linear time), and numbers of at
+/// least two leaves. None: GMP's own conversion.
+pub fn levels_on_gpu(n: usize, base: c_int) -> Option<u32> {
+    let levels = levels_for(n);
+    let wanted = levels > 0
+        && gpu_wanted(Op::GetStr, n)
+        && (3..=256).contains(&base)
+        && !(base as u32).is_power_of_two()
+        && gmp_allocates_by_default()
+        && internal_on_gpu(n);
+    wanted.then_some(levels)
 }
 
 #[cfg(test)]
@@ -473,7 +492,7 @@ mod tests {
             return vec![0];
         }
         let mut buf = vec![0u8; 64 * x.len() + 2];
-        let n = unsafe { cpu::mpn_get_str(buf.as_mut_ptr(), base as c_int, x.as_mut_ptr(), x.len() as mp_size_t) };
+        let n = unsafe { embedded::mpn_get_str(buf.as_mut_ptr(), base as c_int, x.as_mut_ptr(), x.len() as mp_size_t) };
         buf.truncate(n);
         buf
     }
@@ -505,10 +524,10 @@ mod tests {
                 let p = power(base, e);
                 check(&p, base, "base^e");
                 let mut below = p.clone();
-                unsafe { cpu::mpn_sub_1(below.as_mut_ptr(), below.as_ptr(), below.len() as mp_size_t, 1) };
+                unsafe { embedded::mpn_sub_1(below.as_mut_ptr(), below.as_ptr(), below.len() as mp_size_t, 1) };
                 check(&below, base, "base^e - 1");
                 let mut above = p.clone();
-                let carry = unsafe { cpu::mpn_add_1(above.as_mut_ptr(), above.as_ptr(), above.len() as mp_size_t, 1) };
+                let carry = unsafe { embedded::mpn_add_1(above.as_mut_ptr(), above.as_ptr(), above.len() as mp_size_t, 1) };
                 above.push(carry);
                 check(&above, base, "base^e + 1");
             }

@@ -1,0 +1,125 @@
+//! The targets of the hooks into the embedded GMP (src/abi/hooks.rs): GMP's
+//! large products (`mpn_nussbaumer_mul`), its products mod B^rn - 1 and the
+//! sizes it takes for them, its radix conversion and its square root. Each
+//! computes on the GPU, or by cuGMP's own algorithm, where the routing says
+//! so, and else calls GMP's original (`on_cpu`).
+//!
+//! # Safety
+//! Every `pub unsafe fn` here takes its pointers as GMP's routine of the
+//! same name takes them. That one contract is stated here, not per function.
+#![allow(clippy::missing_safety_doc)]
+
+use super::product::{inject_product_fault, product_into, product_on_gpu, product_with};
+use super::route::{gpu_wanted, internal_on_gpu, product_route};
+use super::{radix, sqrt};
+use crate::config::log;
+use crate::gmp::{mp_limb_t, mp_size_t};
+use crate::stats::Op;
+use crate::{cpu, gpu, parallel};
+use libc::{c_int, size_t};
+
+/// GMP's `mpn_nussbaumer_mul` (its FFT product, which its `mpn_mul`,
+/// `mpn_mul_n` and `mpn_sqr` call above MUL_FFT_THRESHOLD):
+/// `{pp, an+bn} = {ap, an} * {bp, bn}`, `an >= bn > 0`, on the GPU when
+/// routed there, else `on_cpu` (GMP's own routine).
+pub unsafe fn internal_product(pp: *mut mp_limb_t, ap: *const mp_limb_t, an: usize, bp: *const mp_limb_t, bn: usize, on_cpu: impl FnOnce()) {
+    let out = unsafe { std::slice::from_raw_parts_mut(pp, an + bn) };
+    if !unsafe { product_on_gpu(Op::Internal, ap, an, bp, bn, "mpn_nussbaumer_mul", out) } {
+        on_cpu();
+    }
+    unsafe { inject_product_fault(pp, an + bn) };
+}
+
+/// GMP's `mpn_mulmod_bnm1` (and `mpn_sqrmod_bnm1` with b = a):
+/// `{rp, min(rn, an+bn)} = {ap, an} * {bp, bn} mod (B^rn - 1)`,
+/// `0 < bn <= an <= rn`, with GMP's representation: zero only when an
+/// operand is zero, the class of zero otherwise as B^rn - 1. On the GPU when
+/// routed there, else `on_cpu`: with no wrap-around (an + bn <= rn) the
+/// product; where 2 rn points are one transform (`mulmod_bnm1_next_size`
+/// makes GMP ask for such rn) one cyclic convolution; else the full product
+/// folded once.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn internal_mulmod_bnm1(rp: *mut mp_limb_t, rn: usize, ap: *const mp_limb_t, an: usize, bp: *const mp_limb_t, bn: usize, on_cpu: impl FnOnce()) {
+    let out = unsafe { std::slice::from_raw_parts_mut(rp, rn.min(an + bn)) };
+    let what = "mpn_mulmod_bnm1";
+    let (a, b) = ((ap, an), (bp, bn));
+    let done = product_route(Op::Internal, an, bn).is_some_and(|g| unsafe {
+        if an + bn <= rn {
+            product_into(g, Op::Internal, what, a, b, out)
+        } else if gpu::ntt::cyclic_shape(rn).is_some() {
+            product_with(Op::Internal, what, a, b, Some(rn), |u, v| g.mulmod_bnm1_into(u, v, out).map(|()| out)).is_some()
+        } else {
+            // The full product in a buffer of its own (Gpu::mul: not zeroed first).
+            product_with(Op::Internal, what, a, b, None, |u, v| g.mul(u, v)).map(|p| cpu::fold_mod_bnm1(&p, out)).is_some()
+        }
+    });
+    if !done {
+        on_cpu();
+    }
+    unsafe { inject_product_fault(rp, rn.min(an + bn)) };
+}
+
+/// GMP's `mpn_mulmod_bnm1_next_size`: the modulus size (limbs) GMP's
+/// algorithms take for a product mod B^rn - 1 of about `n` limbs; `gmp` is
+/// GMP's own answer. Where GMP's internal products of `n` limbs go to the
+/// GPU: the smallest size from `gmp` up whose 2 rn points are one transform,
+/// so that internal_mulmod_bnm1 makes one cyclic convolution of 2 rn points
+/// where it would otherwise transform the whole product (up to 4 rn points)
+/// and fold it. At most 1.5 gmp, so GMP's own conditions (e.g. 2n > rn in
+/// redc_n) hold. Monotone in `n`, as GMP needs (it sizes scratch for the
+/// largest n and then asks for smaller ones): GMP's answer is, so is the
+/// smallest cyclic size above it, and the GPU takes every n from a
+/// threshold up; the GPU's health after start does not enter, so the answer
+/// for an n never changes within a process.
+pub fn mulmod_bnm1_next_size(n: usize, gmp: usize) -> usize {
+    match internal_on_gpu(n).then(|| gpu::ntt::cyclic_size(gmp)).flatten() {
+        Some(rn) => rn,
+        None => gmp,
+    }
+}
+
+/// GMP's `mpn_get_str` (`s`, `base`, `{up, un}` as GMP takes them): by
+/// divisions a whole level at a time (src/algorithms/radix.rs) where `levels_on_gpu`
+/// says so, else `on_cpu` (GMP's own).
+pub unsafe fn internal_get_str(s: *mut u8, base: c_int, up: *mut mp_limb_t, un: mp_size_t, on_cpu: impl FnOnce() -> size_t) -> size_t {
+    let n = usize::try_from(un).unwrap_or(0);
+    let Some(levels) = radix::levels_on_gpu(n, base) else {
+        return on_cpu();
+    };
+    log!("mpn_get_str {n} limbs base {base}: {} leaves", 1usize << levels);
+    // SAFETY: GMP's contract: {up, un} readable, s holds the digits.
+    let digits = radix::digits(unsafe { std::slice::from_raw_parts(up, n) }, base as u32, levels);
+    let digits = digits.as_slice();
+    unsafe { std::ptr::copy_nonoverlapping(digits.as_ptr(), s, digits.len()) };
+    digits.len()
+}
+
+/// GMP's `mpn_sqrtrem` (`sp`, `rp`, `{np, nn}` as GMP takes them, `rp`
+/// NULL or `np` or apart): where GMP's internal products of `nn` limbs go
+/// to the GPU, by Newton's iteration (src/algorithms/sqrt.rs), else `on_cpu` (GMP's own,
+/// also if the estimate were ever refused).
+pub unsafe fn internal_sqrtrem(sp: *mut mp_limb_t, rp: *mut mp_limb_t, np: *const mp_limb_t, nn: mp_size_t, on_cpu: impl FnOnce() -> mp_size_t) -> mp_size_t {
+    let n = usize::try_from(nn).unwrap_or(0);
+    if n < sqrt::MIN_LIMBS || !gpu_wanted(Op::Sqrt, n) || !internal_on_gpu(n) {
+        return on_cpu();
+    }
+    // SAFETY: GMP's contract: {np, nn} readable, its top limb nonzero.
+    let Some(found) = sqrt::root_and_remainder(unsafe { std::slice::from_raw_parts(np, n) }) else {
+        log!("mpn_sqrtrem {n} limbs: Newton's estimate refused; GMP's root instead");
+        return on_cpu();
+    };
+    let (root, remainder) = (found.root(), found.remainder());
+    // SAFETY: sp holds ceil(nn/2) limbs (root has exactly that many), rp
+    // (when given) nn limbs, and the remainder is at most root + 1 limbs;
+    // np is no longer read. The copies go on threads where they are large
+    // (GMP's result limbs are often fresh memory, its page faults theirs).
+    unsafe {
+        parallel::copy_limbs(std::slice::from_raw_parts_mut(sp, root.len()), root);
+        if rp.is_null() {
+            return mp_size_t::from(!remainder.is_empty());
+        }
+        parallel::copy_limbs(std::slice::from_raw_parts_mut(rp, remainder.len()), remainder);
+    }
+    remainder.len() as mp_size_t
+}
+

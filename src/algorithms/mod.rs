@@ -1,0 +1,26 @@
+//! Algorithms and routing: which engine computes each operation, and the
+//! algorithms cuGMP runs in GMP's place. Limb slices and `mpz_t`s in (as
+//! the ABI hands them down), the engines below called, results stored back.
+//!
+//! | module        | owns                                                                 |
+//! |---------------|----------------------------------------------------------------------|
+//! | [`route`]     | the policy: CUGMP_GPU, the measured thresholds, which engine; a thread's CPU references |
+//! | [`product`]   | every GPU product (counted, checked, faults, fallback to the CPU); GMP's mpn products |
+//! | [`radix`]     | radix conversion a whole level of divisions at a time (GMP's mpn_get_str) |
+//! | [`sqrt`]      | square roots by Newton's iteration (GMP's mpn_sqrtrem)                |
+//! | [`hooks`]     | the targets of the hooks into the embedded GMP                        |
+//! | [`text`]      | mpz_get_str and mpz_set_str                                           |
+//! | [`mpz`]       | the mpz operations cuGMP routes itself (add, sub, mul, shifts, logic) |
+//! | [`self_test`] | `cugmp_self_test`: GPU results against the CPU engine                 |
+//!
+//! Within this layer the order is route, product, then radix and sqrt, then
+//! the rest (tests/layers.rs holds it, from src/lib.rs's table).
+
+pub mod hooks;
+pub mod mpz;
+pub mod product;
+pub mod radix;
+pub mod route;
+pub mod self_test;
+pub mod sqrt;
+pub mod text;

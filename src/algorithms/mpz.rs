@@ -1,0 +1,168 @@
+//! The `mpz` operations cuGMP routes itself: add, sub, mul, shifts, logic
+//! and complement, each on the GPU where the routing sends it and the GPU
+//! completes it, else (or after any GPU failure) by the embedded GMP, which
+//! also serves as the reference under `CUGMP_CHECK`.
+//!
+//! # Safety
+//! Every `pub unsafe fn` here takes its pointers as GMP's function of the
+//! same name takes them: initialised `mpz_t`s and the overlaps GMP allows.
+//! That one contract is stated here, not per function.
+#![allow(clippy::missing_safety_doc)]
+
+use super::product::{inject_product_fault, product_into};
+use super::route::{cpu_reference, product_route, route};
+use crate::config::{self, log};
+use crate::gmp::mpz::{self, Int};
+use crate::gmp::{self, embedded, mp_bitcnt_t, mp_limb_t, mp_size_t, mpz_ptr, mpz_srcptr};
+use crate::gpu::linear::{Logic, Owned, Shift, Signed};
+use crate::gpu::{self, Gpu};
+use crate::stats::{self, Op};
+use libc::c_int;
+
+/// The operand of an `mpz` function as the GPU engine takes it.
+unsafe fn signed<'a>(x: mpz_srcptr) -> Signed<'a> {
+    unsafe { Signed { negative: gmp::negative(x), magnitude: gmp::limbs(x) } }
+}
+
+/// Run one `mpz` operation: on the GPU when `route` sends it there and the
+/// GPU completes it, else (or after any GPU failure) with `cpu_op`, the
+/// embedded GMP's function. `cpu_op` also serves as the reference for
+/// `CUGMP_CHECK`. Returns after `r` holds the result.
+unsafe fn mpz_op(
+    op: Op,
+    what: &str,
+    limbs: usize,
+    gpu_capable: bool,
+    r: mpz_ptr,
+    gpu_op: impl FnOnce(&Gpu) -> Result<Owned, gpu::GpuError>,
+    cpu_op: impl Fn(mpz_ptr),
+) {
+    if let Some(g) = route(op, limbs, gpu_capable) {
+        stats::gpu_attempt_starts();
+        let start = std::time::Instant::now();
+        match gpu_op(g) {
+            Ok(result) => {
+                stats::gpu_call(op, start.elapsed());
+                if config::get().check {
+                    // Before storing: `r` may be an operand.
+                    check_against_cpu(what, &result.magnitude, result.negative, &cpu_op);
+                }
+                unsafe { mpz::store(r, &result.magnitude, result.negative) };
+                return;
+            }
+            Err(e) => {
+                stats::fallback(op, e.fallback());
+                log!("{what}: GPU failed ({e}); finishing on the CPU");
+            }
+        }
+    }
+    cpu_op(r)
+}
+
+fn longer(a: mpz_srcptr, b: mpz_srcptr) -> usize {
+    unsafe { gmp::limbs(a).len().max(gmp::limbs(b).len()) }
+}
+
+fn shorter(a: mpz_srcptr, b: mpz_srcptr) -> usize {
+    unsafe { gmp::limbs(a).len().min(gmp::limbs(b).len()) }
+}
+
+pub unsafe fn add(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
+    unsafe {
+        let (sa, sb) = (signed(a), signed(b));
+        mpz_op(Op::Add, "mpz_add", shorter(a, b), true, r, |g| g.add(sa, sb), |t| embedded::mpz_add(t, a, b))
+    }
+}
+
+pub unsafe fn sub(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
+    unsafe {
+        let (sa, sb) = (signed(a), signed(b));
+        let minus_b = Signed { negative: !sb.negative, magnitude: sb.magnitude };
+        mpz_op(Op::Sub, "mpz_sub", shorter(a, b), true, r, |g| g.add(sa, minus_b), |t| embedded::mpz_sub(t, a, b))
+    }
+}
+
+pub unsafe fn mul(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
+    unsafe {
+        let (sa, sb) = (signed(a), signed(b));
+        let (la, lb) = (sa.magnitude, sb.magnitude);
+        let negative = sa.negative != sb.negative;
+        if !std::ptr::eq(r, a) && !std::ptr::eq(r, b) && !la.is_empty() && !lb.is_empty() {
+            // r is neither operand: the product comes from the device
+            // straight into r's limbs, and a GPU failure leaves the operands
+            // intact for the CPU.
+            let (long, short) = if la.len() >= lb.len() { (la, lb) } else { (lb, la) };
+            let n = long.len() + short.len();
+            let on_gpu = product_route(Op::Mul, long.len(), short.len()).is_some_and(|g| {
+                if ((*r)._mp_alloc as usize) < n {
+                    embedded::mpz_realloc(r, n as mp_size_t);
+                }
+                let out = std::slice::from_raw_parts_mut((*r)._mp_d, n);
+                if !product_into(g, Op::Mul, "mpz_mul", (long.as_ptr(), long.len()), (short.as_ptr(), short.len()), out) {
+                    return false;
+                }
+                let size = n - out.iter().rev().take_while(|&&l| l == 0).count();
+                // size <= n <= _mp_alloc <= INT_MAX.
+                (*r)._mp_size = if negative { -(size as c_int) } else { size as c_int };
+                true
+            });
+            if !on_gpu {
+                embedded::mpz_mul(r, a, b);
+            }
+            inject_product_fault((*r)._mp_d, gmp::limbs(r).len());
+            return;
+        }
+        // Same limbs (a == b) square: Gpu::mul takes one transform.
+        let gpu_op = |g: &Gpu| g.mul(la, lb).map(|p| Owned::new(negative, p));
+        mpz_op(Op::Mul, "mpz_mul", la.len().min(lb.len()), !la.is_empty() && !lb.is_empty(), r, gpu_op, |t| embedded::mpz_mul(t, a, b));
+        inject_product_fault((*r)._mp_d, gmp::limbs(r).len());
+    }
+}
+
+pub unsafe fn shift(kind: Shift, r: mpz_ptr, a: mpz_srcptr, bits: mp_bitcnt_t) {
+    unsafe {
+        let sa = signed(a);
+        let (what, cpu_op): (&str, unsafe extern "C" fn(mpz_ptr, mpz_srcptr, mp_bitcnt_t)) = match kind {
+            Shift::Left => ("mpz_mul_2exp", embedded::mpz_mul_2exp),
+            Shift::RightTrunc => ("mpz_tdiv_q_2exp", embedded::mpz_tdiv_q_2exp),
+            Shift::RightFloor => ("mpz_fdiv_q_2exp", embedded::mpz_fdiv_q_2exp),
+            Shift::RightCeil => ("mpz_cdiv_q_2exp", embedded::mpz_cdiv_q_2exp),
+        };
+        mpz_op(Op::Shift, what, sa.magnitude.len(), true, r, |g| g.shift(kind, sa, bits), |t| cpu_op(t, a, bits))
+    }
+}
+
+pub unsafe fn logic(kind: Logic, r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
+    unsafe {
+        let (sa, sb) = (signed(a), signed(b));
+        let (op, what, cpu_op): (Op, &str, unsafe extern "C" fn(mpz_ptr, mpz_srcptr, mpz_srcptr)) = match kind {
+            Logic::And => (Op::And, "mpz_and", embedded::mpz_and),
+            Logic::Ior => (Op::Ior, "mpz_ior", embedded::mpz_ior),
+            Logic::Xor => (Op::Xor, "mpz_xor", embedded::mpz_xor),
+        };
+        mpz_op(op, what, longer(a, b), true, r, |g| g.logic(kind, sa, sb), |t| cpu_op(t, a, b))
+    }
+}
+
+pub unsafe fn com(r: mpz_ptr, a: mpz_srcptr) {
+    unsafe {
+        let sa = signed(a);
+        mpz_op(Op::Com, "mpz_com", sa.magnitude.len(), true, r, |g| g.com(sa), |t| embedded::mpz_com(t, a))
+    }
+}
+
+/// `CUGMP_CHECK=1`: compute the same operation with the CPU engine into a
+/// temporary and abort with a clear message if the GPU's result differs.
+fn check_against_cpu(what: &str, magnitude: &[mp_limb_t], negative: bool, reference: &dyn Fn(mpz_ptr)) {
+    let mut n = magnitude.len();
+    while n > 0 && magnitude[n - 1] == 0 {
+        n -= 1;
+    }
+    let mut t = Int::new();
+    cpu_reference(|| reference(t.m()));
+    if !t.equals(&magnitude[..n], negative) {
+        eprintln!("cugmp: CUGMP_CHECK: the GPU's {what} of {n} limbs differs from the CPU engine's; aborting");
+        std::process::abort();
+    }
+}
+

@@ -1,0 +1,135 @@
+//! Products: the one place a product goes to the GPU (counted, checked
+//! against the CPU under `CUGMP_CHECK`, its failures finished on the CPU,
+//! corrupted under `CUGMP_FAULT=mul`), for GMP's `mpn_mul`, `mpn_mul_n` and
+//! `mpn_sqr`, for `mpz_mul` (src/algorithms/mpz.rs), for GMP's internal
+//! products through the hooks (src/algorithms/hooks.rs), and for cuGMP's own
+//! algorithms in GMP's place ([`own_product`]: radix conversion, square
+//! roots).
+//!
+//! # Safety
+//! Every `pub unsafe fn` here takes its pointers as GMP's function of the
+//! same name takes them: limb arrays of the sizes given, and the overlaps
+//! GMP allows. That one contract is stated here, not per function.
+#![allow(clippy::missing_safety_doc)]
+
+use super::route::{cpu_reference, product_route, route_at};
+use crate::config::{self, log, Fault};
+use crate::cpu;
+use crate::gmp::{embedded, mp_limb_t, mp_size_t};
+use crate::gpu::{Gpu, GpuError};
+use crate::stats::{self, Op};
+
+/// `CUGMP_FAULT=mul`: corrupt one bit of a product so the tests can prove they
+/// catch a wrong result.
+pub unsafe fn inject_product_fault(low_limb: *mut mp_limb_t, limbs: usize) {
+    if limbs > 0 && config::get().fault == Some(Fault::Mul) {
+        // SAFETY: callers pass the product's own first limb with limbs >= 1.
+        unsafe { *low_limb ^= 1 };
+    }
+}
+
+/// `out = {up, un} * {vp, vn}` (`out` of un + vn limbs, `un >= vn >= 1`, not
+/// overlapping the operands) on the GPU when `op` is routed there; false if
+/// the CPU must do it (`out` then holds anything).
+pub unsafe fn product_on_gpu(op: Op, up: *const mp_limb_t, un: usize, vp: *const mp_limb_t, vn: usize, what: &str, out: &mut [mp_limb_t]) -> bool {
+    product_route(op, un, vn).is_some_and(|g| unsafe { product_into(g, op, what, (up, un), (vp, vn), out) })
+}
+
+/// `out = {up, un} * {vp, vn}` on `g` (`out` of un + vn limbs, as
+/// `product_with` takes the operands): false after a GPU failure (`out`
+/// then holds anything).
+pub unsafe fn product_into(g: &Gpu, op: Op, what: &str, u: (*const mp_limb_t, usize), v: (*const mp_limb_t, usize), out: &mut [mp_limb_t]) -> bool {
+    unsafe { product_with(op, what, u, v, None, |u, v| g.mul_into(u, v, out).map(|()| out)) }.is_some()
+}
+
+/// `{up, un} * {vp, vn}` (`un >= vn`), or with `modulus` Some(rn) that
+/// product mod B^rn - 1 in min(rn, un + vn) limbs as GMP's mulmod_bnm1
+/// gives it, by `compute` (a call of the GPU the product was routed to,
+/// given the operands; the same limbs twice square), counted and, under
+/// CUGMP_CHECK, checked against the CPU; None after a GPU failure, which is
+/// counted and logged.
+pub unsafe fn product_with<P: AsRef<[mp_limb_t]>>(
+    op: Op,
+    what: &str,
+    (up, un): (*const mp_limb_t, usize),
+    (vp, vn): (*const mp_limb_t, usize),
+    modulus: Option<usize>,
+    compute: impl FnOnce(&[mp_limb_t], &[mp_limb_t]) -> Result<P, GpuError>,
+) -> Option<P> {
+    let (u, v) = unsafe { (std::slice::from_raw_parts(up, un), std::slice::from_raw_parts(vp, vn)) };
+    stats::gpu_attempt_starts();
+    let start = std::time::Instant::now();
+    match compute(u, v) {
+        Ok(product) => {
+            stats::gpu_call(op, start.elapsed());
+            if config::get().check {
+                let want = cpu_reference(|| cpu::product(u, v, modulus));
+                if want != product.as_ref() {
+                    eprintln!("cugmp: CUGMP_CHECK: the GPU's {what} of {un}x{vn} limbs differs from the CPU engine's; aborting");
+                    std::process::abort();
+                }
+            }
+            Some(product)
+        }
+        Err(e) => {
+            stats::fallback(op, e.fallback());
+            log!("{what}: GPU failed ({e}); finishing on the CPU");
+            None
+        }
+    }
+}
+
+/// `{rp, un+vn} = {up, un} * {vp, vn}` on the GPU when routed there; false if
+/// the CPU must do it. `rp` may not overlap the operands (GMP's rule for mpn_mul).
+unsafe fn mpn_product_on_gpu(rp: *mut mp_limb_t, up: *const mp_limb_t, un: usize, vp: *const mp_limb_t, vn: usize, what: &str) -> bool {
+    let out = unsafe { std::slice::from_raw_parts_mut(rp, un + vn) };
+    unsafe { product_on_gpu(Op::Mul, up, un, vp, vn, what, out) }
+}
+
+/// `out = a * b` (`out` of a.len() + b.len() limbs, both non-empty, none
+/// overlapping; the same slice twice squares) for cuGMP's own algorithms in
+/// GMP's place (radix conversion, src/algorithms/radix.rs, whose products each stand
+/// for a whole level's small ones laid side by side; square roots,
+/// src/algorithms/sqrt.rs): routed as GMP's internal products by the longer operand's
+/// size (its work), on the GPU there and else, or after a GPU failure,
+/// GMP's `mpn_mul`. `what` names it in the log.
+pub fn own_product(out: &mut [mp_limb_t], a: &[mp_limb_t], b: &[mp_limb_t], what: &str) {
+    let (u, v) = if a.len() >= b.len() { (a, b) } else { (b, a) };
+    assert!(!v.is_empty() && out.len() == u.len() + v.len(), "{what}: {} x {} limbs into {}", u.len(), v.len(), out.len());
+    // SAFETY: u and v are slices of the lengths given.
+    let done = route_at(Op::Internal, u.len(), true).is_some_and(|g| unsafe { product_into(g, Op::Internal, what, (u.as_ptr(), u.len()), (v.as_ptr(), v.len()), &mut *out) });
+    if !done {
+        cpu::mul(out, u, v);
+    }
+    // SAFETY: out's own first limb, out non-empty.
+    unsafe { inject_product_fault(out.as_mut_ptr(), out.len()) };
+}
+
+pub unsafe fn mpn_mul(rp: *mut mp_limb_t, up: *const mp_limb_t, un: mp_size_t, vp: *const mp_limb_t, vn: mp_size_t) -> mp_limb_t {
+    unsafe {
+        if !mpn_product_on_gpu(rp, up, un as usize, vp, vn as usize, "mpn_mul") {
+            embedded::mpn_mul(rp, up, un, vp, vn);
+        }
+        inject_product_fault(rp, (un + vn) as usize);
+        *rp.add((un + vn) as usize - 1)
+    }
+}
+
+pub unsafe fn mpn_mul_n(rp: *mut mp_limb_t, up: *const mp_limb_t, vp: *const mp_limb_t, n: mp_size_t) {
+    unsafe {
+        if !mpn_product_on_gpu(rp, up, n as usize, vp, n as usize, "mpn_mul_n") {
+            embedded::mpn_mul_n(rp, up, vp, n);
+        }
+        inject_product_fault(rp, 2 * n as usize);
+    }
+}
+
+pub unsafe fn mpn_sqr(rp: *mut mp_limb_t, up: *const mp_limb_t, n: mp_size_t) {
+    unsafe {
+        if !mpn_product_on_gpu(rp, up, n as usize, up, n as usize, "mpn_sqr") {
+            embedded::mpn_sqr(rp, up, n);
+        }
+        inject_product_fault(rp, 2 * n as usize);
+    }
+}
+

@@ -1,0 +1,153 @@
+//! The routing policy: from an operation, its operands' size, `CUGMP_GPU`
+//! and the measured thresholds, which engine computes it. Sizes in, an
+//! engine out: nothing here computes, copies or counts bytes.
+//!
+//! GMP's own algorithms make their products through the hooks; a thread
+//! that computes a CPU reference under `CUGMP_CHECK` holds those on its CPU
+//! (`cpu_reference`).
+
+use crate::config::{self, log, GpuMode};
+use crate::gmp::embedded;
+use crate::gpu::{self, Gpu};
+use crate::stats::{self, Op};
+
+/// Operand size (limbs) from which `CUGMP_GPU=auto` sends `op` to the GPU, or
+/// None where the GPU has not yet been measured to beat GMP on the ABI path
+/// (operands in host memory). Every entry must come from a measurement on the
+/// GPU machine, recorded in RESULTS.md.
+pub fn auto_threshold(op: Op) -> Option<usize> {
+    match op {
+        // Products, on the shorter operand's size. Measured on an H200 against
+        // GMP 6.3 on its host (RESULTS.md, 2026-11-21, fourth session,
+        // `cargo bench --bench speedup -- --only mul`): n x n at 1024 limbs
+        // the GPU is 1.58x faster end to end, at 256 limbs 4x slower.
+        // Unbalanced products with a short side below this stay on GMP,
+        // whose cost there is small.
+        Op::Mul => Some(1024),
+        // GMP's internal products (division, roots, radix conversion).
+        // Third session, with the old NTT (one launch per radix-2 stage),
+        // mpz_get_str of 10^4 limbs lost 4% with these on the GPU from 4096
+        // limbs; with this session's engine products of 1024 limbs and up
+        // are faster on the GPU. 2048 leaves GMP's smallest FFT-range
+        // products on the CPU; the hooks rows in RESULTS.md (fourth session)
+        // were measured with this value.
+        Op::Internal => Some(2048),
+        // Radix conversion by whole-level divisions (src/radix.rs), from its
+        // number's size: on an H200 (RESULTS.md, thirteenth session) 0.99x
+        // to 1.0x GMP at 2000 limbs, 1.1x to 1.3x at 5000, 2.8x at 10^4.
+        // Below, GMP's own conversion (its products reach the GPU from
+        // Internal's threshold, as everywhere).
+        Op::GetStr => Some(4096),
+        // Square roots by Newton's iteration (src/sqrt.rs), from the
+        // operand's size (they also need GMP's internal products on the
+        // GPU: Internal's threshold). On an H200 (RESULTS.md, fourteenth
+        // session) against GMP's root with GPU products: 6000 limbs 1.38
+        // to 2.12 ms against 1.29 to 1.32, 10^4 limbs 1.50 to 2.18 against
+        // 3.00 to 3.08; 8192 lies between.
+        Op::Sqrt => Some(8192),
+        // Add and sub, on the shorter operand's size (a sum with a short
+        // operand, x += 1 on a long x, is cheap for GMP and would cost the GPU
+        // every limb twice over PCIe). O(n) work on O(n) bytes that cross
+        // PCIe both ways: with the threaded pinned copies (src/gpu/staging.rs)
+        // the H200 took 0.83x GMP's time for an n x n add at 10^8 limbs,
+        // 0.93x at 10^7 (within the run-to-run noise there) and 2.3x at 10^6
+        // (RESULTS.md, fourth session): only from 10^8.
+        Op::Add | Op::Sub => Some(100_000_000),
+        // Shifts and logic: no faster than GMP end to end at any size
+        // measured (0.99x at 10^8 limbs): CPU.
+        _ => None,
+    }
+}
+
+/// Under `CUGMP_GPU=force`, the smallest of GMP's internal products (shorter
+/// operand, limbs) sent to the GPU.
+const FORCE_INTERNAL_MIN: usize = 64;
+
+/// Whether `CUGMP_GPU` and the thresholds send `op` on `limbs` limbs to the
+/// GPU (when there is one): from a size up, never down again.
+pub fn gpu_wanted(op: Op, limbs: usize) -> bool {
+    let cfg = config::get();
+    match cfg.gpu {
+        GpuMode::Off => false,
+        // GMP's own algorithms make a great many small products (its
+        // mulmod_bnm1 recursion bottoms out near 16 limbs): under force
+        // those from FORCE_INTERNAL_MIN limbs go to the GPU, which keeps
+        // GMP's test suite under force within its time.
+        GpuMode::Force if op == Op::Internal => limbs >= FORCE_INTERNAL_MIN.max(cfg.force_min_limbs),
+        GpuMode::Force => limbs >= cfg.force_min_limbs,
+        GpuMode::Auto => auto_threshold(op).is_some_and(|t| limbs >= t),
+    }
+}
+
+/// The GPU when `op` on operands of `limbs` limbs runs there; None for the
+/// CPU engine (counted as a CPU call). `gpu_capable` says whether the GPU
+/// engine implements this case at all.
+pub fn route(op: Op, limbs: usize, gpu_capable: bool) -> Option<&'static Gpu> {
+    let wants_gpu = gpu_capable && gpu_wanted(op, limbs);
+    let chosen = if wants_gpu { gpu::get() } else { None };
+    if chosen.is_none() {
+        stats::cpu_call(op);
+    }
+    log!("{} {} limbs -> {}", op.name(), limbs, if chosen.is_some() { "gpu" } else { "cpu" });
+    chosen
+}
+
+/// The GPU when `op` routed by `limbs` goes there (`route`, and GMP's
+/// internal work only where this thread does not hold it on the CPU).
+pub fn route_at(op: Op, limbs: usize, gpu_capable: bool) -> Option<&'static Gpu> {
+    if op == Op::Internal && internal_held_on_cpu() {
+        return None;
+    }
+    route(op, limbs, gpu_capable)
+}
+
+/// The GPU when a product of un x vn limbs goes there.
+pub fn product_route(op: Op, un: usize, vn: usize) -> Option<&'static Gpu> {
+    route_at(op, un.min(vn), un > 0 && vn > 0)
+}
+
+thread_local! {
+    /// Whether this thread computes a CPU reference (`CUGMP_CHECK`): GMP's
+    /// internal products then stay on the CPU, so that the reference is
+    /// GMP's alone, never the GPU checked against itself.
+    static CPU_REFERENCE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Run `f` as a CPU reference computation: every internal product on the
+/// CPU; restored after, also when `f` unwinds.
+pub fn cpu_reference<T>(f: impl FnOnce() -> T) -> T {
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            CPU_REFERENCE.with(|c| c.set(self.0));
+        }
+    }
+    let _restore = Restore(CPU_REFERENCE.with(|c| c.replace(true)));
+    f()
+}
+
+/// Whether this thread keeps GMP's internal work on the CPU (it computes a
+/// CPU reference).
+pub fn internal_held_on_cpu() -> bool {
+    CPU_REFERENCE.with(|c| c.get())
+}
+
+/// Whether GMP's own work on `limbs` limbs (its internal products, and what
+/// is sized or split for them) goes to the GPU: wanted at that size, a GPU
+/// in use, and not held on this thread's CPU.
+pub fn internal_on_gpu(limbs: usize) -> bool {
+    !internal_held_on_cpu() && gpu_wanted(Op::Internal, limbs) && gpu::get().is_some()
+}
+
+/// Whether GMP's allocation functions are still its own (thread safe), not a
+/// program's (`mp_set_memory_functions`), which GMP calls only from the
+/// thread that called it: GMP's code may then run on other threads.
+pub fn gmp_allocates_by_default() -> bool {
+    // SAFETY: reads of GMP's function pointers, set only by the program's
+    // mp_set_memory_functions.
+    unsafe {
+        embedded::__gmp_allocate_func as *const () == embedded::gmp_default_allocate as *const ()
+            && embedded::__gmp_reallocate_func as *const () == embedded::gmp_default_reallocate as *const ()
+            && embedded::__gmp_free_func as *const () == embedded::gmp_default_free as *const ()
+    }
+}

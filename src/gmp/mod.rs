@@ -1,0 +1,59 @@
+//! The ground floor: GMP's C types as the library lays them out, access to
+//! an `mpz_t`'s limbs, the storage helpers that allocate and store them as
+//! GMP does ([`mpz`]), and the embedded GMP's renamed entry points
+//! ([`embedded`]).
+//!
+//! It imports nothing of the crate but the leaves (`parallel`, for the
+//! threaded store of large results). Every layer above may use it.
+
+#![allow(non_camel_case_types, non_snake_case)]
+
+pub mod embedded;
+pub mod mpz;
+
+use libc::{c_int, c_long, c_ulong};
+
+pub type mp_limb_t = c_ulong;
+pub type mp_size_t = c_long;
+pub type mp_bitcnt_t = c_ulong;
+
+/// GMP's integer: `{int _mp_alloc; int _mp_size; mp_limb_t *_mp_d}`.
+/// `|_mp_size|` limbs are in use, the sign of `_mp_size` is the number's, and
+/// `_mp_d` is never NULL (fresh variables point at a shared read-only limb
+/// with `_mp_alloc == 0`).
+#[repr(C)]
+pub struct __mpz_struct {
+    pub _mp_alloc: c_int,
+    pub _mp_size: c_int,
+    pub _mp_d: *mut mp_limb_t,
+}
+
+pub type mpz_ptr = *mut __mpz_struct;
+pub type mpz_srcptr = *const __mpz_struct;
+
+/// Limbs of `x` in use (magnitude only).
+///
+/// # Safety
+/// `x` must point at an initialised `mpz_t` that outlives the slice.
+pub unsafe fn limbs<'a>(x: mpz_srcptr) -> &'a [mp_limb_t] {
+    unsafe {
+        let n = (*x)._mp_size.unsigned_abs() as usize;
+        std::slice::from_raw_parts((*x)._mp_d, n)
+    }
+}
+
+/// `x`'s `_mp_size`: its limb count, negative for a negative number.
+///
+/// # Safety
+/// `x` must point at an initialised `mpz_t`.
+pub unsafe fn size(x: mpz_srcptr) -> c_int {
+    unsafe { (*x)._mp_size }
+}
+
+/// Whether `x` is negative.
+///
+/// # Safety
+/// `x` must point at an initialised `mpz_t`.
+pub unsafe fn negative(x: mpz_srcptr) -> bool {
+    unsafe { size(x) < 0 }
+}

@@ -1,0 +1,140 @@
+//! `mpz_t` storage as GMP 6.3 manages it: fresh variables share a read-only
+//! dummy limb, clearing frees only what was allocated, limbs are allocated
+//! and grown through GMP's memory functions (so `mp_set_memory_functions`
+//! is honoured and the overflow checks are GMP's). And [`Int`], an `mpz_t`
+//! owned by Rust code, cleared on drop.
+
+use super::{__mpz_struct, embedded, limbs, mp_bitcnt_t, mp_limb_t, mp_size_t, mpz_ptr, mpz_srcptr};
+use libc::c_int;
+use std::mem::MaybeUninit;
+
+/// What a fresh `mpz_t` points at (GMP 6.3 does the same): reading it gives
+/// zero limbs in use; `_mp_alloc == 0` makes every writer reallocate first.
+static DUMMY_LIMB: mp_limb_t = 0xc1a0;
+
+/// `mpz_init`: zero, no limbs allocated.
+///
+/// # Safety
+/// `x` must be valid for writing an `mpz_t`.
+pub unsafe fn init(x: mpz_ptr) {
+    unsafe {
+        (*x)._mp_alloc = 0;
+        (*x)._mp_size = 0;
+        (*x)._mp_d = &DUMMY_LIMB as *const mp_limb_t as *mut mp_limb_t;
+    }
+}
+
+/// `mpz_init2`: zero, with room for `bits` bits.
+///
+/// # Safety
+/// `x` must be valid for writing an `mpz_t`.
+pub unsafe fn init2(x: mpz_ptr, bits: mp_bitcnt_t) {
+    // GMP: one limb for 0 bits, else ceil(bits / 64); beyond INT_MAX limbs
+    // the _mp_alloc field overflows, which GMP reports and aborts on.
+    let count = 1 + (bits - (bits != 0) as mp_bitcnt_t) / 64;
+    if count > c_int::MAX as mp_bitcnt_t {
+        unsafe { embedded::overflow_in_mpz() };
+    }
+    let bytes = count as usize * std::mem::size_of::<mp_limb_t>();
+    unsafe {
+        (*x)._mp_d = (embedded::__gmp_allocate_func)(bytes) as *mut mp_limb_t;
+        (*x)._mp_alloc = count as c_int;
+        (*x)._mp_size = 0;
+    }
+}
+
+/// `mpz_clear`: frees what was allocated (nothing for a fresh variable).
+///
+/// # Safety
+/// `x` must be an initialised `mpz_t`, not used again before another init.
+pub unsafe fn clear(x: mpz_ptr) {
+    unsafe {
+        let alloc = (*x)._mp_alloc;
+        if alloc != 0 {
+            let bytes = alloc as usize * std::mem::size_of::<mp_limb_t>();
+            (embedded::__gmp_free_func)((*x)._mp_d as *mut libc::c_void, bytes);
+        }
+    }
+}
+
+/// Store a magnitude (high zero limbs allowed: they are stripped) and a sign
+/// in `r`, growing it through GMP's reallocation. Large magnitudes are
+/// copied on several threads (`parallel::copy_limbs`).
+///
+/// # Safety
+/// `r` must be an initialised `mpz_t`; `magnitude` must not alias `r`'s limbs.
+pub unsafe fn store(r: mpz_ptr, magnitude: &[mp_limb_t], negative: bool) {
+    let mut n = magnitude.len();
+    while n > 0 && magnitude[n - 1] == 0 {
+        n -= 1;
+    }
+    unsafe {
+        if ((*r)._mp_alloc as usize) < n {
+            embedded::mpz_realloc(r, n as mp_size_t);
+        }
+        crate::parallel::copy_limbs(std::slice::from_raw_parts_mut((*r)._mp_d, n), &magnitude[..n]);
+        // n <= _mp_alloc <= INT_MAX after the reallocation above.
+        (*r)._mp_size = if negative { -(n as c_int) } else { n as c_int };
+    }
+}
+
+/// A GMP integer owned here: initialised and cleared through the embedded
+/// GMP (so a program's memory functions are honoured).
+pub struct Int(pub __mpz_struct);
+
+impl Drop for Int {
+    fn drop(&mut self) {
+        // SAFETY: initialised in Int::new, cleared once.
+        unsafe { embedded::mpz_clear(&mut self.0) };
+    }
+}
+
+impl Default for Int {
+    fn default() -> Int {
+        Int::new()
+    }
+}
+
+impl Int {
+    /// Zero.
+    pub fn new() -> Int {
+        let mut z = MaybeUninit::<__mpz_struct>::uninit();
+        // SAFETY: mpz_init initialises the whole struct.
+        unsafe {
+            embedded::mpz_init(z.as_mut_ptr());
+            Int(z.assume_init())
+        }
+    }
+
+    pub fn p(&self) -> mpz_srcptr {
+        &self.0
+    }
+
+    pub fn m(&mut self) -> mpz_ptr {
+        &mut self.0
+    }
+
+    /// -1, 0 or 1.
+    pub fn sign(&self) -> c_int {
+        self.0._mp_size.signum()
+    }
+
+    /// The magnitude's limbs in use.
+    pub fn limbs(&self) -> &[mp_limb_t] {
+        // SAFETY: self is an initialised mpz_t.
+        unsafe { limbs(self.p()) }
+    }
+
+    /// Whether this is `magnitude` (no high zero limbs) with that sign.
+    pub fn equals(&self, magnitude: &[mp_limb_t], negative: bool) -> bool {
+        self.limbs() == magnitude && (self.sign() < 0) == (negative && !magnitude.is_empty())
+    }
+}
+
+/// A read-only mpz_t over `limbs` (top limb nonzero, fewer than 2^31):
+/// GMP reads it and never writes or frees it.
+pub fn view(limbs: &[mp_limb_t]) -> __mpz_struct {
+    debug_assert!(limbs.last() != Some(&0));
+    let count = limbs.len() as c_int;
+    __mpz_struct { _mp_alloc: count, _mp_size: count, _mp_d: limbs.as_ptr() as *mut mp_limb_t }
+}

@@ -1,0 +1,300 @@
+//! The driver and the context: the process's one [`Gpu`] (context, module
+//! of kernels, streams), opened once by [`get`]; the errors every GPU
+//! operation returns; the claims on device memory against
+//! `CUGMP_GPU_MEM_LIMIT`; the fault switches; launch geometry.
+//!
+//! [`get`] returns None, silently unless `CUGMP_LOG=1`, when the GPU is
+//! off, the library was built without kernels, libcuda is absent, there is
+//! no device, or anything in initialisation fails.
+
+use super::{linear, ntt, staging};
+use crate::config::{self, log, Fault, GpuMode};
+use crate::stats::Fallback;
+use std::fmt;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use cudarc::driver::{CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr, DriverError, LaunchConfig};
+
+/// The kernels, compiled by build.rs from `cuda/*.cu` into one fatbin.
+#[cfg(cugmp_kernels)]
+static FATBIN: &[u8] = include_bytes!(env!("CUGMP_FATBIN"));
+
+/// Whether this build carries kernels at all.
+pub const KERNELS_COMPILED: bool = cfg!(cugmp_kernels);
+
+#[derive(Debug)]
+pub enum GpuError {
+    Driver(DriverError),
+    /// `CUGMP_FAULT` asked for this failure.
+    Injected(&'static str),
+    /// cudarc panicked; caught so the operation can finish on the CPU.
+    Panic,
+    /// Beyond the exactness bound or the device memory free now.
+    TooLarge,
+    /// A copy thread could not be started.
+    Thread,
+}
+
+impl fmt::Display for GpuError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GpuError::Driver(e) => write!(f, "CUDA error: {e:?}"),
+            GpuError::Injected(what) => write!(f, "injected fault {what}"),
+            GpuError::Panic => write!(f, "panic in the CUDA bindings"),
+            GpuError::TooLarge => write!(f, "operands too large for the device"),
+            GpuError::Thread => write!(f, "no copy thread could be started"),
+        }
+    }
+}
+
+impl GpuError {
+    /// The reason `CUGMP_STATS` counts this failure under.
+    pub fn fallback(&self) -> Fallback {
+        match self {
+            GpuError::Driver(_) => Fallback::Driver,
+            GpuError::Injected(_) => Fallback::Injected,
+            GpuError::Panic => Fallback::Panic,
+            GpuError::TooLarge => Fallback::TooLarge,
+            GpuError::Thread => Fallback::Thread,
+        }
+    }
+}
+
+impl From<DriverError> for GpuError {
+    fn from(e: DriverError) -> Self {
+        GpuError::Driver(e)
+    }
+}
+
+/// The element-wise kernels' geometry (ELEMENTWISE_THREADS, ELEMENTWISE_BLOCK
+/// in cuda/cugmp.cuh): threads a block, limbs a block.
+const ELEMENTWISE_THREADS: u32 = 256;
+const ELEMENTWISE_BLOCK: usize = 4 * ELEMENTWISE_THREADS as usize;
+
+pub(super) struct Kernels {
+    pub(super) add: CudaFunction,
+    pub(super) sub: CudaFunction,
+    pub(super) shl: CudaFunction,
+    pub(super) shr: CudaFunction,
+    pub(super) any_low_bits: CudaFunction,
+    pub(super) bitwise: CudaFunction,
+    pub(super) ntt_tables: CudaFunction,
+    pub(super) ntt_pass: CudaFunction,
+    pub(super) ntt_radix3: CudaFunction,
+    pub(super) ntt_combine: CudaFunction,
+}
+
+pub struct Gpu {
+    pub name: String,
+    pub total_mem: usize,
+    pub compute_capability: (i32, i32),
+    pub multiprocessors: u32,
+    pub(super) ctx: Arc<CudaContext>,
+    pub(super) kernels: Kernels,
+    /// One stream for now: operations are serialised on it.
+    stream: Mutex<Arc<CudaStream>>,
+    /// A second stream for uploads that overlap the main stream's kernels
+    /// (src/gpu/ntt/product.rs, `forward_second`); None if it could not be made.
+    pub(super) upload: Option<Arc<CudaStream>>,
+    /// The add/sub kernels' scan state (cuda/linear.cu), kept across calls.
+    pub(super) scan: Mutex<linear::ScanState>,
+    /// The NTT's twiddle tables, one per transform length used so far.
+    pub(super) tables: ntt::Tables,
+    /// Pinned host slots for large copies (src/gpu/staging.rs).
+    pub(super) staging: staging::Staging,
+}
+
+/// The process's GPU engine, or None (see the module doc).
+pub fn get() -> Option<&'static Gpu> {
+    static GPU: OnceLock<Option<Gpu>> = OnceLock::new();
+    static OWNER: OnceLock<u32> = OnceLock::new();
+    let gpu = GPU.get_or_init(init).as_ref()?;
+    // A CUDA context does not survive fork(): a child process (whose pid
+    // differs from the one that opened the device) computes on the CPU engine.
+    if *OWNER.get_or_init(std::process::id) != std::process::id() {
+        log!("forked child: the parent's CUDA context is unusable here; CPU engine only");
+        return None;
+    }
+    Some(gpu)
+}
+
+/// Device bytes cuGMP's operations hold now, against `CUGMP_GPU_MEM_LIMIT`.
+static RESERVED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// A claim on `bytes` of the device memory cuGMP may use, released on drop.
+pub struct Reservation(usize);
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        RESERVED.fetch_sub(self.0, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// Claim `bytes` for one operation: TooLarge (the CPU takes the operation)
+/// when that would take cuGMP past `CUGMP_GPU_MEM_LIMIT`. Whether the device
+/// has the memory is the allocator's answer; a failure there falls back too.
+pub fn reserve(bytes: usize) -> Result<Reservation, GpuError> {
+    use std::sync::atomic::Ordering::Relaxed;
+    let limit = config::get().gpu_mem_limit.unwrap_or(usize::MAX);
+    let before = RESERVED.fetch_add(bytes, Relaxed);
+    if before.saturating_add(bytes) > limit {
+        RESERVED.fetch_sub(bytes, Relaxed);
+        return Err(GpuError::TooLarge);
+    }
+    Ok(Reservation(bytes))
+}
+
+fn init() -> Option<Gpu> {
+    if config::get().gpu == GpuMode::Off {
+        log!("GPU disabled (CUGMP_GPU=off)");
+        return None;
+    }
+    if !KERNELS_COMPILED {
+        log!("built without GPU kernels (no nvcc at build time): CPU engine only");
+        return None;
+    }
+    // cudarc panics on the first driver call when libcuda is missing: ask first.
+    if !unsafe { cudarc::driver::sys::is_culib_present() } {
+        log!("no CUDA driver (libcuda) found: CPU engine only");
+        return None;
+    }
+    match std::panic::catch_unwind(open) {
+        Ok(Ok(gpu)) => {
+            log!(
+                "GPU: {} (compute {}.{}, {} SMs, {} MiB); kernels loaded",
+                gpu.name,
+                gpu.compute_capability.0,
+                gpu.compute_capability.1,
+                gpu.multiprocessors,
+                gpu.total_mem >> 20
+            );
+            Some(gpu)
+        }
+        Ok(Err(e)) => {
+            log!("GPU unavailable ({e}): CPU engine only");
+            None
+        }
+        Err(_) => {
+            log!("GPU unavailable (the CUDA bindings panicked): CPU engine only");
+            None
+        }
+    }
+}
+
+#[cfg(cugmp_kernels)]
+fn fatbin() -> &'static [u8] {
+    FATBIN
+}
+
+#[cfg(not(cugmp_kernels))]
+fn fatbin() -> &'static [u8] {
+    &[]
+}
+
+fn open() -> Result<Gpu, GpuError> {
+    if CudaContext::device_count()? < 1 {
+        return Err(GpuError::Driver(DriverError(cudarc::driver::sys::CUresult::CUDA_ERROR_NO_DEVICE)));
+    }
+    let ctx = CudaContext::new(0)?;
+    let module = ctx.load_module(cudarc::nvrtc::Ptx::from_binary(fatbin().to_vec()))?;
+    let kernels = Kernels {
+        add: module.load_function("cugmp_add")?,
+        sub: module.load_function("cugmp_sub")?,
+        shl: module.load_function("cugmp_shl")?,
+        shr: module.load_function("cugmp_shr")?,
+        any_low_bits: module.load_function("cugmp_any_low_bits")?,
+        bitwise: module.load_function("cugmp_bitwise")?,
+        ntt_tables: module.load_function("cugmp_ntt_tables")?,
+        ntt_pass: module.load_function("cugmp_ntt_pass")?,
+        ntt_radix3: module.load_function("cugmp_ntt_radix3")?,
+        ntt_combine: module.load_function("cugmp_ntt_combine")?,
+    };
+    // cugmp_ntt_pass keeps a tile of 2^14 words in shared memory: past the
+    // 48 KiB a kernel gets without asking.
+    kernels.ntt_pass.set_attribute(cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 4 << ntt::TILE_LOG)?;
+    // A device without stream-ordered pools (cudarc then allocates
+    // synchronously) still computes; it only loses the reuse.
+    if let Err(e) = keep_freed_memory(&ctx, config::get().gpu_pool) {
+        log!("GPU: the allocation pool's release threshold was not set ({e}); freed memory goes back at once");
+    }
+    let sms = ctx.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
+    // cudarc records an event at every use of every buffer once a context
+    // has a second stream, unless told not to: the engine orders its two
+    // streams itself (src/gpu/ntt/product.rs, `Beside`), and a product's launches
+    // stay as cheap as with one stream. SAFETY: no buffer exists yet, so
+    // none was made with tracking on.
+    unsafe { ctx.disable_event_tracking() };
+    let upload = match ctx.new_stream() {
+        Ok(s) => Some(s),
+        Err(e) => {
+            log!("GPU: no upload stream ({e}); uploads go before the transforms");
+            None
+        }
+    };
+    Ok(Gpu {
+        name: ctx.name()?,
+        total_mem: ctx.total_mem()?,
+        compute_capability: ctx.compute_capability()?,
+        multiprocessors: sms.max(1) as u32,
+        stream: Mutex::new(ctx.default_stream()),
+        upload,
+        scan: Mutex::new(linear::ScanState::default()),
+        tables: ntt::Tables::default(),
+        staging: staging::Staging::default(),
+        ctx,
+        kernels,
+    })
+}
+
+/// Let the device's stream-ordered allocator (cudarc allocates with
+/// cuMemAllocAsync) keep up to `bytes` of freed memory for the next
+/// allocation. With the default threshold of 0 every synchronisation hands
+/// it back, and every product maps its buffers afresh.
+fn keep_freed_memory(ctx: &CudaContext, bytes: usize) -> Result<(), GpuError> {
+    use cudarc::driver::sys;
+    let mut pool = std::mem::MaybeUninit::<sys::CUmemoryPool>::uninit();
+    unsafe { sys::cuDeviceGetDefaultMemPool(pool.as_mut_ptr(), ctx.cu_device()) }.result()?;
+    let mut threshold = bytes as u64;
+    let attr = sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD;
+    unsafe { sys::cuMemPoolSetAttribute(pool.assume_init(), attr, (&mut threshold as *mut u64).cast()) }.result()?;
+    Ok(())
+}
+
+/// Run a GPU operation, turning a panic in the bindings into an error.
+pub(super) fn guarded<T>(f: impl FnOnce() -> Result<T, GpuError>) -> Result<T, GpuError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or(Err(GpuError::Panic))
+}
+
+pub(super) fn injected(fault: Fault, what: &'static str) -> Result<(), GpuError> {
+    if config::get().fault == Some(fault) {
+        Err(GpuError::Injected(what))
+    } else {
+        Ok(())
+    }
+}
+
+impl Gpu {
+    /// Launch geometry for a grid-stride kernel over `n` elements.
+    pub(super) fn grid_for(&self, n: usize) -> LaunchConfig {
+        const THREADS: u32 = 256;
+        let blocks = n.div_ceil(THREADS as usize).clamp(1, 32 * self.multiprocessors as usize);
+        LaunchConfig { grid_dim: (blocks as u32, 1, 1), block_dim: (THREADS, 1, 1), shared_mem_bytes: 0 }
+    }
+
+    /// Launch geometry for an element-wise kernel over `n` limbs: one block
+    /// per ELEMENTWISE_BLOCK of them (cuda/cugmp.cuh).
+    pub(super) fn elementwise_grid(&self, n: usize) -> Result<LaunchConfig, GpuError> {
+        let blocks = u32::try_from(n.div_ceil(ELEMENTWISE_BLOCK).max(1)).map_err(|_| GpuError::TooLarge)?;
+        Ok(LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (ELEMENTWISE_THREADS, 1, 1), shared_mem_bytes: 0 })
+    }
+
+    pub(super) fn stream(&self) -> Arc<CudaStream> {
+        self.stream.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+}
+
+/// A device address, for kernels whose operands may alias or start inside a
+/// buffer. Only valid while `s` lives; every use here is on the one stream.
+pub(super) fn addr(s: &CudaSlice<u64>, stream: &CudaStream) -> u64 {
+    s.device_ptr(stream).0
+}

@@ -1,0 +1,30 @@
+//! Exact products on the GPU: number-theoretic transforms over three 32-bit
+//! primes with 32-bit coefficients, joined by the CRT (cuda/ntt.cu states the
+//! primes and the exactness bound: transforms of 2^k or 3 * 2^k points up to
+//! 3 * 2^25, products up to 3 * 2^24 limbs in one transform; device memory
+//! is the practical limit, checked here).
+//!
+//! | module        | owns                                                                 |
+//! |---------------|----------------------------------------------------------------------|
+//! | [`plan`]      | host arithmetic only: transform lengths, how a product runs (whole, chunked against the short operand, split in pieces), the passes of a transform, the device bytes a product needs |
+//! | [`transform`] | twiddle tables (built once per length and kept), the forward and inverse transforms' launches, the CRT and carries back to limbs |
+//! | [`product`]   | a product from host limbs to host limbs: the uploads (the second operand beside the first's transform), the plan run on the device, the download |
+//!
+//! A 2^k transform runs as one to three passes of up to 14 radix-2 stages in
+//! shared memory (cuda/ntt.cu's cugmp_ntt_pass), all three primes in one
+//! launch; a 3 * 2^k one as a radix-3 step (cugmp_ntt_radix3) and three of
+//! 2^k. The radix-3 step or else the first forward pass cuts the limbs into
+//! coefficients itself; the pointwise product is fused into the first
+//! inverse pass, the CRT into the kernel that folds coefficients into limbs,
+//! and the last carry is the add kernel's (src/gpu/linear.rs).
+
+pub mod plan;
+pub mod product;
+pub mod transform;
+#[cfg(test)]
+mod model;
+
+pub use plan::{bytes_moved, cyclic_shape, cyclic_size};
+pub(crate) use plan::TILE_LOG;
+pub(super) use product::Second;
+pub(super) use transform::Tables;

@@ -1,0 +1,342 @@
+//! How a product runs on the device, in host arithmetic alone: the
+//! transform's length for a product (2^k or 3 * 2^k points, two 32-bit
+//! coefficients a limb), the plan (one transform of each operand; the long
+//! operand in chunks against one transform of the short one; the short
+//! operand in pieces past the longest transform), the passes a transform's
+//! stages are grouped into, and the device memory and traffic a product
+//! takes.
+
+/// Coefficients per limb (32 bits each).
+pub(super) const COEFS_PER_LIMB: usize = 2;
+/// Primes, one transform each (NTT_PRIMES).
+pub(super) const PRIMES: usize = 3;
+/// Longest transform: 3 * 2^25 (NTT_MAX_LOG: 3 * 2^25 divides every p - 1).
+pub(super) const MAX_LOG: u32 = 25;
+
+/// A transform's length: `radix` (1 or 3) blocks of 2^log_n.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shape {
+    pub log_n: u32,
+    pub radix: u32,
+}
+
+impl Shape {
+    pub fn len(self) -> usize {
+        (self.radix as usize) << self.log_n
+    }
+}
+
+/// The shortest transform for a product of `limbs` limbs with no
+/// wrap-around: 2^k, or 3 * 2^k where that is shorter (a third of all
+/// lengths gain a quarter).
+pub fn transform_shape(limbs: usize) -> Shape {
+    let need = (COEFS_PER_LIMB * limbs).max(2);
+    let pow2 = Shape { log_n: need.next_power_of_two().trailing_zeros(), radix: 1 };
+    let three = Shape { log_n: need.div_ceil(3).next_power_of_two().trailing_zeros(), radix: 3 };
+    if three.len() < pow2.len() || pow2.log_n > MAX_LOG {
+        three
+    } else {
+        pow2
+    }
+}
+
+/// The transform for a product mod B^rn - 1 computed as one cyclic
+/// convolution: exactly 2 rn points (2^k or 3 * 2^k), or None when 2 rn is
+/// not such a length or is too long.
+pub fn cyclic_shape(rn: usize) -> Option<Shape> {
+    let shape = transform_shape(rn);
+    (shape.len() == COEFS_PER_LIMB * rn && shape.log_n <= MAX_LOG).then_some(shape)
+}
+
+/// The smallest rn' >= rn with a `cyclic_shape` (2^a or 3 * 2^a limbs), or
+/// None where that is over 1.5 rn (just below the longest transform, where
+/// 2^25 limbs would take 2^26 points) or past the longest transform.
+pub fn cyclic_size(rn: usize) -> Option<usize> {
+    let shape = transform_shape(rn);
+    let size = shape.len() / COEFS_PER_LIMB;
+    (shape.log_n <= MAX_LOG && 2 * size <= 3 * rn).then_some(size)
+}
+
+/// Device bytes of a product mod B^rn - 1 by `cyclic_shape`: two
+/// transforms, the folded limbs (one more for the carry out) and their
+/// carries, the add kernel's tile states.
+pub(super) fn cyclic_device_bytes(shape: Shape, rn: usize) -> usize {
+    2 * PRIMES * 4 * shape.len() + 16 * rn + 8 + 4 * rn.div_ceil(1024)
+}
+
+/// How a product runs on the device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Plan {
+    /// One transform of each operand, of the whole product's length.
+    Whole(Shape),
+    /// The long operand in chunks of `chunk` limbs, each transformed and
+    /// multiplied by one transform of the short operand (made once), the
+    /// chunk products added into the result at their offsets.
+    Chunked { shape: Shape, chunk: usize },
+    /// Past the longest transform for both: the short operand in `pieces`
+    /// pieces, each multiplied by the long operand by its own plan (whole
+    /// or chunked), the piece products added into the result at their
+    /// offsets.
+    Split { pieces: usize },
+}
+
+/// Chunk transforms hold at least this many limbs (2^18 points or more), so
+/// that a chunk's launches stay small next to its work.
+const MIN_CHUNK_LIMBS: usize = 1 << 17;
+/// A chunk's fixed cost (its seven launches, about 30 us) in the units of
+/// `transform_cost` (a 2^20-point transform, about 0.15 ms on the H200, is
+/// 2^20 * 20 of them). An estimate: not yet measured.
+const CHUNK_OVERHEAD: f64 = 4e6;
+
+/// The work of one transform (all three primes), in points times stages.
+fn transform_cost(shape: Shape) -> f64 {
+    let n = shape.len() as f64;
+    n * n.log2()
+}
+
+/// The cheapest plan for a product of `un` x `vn` limbs (by `transform_cost`).
+/// A product of two operands of very different lengths (GMP's divisions
+/// and radix conversions make many) goes in chunks: per chunk two
+/// transforms of a length fit to the short operand, instead of three of the
+/// whole product's length. A product for which neither has a transform long
+/// enough is split (`Plan::Split`); None only for a short operand too long
+/// for even that.
+pub fn product_plan(un: usize, vn: usize) -> Option<Plan> {
+    if let Some((_, plan)) = base_plan(un, vn) {
+        return Some(plan);
+    }
+    let (long, short) = (un.max(vn), un.min(vn));
+    let mut best: Option<(f64, Plan)> = None;
+    for pieces in 2..=MAX_PIECES {
+        let piece = short.div_ceil(pieces);
+        // Every piece takes the first piece's plan or a cheaper one (the
+        // last may be shorter).
+        if let Some((cost, _)) = base_plan(long, piece) {
+            let cost = pieces as f64 * cost;
+            if best.is_none_or(|(c, _)| cost < c) {
+                best = Some((cost, Plan::Split { pieces }));
+            }
+        }
+    }
+    best.map(|(_, plan)| plan)
+}
+
+/// Most pieces a `Plan::Split` cuts its short operand into (each piece adds
+/// a pass of the add kernel over the rest of the result).
+const MAX_PIECES: usize = 16;
+
+/// `product_plan` without `Plan::Split`, with its cost: None when no
+/// transform is long enough.
+pub(super) fn base_plan(un: usize, vn: usize) -> Option<(f64, Plan)> {
+    let (long, short) = (un.max(vn), un.min(vn));
+    let whole = transform_shape(un + vn);
+    let mut best = (whole.log_n <= MAX_LOG).then(|| (3.0 * transform_cost(whole), Plan::Whole(whole)));
+    if long >= 2 * short {
+        for k in [2, 4, 8, 16, 32] {
+            let shape = transform_shape((k * short).max(MIN_CHUNK_LIMBS));
+            let chunk = (shape.len() / COEFS_PER_LIMB).saturating_sub(short);
+            if shape.log_n > MAX_LOG || chunk == 0 || chunk >= long {
+                continue;
+            }
+            let chunks = long.div_ceil(chunk);
+            let cost = (1 + 2 * chunks) as f64 * transform_cost(shape) + chunks as f64 * CHUNK_OVERHEAD;
+            if best.is_none_or(|(c, _)| cost < c) {
+                best = Some((cost, Plan::Chunked { shape, chunk }));
+            }
+        }
+    }
+    best
+}
+
+/// Device bytes one product of `un` x `vn` limbs needs (0 when it cannot run
+/// on the device).
+pub fn device_bytes(un: usize, vn: usize) -> usize {
+    let element = PRIMES * 4;
+    // The add kernel's tile states, for the carries.
+    let states = 4 * (un + vn).div_ceil(1024);
+    match product_plan(un, vn) {
+        // Two transforms, the folded limbs and their carries.
+        Some(Plan::Whole(shape)) => 2 * element * shape.len() + 16 * (un + vn) + states,
+        // The short operand's transform and a chunk's, a chunk product's
+        // limbs and carries, the result.
+        Some(Plan::Chunked { shape, chunk }) => 2 * element * shape.len() + 16 * (chunk + un.min(vn)) + 8 * (un + vn) + states,
+        // The result, and one piece's product (the first, the longest) by
+        // its own plan at a time.
+        Some(Plan::Split { pieces }) => 8 * (un + vn) + states + device_bytes(un.max(vn), un.min(vn).div_ceil(pieces)),
+        None => 0,
+    }
+}
+
+/// Largest tile of cugmp_ntt_pass: 2^14 elements, 64 KiB of shared memory
+/// (two passes for every transform up to the longest; 2^13 took three at 2^25).
+pub(crate) const TILE_LOG: u32 = 14;
+/// The stage roots' table has 2^ROOT_LOG words a direction, roots of order
+/// up to 2^ROOT_LOG by level (NTT_ROOT_LOG, NTT_ROOTS).
+pub(super) const ROOT_LOG: u32 = 14;
+
+/// Tile (log2 of the elements a block holds) for a transform of 2^log_n:
+/// the largest, except that a small transform takes smaller tiles so each
+/// pass has at least 2^6 blocks a prime (3 * 64 blocks for the H200's 132
+/// SMs: with 2^14-element tiles a 10^5-limb product had 48 blocks a pass and
+/// took 0.233 ms against 0.197 ms with 96), but never below 2^10 (then more
+/// passes would cost more launches than the blocks gain).
+pub fn tile_log(log_n: u32) -> u32 {
+    log_n.saturating_sub(6).clamp(10, TILE_LOG).min(log_n)
+}
+
+/// The forward transform's passes for length 2^log_n, in order, as
+/// (log2 of the smallest span, stages). The inverse runs them in reverse.
+/// The last pass (span 1 up: whole contiguous groups) takes up to a whole
+/// tile's stages; every other pass at most 2^(tile - 2) elements a group, so
+/// a block takes at least 4 consecutive residues: whole 32-byte sectors.
+pub fn passes(log_n: u32) -> Vec<(u32, u32)> {
+    passes_in_tiles(log_n, tile_log(log_n))
+}
+
+/// Threads of a pass's block for tiles of 2^log_t elements: a quarter of the
+/// tile, 32 to 512 (cuda/ntt.cu's ntt_group_log sizes a round's groups by
+/// it; `__launch_bounds__(512, 3)` there).
+pub(super) fn pass_threads(log_t: u32) -> u32 {
+    ((1u32 << log_t) / 4).clamp(32, 512)
+}
+
+/// `passes` with tiles of 2^log_t elements.
+pub(super) fn passes_in_tiles(log_n: u32, log_t: u32) -> Vec<(u32, u32)> {
+    let last = log_n.min(log_t);
+    let mut rest = log_n - last;
+    // (A transform of one tile or less has no other pass.)
+    let mut count = if rest == 0 { 0 } else { rest.div_ceil(log_t - 2) };
+    let mut out = Vec::new();
+    let mut span_log = log_n;
+    while count > 0 {
+        let k = rest.div_ceil(count);
+        span_log -= k;
+        out.push((span_log, k));
+        rest -= k;
+        count -= 1;
+    }
+    out.push((0, last));
+    out
+}
+
+/// Largest product one transform allows (cuda/ntt.cu): 3 * 2^25 >= 2 * limbs.
+#[cfg(test)]
+const MAX_PRODUCT_LIMBS: usize = 3 << (MAX_LOG - 1);
+
+/// Device memory traffic of one product (un x vn limbs, or a square), in
+/// bytes, as the kernels are written now: each pass reads and writes the
+/// whole transform once, except that the first forward pass reads limbs
+/// (twiddle-table reads, cache hits, not counted). For reporting against the
+/// memory bandwidth.
+pub fn bytes_moved(un: usize, vn: usize, squaring: bool) -> u64 {
+    let shape = transform_shape(un + vn);
+    let n = shape.len() as u64;
+    // The radix-3 step is one more pass each way, and it cuts the limbs.
+    let later_passes = passes(shape.log_n).len() as u64 - 1 + (shape.radix == 3) as u64;
+    // One element: a coefficient's three residues.
+    let e = 4 * PRIMES as u64;
+    let forward = |limbs: usize| 8 * limbs as u64 + e * n + later_passes * 2 * e * n;
+    let forwards = if squaring { forward(un) } else { forward(un) + forward(vn) };
+    // The first inverse pass reads both transforms (one when squaring).
+    let pointwise = if squaring { 0 } else { e * n };
+    let inverse = (later_passes + 1) * 2 * e * n;
+    let combine = e * n + 16 * (un + vn) as u64; // coefficients in, limbs and carries out
+    let carry = 24 * (un + vn) as u64;
+    forwards + pointwise + inverse + combine + carry
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passes_cover_every_stage_once() {
+        for log_n in 1..=MAX_LOG {
+            let plan = passes(log_n);
+            let log_t = tile_log(log_n);
+            assert!(log_t <= log_n && log_t <= TILE_LOG && (log_t >= 10 || log_t == log_n));
+            // Spans from 2^(log_n - 1) down to 1, each stage in exactly one pass.
+            let mut top = log_n;
+            for &(log_s, k) in &plan {
+                assert!(k >= 1 && log_s + k == top, "log_n {log_n}: {plan:?}");
+                assert!(k <= if log_s == 0 { log_t } else { log_t - 2 });
+                // A block of a pass with a span above 1 takes at least 4 residues.
+                assert!(log_s == 0 || log_s >= 2);
+                top = log_s;
+            }
+            assert_eq!(top, 0);
+            assert!(plan.len() <= 3, "log_n {log_n}: {plan:?}");
+        }
+    }
+
+    #[test]
+    fn plans_fit_their_transforms() {
+        let sizes = [1usize, 7, 1000, 4096, 100_000, 1_000_000, 10_000_000, 100_000_000, 200_000_000];
+        for &un in &sizes {
+            for &vn in &sizes {
+                let plan = product_plan(un, vn);
+                match plan {
+                    Some(Plan::Whole(shape)) => assert!(shape.log_n <= MAX_LOG && shape.len() >= COEFS_PER_LIMB * (un + vn)),
+                    Some(Plan::Chunked { shape, chunk }) => {
+                        let (long, short) = (un.max(vn), un.min(vn));
+                        assert!(shape.log_n <= MAX_LOG && chunk >= 1 && chunk < long, "{un}x{vn}: {plan:?}");
+                        // No chunk product wraps around.
+                        assert!(shape.len() >= COEFS_PER_LIMB * (chunk + short), "{un}x{vn}: {plan:?}");
+                    }
+                    Some(Plan::Split { pieces }) => {
+                        let (long, short) = (un.max(vn), un.min(vn));
+                        // Only past the longest transform, and every piece has a plan of its own.
+                        assert!(base_plan(un, vn).is_none() && (2..=MAX_PIECES).contains(&pieces), "{un}x{vn}: {plan:?}");
+                        assert!(matches!(base_plan(long, short.div_ceil(pieces)), Some((_, Plan::Whole(_) | Plan::Chunked { .. }))));
+                        assert!(device_bytes(un, vn) > 8 * (un + vn));
+                    }
+                    None => panic!("{un}x{vn} has no plan"),
+                }
+                assert_eq!(plan, product_plan(vn, un));
+            }
+        }
+        // Balanced products take one transform; very unbalanced ones go in
+        // chunks, also past the longest single transform.
+        assert!(matches!(product_plan(1_000_000, 1_000_000), Some(Plan::Whole(_))));
+        assert!(matches!(product_plan(10_000_000, 10_000), Some(Plan::Chunked { .. })));
+        // tests/gpu.rs's mul_sweep runs this shape on the device for the chunked path.
+        assert!(matches!(product_plan(1 << 21, 1 << 11), Some(Plan::Chunked { .. })));
+        assert!(matches!(product_plan(200_000_000, 100_000), Some(Plan::Chunked { .. })));
+        // Balanced products past the longest transform go in pieces.
+        assert!(matches!(product_plan(200_000_000, 100_000_000), Some(Plan::Split { .. })));
+        assert!(matches!(product_plan(1 << 25, 1 << 25), Some(Plan::Split { pieces: 2 })), "{:?}", product_plan(1 << 25, 1 << 25));
+        assert!(matches!(product_plan(MAX_PRODUCT_LIMBS / 2, MAX_PRODUCT_LIMBS / 2), Some(Plan::Whole(_))));
+    }
+
+    #[test]
+    fn cyclic_sizes_are_transform_lengths() {
+        let mut last = 0;
+        for rn in (1usize..5000).chain([1_000_005, 3 << 23, 1 << 25, 3 << 24]) {
+            let size = cyclic_size(rn).expect("within the longest transform");
+            // From rn up, at most 1.5 rn, monotone, and exactly one transform.
+            assert!(size >= rn && 2 * size <= 3 * rn && size >= last, "{rn}: {size}");
+            assert_eq!(cyclic_shape(size).map(Shape::len), Some(COEFS_PER_LIMB * size), "{rn}: {size}");
+            assert_eq!(cyclic_shape(rn).is_some(), size == rn, "{rn}");
+            last = size;
+        }
+        // Above 3 * 2^23 limbs only 3 * 2^24 is a cyclic length (2^25 limbs
+        // would take 2^26 points): GMP's own sizes below 2^25 limbs.
+        assert_eq!((cyclic_size((3 << 23) + 1), cyclic_size((1 << 25) - 1)), (None, None));
+        assert_eq!(cyclic_size((3 << 24) + 1), None);
+        assert_eq!((cyclic_size(1000), cyclic_size(1025), cyclic_size(1537)), (Some(1024), Some(1536), Some(2048)));
+    }
+
+    #[test]
+    fn transform_is_the_shortest_without_wraparound() {
+        for limbs in (1usize..5000).chain([2_000_000, 10_000_000, 20_000_000, MAX_PRODUCT_LIMBS]) {
+            let shape = transform_shape(limbs);
+            let need = COEFS_PER_LIMB * limbs;
+            assert!(shape.len() >= need && shape.log_n <= MAX_LOG, "{limbs}: {shape:?}");
+            // No shorter length of either kind would do.
+            let shorter = if shape.radix == 3 { need.next_power_of_two() } else { 3 * need.div_ceil(3).next_power_of_two() };
+            assert!(shorter >= shape.len() || 1usize << MAX_LOG < need, "{limbs}: {shape:?}");
+        }
+        // 10^7 x 10^7 limbs: 3 * 2^24 points, not 2^26.
+        assert_eq!(transform_shape(20_000_000), Shape { log_n: 24, radix: 3 });
+    }
+}

@@ -1,0 +1,301 @@
+//! A product from host limbs to host limbs: the operands uploaded (the
+//! second beside the first's forward transform, on the upload stream, where
+//! it is large), the plan run on the device (whole, chunked or split), the
+//! result downloaded into the caller's limbs or a new vector; and a product
+//! mod B^n - 1 as one cyclic convolution.
+
+use super::plan::{base_plan, cyclic_device_bytes, cyclic_shape, device_bytes, product_plan, Plan, Shape};
+use super::transform::Table;
+use crate::config::Fault;
+use crate::gpu::device::{addr, guarded, injected, reserve, Gpu, GpuError, Reservation};
+use cudarc::driver::{CudaSlice, CudaStream};
+use std::sync::Arc;
+
+/// Products whose buffers take at most this much skip the free-memory query.
+const SMALL_PRODUCT_BYTES: usize = 64 << 20;
+
+fn check_bounds(un: usize, vn: usize) -> Result<Plan, GpuError> {
+    product_plan(un, vn).ok_or(GpuError::TooLarge)
+}
+
+/// A product's second operand, as it reaches `product_dev`.
+#[derive(Clone, Copy)]
+pub enum Second<'a> {
+    /// None: the product is a square (one forward transform).
+    Square,
+    /// Already in device memory: its address and limb count.
+    At(u64, usize),
+    /// Still in host memory: uploaded on the upload stream while the
+    /// first operand's forward transform runs (`forward_second`).
+    Host(&'a [u64]),
+}
+
+impl Second<'_> {
+    /// Its limb count (`un`, the first operand's, for a square).
+    fn limbs(&self, un: usize) -> usize {
+        match *self {
+            Second::Square => un,
+            Second::At(_, vn) => vn,
+            Second::Host(x) => x.len(),
+        }
+    }
+}
+
+/// Second operands from this many limbs are uploaded beside the first
+/// operand's transform, where smaller ones go before it (the extra event
+/// record and wait cost microseconds, the overlap saves up to the upload's
+/// time). Measured on the H100 (RESULTS.md, seventh session): 10^7 x 10^7
+/// limbs 20.8 and 21.2 ms against 27.2 and 23.2 ms without, 10^6 2.54 and
+/// 2.83 against 2.82 and 3.03 ms; at 10^5 no difference above the noise.
+/// The bound itself is not tuned.
+const OVERLAP_MIN_LIMBS: usize = 1 << 16;
+
+/// A device buffer allocated and filled on the upload stream and read on the
+/// main stream: on drop, the upload stream waits for the main stream's work
+/// so far before the buffer is freed (stream-ordered, on the upload stream),
+/// so the memory is never reused while a queued kernel still reads it.
+struct Beside {
+    buf: Option<CudaSlice<u64>>,
+    main: Arc<CudaStream>,
+    side: Arc<CudaStream>,
+}
+
+impl Drop for Beside {
+    fn drop(&mut self) {
+        let ordered = self.main.record_event(None).and_then(|done| self.side.wait(&done));
+        if ordered.is_err() {
+            // No event: wait for the main stream outright before the free.
+            let _ = self.main.synchronize();
+        }
+        drop(self.buf.take());
+    }
+}
+
+/// A claim on the device memory one product takes (TooLarge, so the CPU
+/// does it, when the device or CUGMP_GPU_MEM_LIMIT lacks it), after the
+/// fault switches had their say.
+fn claim(bytes: usize) -> Result<Reservation, GpuError> {
+    // Asking the driver costs a call; a product this small fails over to
+    // the CPU just as well if its allocations do.
+    if bytes > SMALL_PRODUCT_BYTES {
+        let (free, _) = cudarc::driver::result::mem_get_info()?;
+        // Leave a tenth of the free memory to others.
+        if bytes > free / 10 * 9 {
+            return Err(GpuError::TooLarge);
+        }
+    }
+    let reservation = reserve(bytes)?;
+    injected(Fault::GpuOom, "gpu-oom")?;
+    injected(Fault::GpuLaunch, "gpu-launch")?;
+    Ok(reservation)
+}
+
+impl Gpu {
+    /// `out = u * v mod (B^n - 1)`, n = `out.len()` with a `cyclic_shape`,
+    /// `u` and `v` non-empty and at most n limbs (the same slice twice
+    /// squares), by one cyclic convolution of length 2n: no full product,
+    /// no fold. A nonzero multiple of B^n - 1 comes out as B^n - 1, never 0
+    /// (the coefficients are sums of non-negative terms, not all zero, so
+    /// t + c >= 1 below). On an error `out` holds anything.
+    pub fn mulmod_bnm1_into(&self, u: &[u64], v: &[u64], out: &mut [u64]) -> Result<(), GpuError> {
+        let (un, vn, rn) = (u.len(), v.len(), out.len());
+        assert!(un > 0 && vn > 0 && un <= rn && vn <= rn, "mulmod_bnm1_into takes operands of 1 to n limbs");
+        let shape = cyclic_shape(rn).ok_or(GpuError::TooLarge)?;
+        let compute = |stream: &Arc<CudaStream>, du: &CudaSlice<u64>, v: Second<'_>| {
+            let _claim = claim(cyclic_device_bytes(shape, rn))?;
+            self.convolve(stream, shape, (addr(du, stream), un), v, rn, true)
+        };
+        self.on_device(u, v, true, compute, |stream, t| self.copy_from_device_into(stream, t, out))
+    }
+
+    /// `u * v` (both non-empty, any lengths), `u.len() + v.len()` limbs, the
+    /// top one possibly zero. Passing the same slice twice squares: one
+    /// forward transform.
+    pub fn mul(&self, u: &[u64], v: &[u64]) -> Result<Vec<u64>, GpuError> {
+        self.product_then(u, v, |stream, t| self.copy_from_device(stream, t))
+    }
+
+    /// Upload `u` and `v`, compute their product on the device, and hand it
+    /// to `fetch`.
+    fn product_then<T>(&self, u: &[u64], v: &[u64], fetch: impl FnOnce(&Arc<CudaStream>, &CudaSlice<u64>) -> Result<T, GpuError>) -> Result<T, GpuError> {
+        let un = u.len();
+        let plan = check_bounds(un, v.len())?;
+        // A whole product's second operand goes up during the first's
+        // forward transform (the other plans transform the short operand
+        // first, whichever it is: both go up before).
+        let overlap = matches!(plan, Plan::Whole(_));
+        self.on_device(u, v, overlap, |stream, du, v| self.product_dev(stream, du, un, v), fetch)
+    }
+
+    /// `out = u * v`, `out` of exactly `u.len() + v.len()` limbs, written
+    /// straight from the device (no intermediate host buffer). On an error
+    /// `out` holds anything; the caller computes it again on the CPU.
+    pub fn mul_into(&self, u: &[u64], v: &[u64], out: &mut [u64]) -> Result<(), GpuError> {
+        assert!(out.len() == u.len() + v.len(), "mul_into takes room for exactly the product");
+        self.product_then(u, v, |stream, t| self.copy_from_device_into(stream, t, out))
+    }
+
+    /// Upload `u` and `v` (`v` not at all when it is `u`: a square; with
+    /// `overlap` perhaps beside `compute`'s first transform, see
+    /// `second_operand`), `compute` from them a result on the device, and
+    /// hand it to `fetch`.
+    fn on_device<T>(
+        &self,
+        u: &[u64],
+        v: &[u64],
+        overlap: bool,
+        compute: impl FnOnce(&Arc<CudaStream>, &CudaSlice<u64>, Second<'_>) -> Result<CudaSlice<u64>, GpuError>,
+        fetch: impl FnOnce(&Arc<CudaStream>, &CudaSlice<u64>) -> Result<T, GpuError>,
+    ) -> Result<T, GpuError> {
+        let (un, vn) = (u.len(), v.len());
+        assert!(un > 0 && vn > 0, "products take non-empty operands");
+        let squaring = std::ptr::eq(u, v);
+        guarded(|| {
+            let stream = self.stream();
+            // CUGMP_LOG: the time of each phase (synchronising after each,
+            // which only the log does).
+            let phases = crate::config::get().log.then(std::time::Instant::now);
+            let lap = |what: &str| -> Result<(), GpuError> {
+                if let Some(t0) = phases {
+                    stream.synchronize()?;
+                    crate::config::log!("mul {un}x{vn}: {what} done at {:.3} ms", t0.elapsed().as_secs_f64() * 1e3);
+                }
+                Ok(())
+            };
+            let du = self.copy_to_device(&stream, u)?;
+            let mut slot = None;
+            let v = self.second_operand(&stream, v, squaring, overlap, &mut slot)?;
+            lap("upload")?;
+            let t = compute(&stream, &du, v)?;
+            lap("product")?;
+            let out = fetch(&stream, &t)?;
+            lap("download")?;
+            Ok(out)
+        })
+    }
+
+    /// `v` as `product_dev` takes it: `Second::Host` where it pays to upload
+    /// it beside the first operand's transform (`overlap`: the caller's plan
+    /// allows it; a large operand; an upload stream), else uploaded now into
+    /// `slot`.
+    fn second_operand<'a>(&self, stream: &Arc<CudaStream>, v: &'a [u64], squaring: bool, overlap: bool, slot: &'a mut Option<CudaSlice<u64>>) -> Result<Second<'a>, GpuError> {
+        if squaring {
+            return Ok(Second::Square);
+        }
+        if overlap && v.len() >= OVERLAP_MIN_LIMBS && self.upload.is_some() {
+            return Ok(Second::Host(v));
+        }
+        let d = slot.insert(self.copy_to_device(stream, v)?);
+        Ok(Second::At(addr(d, stream), v.len()))
+    }
+
+    /// The forward transform of the second operand (None for a square). A
+    /// host operand is uploaded on the upload stream now, while the main
+    /// stream runs what was queued before (the first operand's transform).
+    fn forward_second(&self, stream: &Arc<CudaStream>, table: &Table, v: Second<'_>) -> Result<Option<CudaSlice<u32>>, GpuError> {
+        match v {
+            Second::Square => Ok(None),
+            Second::At(vp, vn) => Ok(Some(self.forward(stream, table, vp, vn)?)),
+            Second::Host(x) => {
+                let Some(side) = self.upload.as_ref() else {
+                    let d = self.copy_to_device(stream, x)?;
+                    return Ok(Some(self.forward(stream, table, addr(&d, stream), x.len())?));
+                };
+                let beside = Beside { buf: Some(self.copy_to_device(side, x)?), main: stream.clone(), side: side.clone() };
+                // The large copies were waited for on the host already; the
+                // driver's own path for small ones may not have been.
+                stream.wait(&side.record_event(None)?)?;
+                let d = beside.buf.as_ref().ok_or(GpuError::TooLarge)?;
+                Ok(Some(self.forward(stream, table, addr(d, stream), x.len())?))
+                // `beside` drops here, after the transform that reads it is queued.
+            }
+        }
+    }
+
+    /// The product of device operand `u` (`un` limbs) and `v`, `un + vn`
+    /// limbs on the device.
+    pub(in crate::gpu) fn product_dev(&self, stream: &Arc<CudaStream>, u: &CudaSlice<u64>, un: usize, v: Second<'_>) -> Result<CudaSlice<u64>, GpuError> {
+        let vn = v.limbs(un);
+        let plan = check_bounds(un, vn)?;
+        let _claim = claim(device_bytes(un, vn))?;
+        self.product_at(stream, plan, (addr(u, stream), un), v)
+    }
+
+    /// `product_dev` by `plan`, on device addresses and limb counts.
+    fn product_at(&self, stream: &Arc<CudaStream>, plan: Plan, (up, un): (u64, usize), v: Second<'_>) -> Result<CudaSlice<u64>, GpuError> {
+        let vn = v.limbs(un);
+        if let Plan::Whole(shape) = plan {
+            return self.convolve(stream, shape, (up, un), v, un + vn, false);
+        }
+        // Chunked and split products transform the short operand (or its
+        // pieces) first, whichever it is: both go on the device first.
+        let mut slot = None;
+        let vp = match v {
+            Second::At(vp, _) => vp,
+            Second::Host(x) => addr(slot.insert(self.copy_to_device(stream, x)?), stream),
+            Second::Square => up,
+        };
+        let ((lp, ln), (sp, sn)) = if un >= vn { ((up, un), (vp, vn)) } else { ((vp, vn), (up, un)) };
+        match plan {
+            Plan::Split { pieces } => self.product_split(stream, pieces, (lp, ln), (sp, sn)),
+            Plan::Chunked { shape, chunk } if !matches!(v, Second::Square) => self.product_chunked(stream, shape, chunk, (lp, ln), (sp, sn)),
+            // A square is never chunked (its operands have one length).
+            _ => Err(GpuError::TooLarge),
+        }
+    }
+
+    /// The `limbs` limbs of the convolution by transforms of `shape` of the
+    /// limbs at device address `u` and `v` (`Second::Square`: `u` squared,
+    /// one forward transform): a product, or with `wrap` a product mod
+    /// B^limbs - 1 (`to_limbs_with`).
+    fn convolve(&self, stream: &Arc<CudaStream>, shape: Shape, (up, un): (u64, usize), v: Second<'_>, limbs: usize, wrap: bool) -> Result<CudaSlice<u64>, GpuError> {
+        let table = self.table(stream, shape)?;
+        let a = self.forward(stream, &table, up, un)?;
+        let b = self.forward_second(stream, &table, v)?;
+        // The pointwise product happens in the inverse's first pass.
+        let a = self.inverse_of_product(stream, &table, a, b.as_ref())?;
+        self.to_limbs_with(stream, &table, &a, limbs, wrap)
+    }
+
+    /// `long * short` (device addresses and limb counts) by `Plan::Split`:
+    /// the short operand in `pieces` pieces, each piece's product with the
+    /// long one (its own plan, whole or chunked) added into the result at
+    /// its offset, the carry running to the top (the sum so far is below
+    /// B^(ln + sn), so never past it).
+    fn product_split(&self, stream: &Arc<CudaStream>, pieces: usize, long: (u64, usize), short: (u64, usize)) -> Result<CudaSlice<u64>, GpuError> {
+        let ((lp, ln), (sp, sn)) = (long, short);
+        let piece = sn.div_ceil(pieces);
+        let r = stream.alloc_zeros::<u64>(ln + sn)?;
+        let rp = addr(&r, stream);
+        for offset in (0..sn).step_by(piece) {
+            let pn = piece.min(sn - offset);
+            let (_, plan) = base_plan(ln, pn).ok_or(GpuError::TooLarge)?;
+            let p = self.product_at(stream, plan, (lp, ln), Second::At(sp + 8 * offset as u64, pn))?;
+            let at = rp + 8 * offset as u64;
+            self.addsub_dev(stream, false, at, at, ln + sn - offset, addr(&p, stream), ln + pn, 0)?;
+        }
+        Ok(r)
+    }
+
+    /// `long * short` (device addresses and limb counts) by `Plan::Chunked`.
+    fn product_chunked(&self, stream: &Arc<CudaStream>, shape: Shape, chunk: usize, long: (u64, usize), short: (u64, usize)) -> Result<CudaSlice<u64>, GpuError> {
+        let ((lp, ln), (sp, sn)) = (long, short);
+        let table = self.table(stream, shape)?;
+        let b = self.forward(stream, &table, sp, sn)?;
+        // Zeros: each chunk product lands on the top of the one before it
+        // and on zeros above that.
+        let r = stream.alloc_zeros::<u64>(ln + sn)?;
+        let rp = addr(&r, stream);
+        for offset in (0..ln).step_by(chunk) {
+            let cn = chunk.min(ln - offset);
+            let a = self.forward(stream, &table, lp + 8 * offset as u64, cn)?;
+            let a = self.inverse_of_product(stream, &table, a, Some(&b))?;
+            let p = self.to_limbs(stream, &table, &a, cn + sn)?;
+            // r[offset .. offset + cn + sn) += p: the partial sum is a product
+            // of a prefix of `long` by `short`, so there is no carry out.
+            let at = rp + 8 * offset as u64;
+            self.addsub_dev(stream, false, at, at, cn + sn, addr(&p, stream), cn + sn, 0)?;
+        }
+        Ok(r)
+    }
+}

@@ -1,0 +1,140 @@
+//! A transform on the device: its twiddle tables (cuda/ntt.cu,
+//! cugmp_ntt_tables; built once per length and kept for the life of the
+//! context), the forward transform (the radix-3 step or the first pass cuts
+//! the limbs into coefficients), the inverse of a pointwise product (the
+//! product taken in its first pass), and the way back to limbs (the CRT and
+//! the fold in cugmp_ntt_combine, then the add kernel's carries).
+
+use super::plan::{passes, pass_threads, tile_log, Shape, PRIMES, ROOT_LOG};
+use crate::gpu::device::{addr, Gpu, GpuError};
+use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg};
+use std::sync::{Arc, Mutex};
+
+/// Twiddle tables of one transform length (cuda/ntt.cu, cugmp_ntt_tables),
+/// one a prime.
+pub(super) struct Table {
+    pub(super) shape: Shape,
+    h: u32,
+    words: CudaSlice<u32>,
+}
+
+/// Words of one prime's table (NTT_TABLE_STRIDE).
+fn table_len(shape: Shape, h: u32) -> usize {
+    let m = 1usize << (shape.log_n - h);
+    let base = 2 * (1usize << ROOT_LOG) + 2 * (1usize << h) + 2 * m + 1;
+    base + if shape.radix == 3 { 2 * (1usize << h) + 4 * m + 2 } else { 0 }
+}
+
+/// The tables built so far, one per transform length, kept for the life of
+/// the context (3 * (2^15 + 2^(log_n/2 + 2)) words each: at most a few MiB).
+#[derive(Default)]
+pub(in crate::gpu) struct Tables(Mutex<Vec<Arc<Table>>>);
+
+impl Gpu {
+    /// The `limbs` limbs of a product from its inverse transform `a`: the
+    /// CRT and the fold into limbs (combine kernel), then the carries (add
+    /// kernel).
+    pub(super) fn to_limbs(&self, stream: &Arc<CudaStream>, table: &Table, a: &CudaSlice<u32>, limbs: usize) -> Result<CudaSlice<u64>, GpuError> {
+        self.to_limbs_with(stream, table, a, limbs, false)
+    }
+
+    /// `to_limbs`, or with `wrap` the `limbs` limbs of a product mod
+    /// B^limbs - 1 from its cyclic convolution (cuda/ntt.cu,
+    /// ntt_combine_at): t + c, whose carry out (in one more limb of t) is
+    /// worth 1 and goes back in at the bottom. t + c < 2 B^limbs, so after
+    /// that the sum is below B^limbs: no carry out of the second add.
+    pub(super) fn to_limbs_with(&self, stream: &Arc<CudaStream>, table: &Table, a: &CudaSlice<u32>, limbs: usize, wrap: bool) -> Result<CudaSlice<u64>, GpuError> {
+        let (n_len, n) = (table.shape.len() as u64, limbs as u64);
+        // The combine kernel writes every limb of both; the add kernel the
+        // carry limb.
+        let mut t = unsafe { stream.alloc::<u64>(limbs + wrap as usize) }?;
+        let mut c = unsafe { stream.alloc::<u64>(limbs) }?;
+        let wrap_flag = wrap as u32;
+        launch!(self, stream, ntt_combine, limbs, &mut t, &mut c, a, &n_len, &n, &wrap_flag);
+        if wrap {
+            let (tp, cp) = (addr(&t, stream), addr(&c, stream));
+            let top = tp + 8 * n;
+            self.addsub_dev(stream, false, tp, tp, limbs, cp, limbs, top)?;
+            self.addsub_dev(stream, false, tp, tp, limbs, top, 1, 0)?;
+        } else {
+            self.add_in_place(stream, &mut t, &c, limbs)?;
+        }
+        Ok(t)
+    }
+
+    /// The twiddle tables for transforms of `shape`, built on first use.
+    pub(super) fn table(&self, stream: &Arc<CudaStream>, shape: Shape) -> Result<Arc<Table>, GpuError> {
+        let mut tables = self.tables.0.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(t) = tables.iter().find(|t| t.shape == shape) {
+            return Ok(t.clone());
+        }
+        let h = shape.log_n.div_ceil(2);
+        let len = PRIMES * table_len(shape, h);
+        // The kernel writes every word.
+        let mut words = unsafe { stream.alloc::<u32>(len) }?;
+        launch!(self, stream, ntt_tables, len, &mut words, &shape.log_n, &h, &shape.radix);
+        let table = Arc::new(Table { shape, h, words });
+        tables.push(table.clone());
+        Ok(table)
+    }
+
+    /// The forward transform of the `xn` limbs at device address `limbs`
+    /// (radix blocks, each bit-reversed), cut into coefficients by the
+    /// radix-3 step or else the first pass.
+    pub(super) fn forward(&self, stream: &Arc<CudaStream>, table: &Table, limbs: u64, xn: usize) -> Result<CudaSlice<u32>, GpuError> {
+        // The radix-3 step or the first pass writes every element.
+        let mut a = unsafe { stream.alloc::<u32>(PRIMES * table.shape.len()) }?;
+        let xn = xn as u64;
+        if table.shape.radix == 3 {
+            self.radix3(stream, table, &mut a, limbs, xn, false)?;
+            self.passes(stream, table, &mut a, false, (0, 0, 0))?;
+        } else {
+            self.passes(stream, table, &mut a, false, (limbs, xn, 0))?;
+        }
+        Ok(a)
+    }
+
+    /// The radix-3 step over all three primes (cuda/ntt.cu, cugmp_ntt_radix3).
+    fn radix3(&self, stream: &Arc<CudaStream>, table: &Table, a: &mut CudaSlice<u32>, limbs: u64, xn: u64, inverse: bool) -> Result<(), GpuError> {
+        let inverse = inverse as u32;
+        let log_n = table.shape.log_n;
+        launch!(self, stream, ntt_radix3, 1usize << log_n, &mut *a, &limbs, &xn, &table.words, &log_n, &table.h, &inverse);
+        Ok(())
+    }
+
+    /// The inverse transform (natural order out) of `a * b` (`b` None:
+    /// `a * a`), `a` and `b` forward transforms, in a.
+    pub(super) fn inverse_of_product(&self, stream: &Arc<CudaStream>, table: &Table, mut a: CudaSlice<u32>, b: Option<&CudaSlice<u32>>) -> Result<CudaSlice<u32>, GpuError> {
+        let b = match b {
+            Some(b) => b.device_ptr(stream).0,
+            None => a.device_ptr(stream).0,
+        };
+        self.passes(stream, table, &mut a, true, (0, 0, b))?;
+        if table.shape.radix == 3 {
+            self.radix3(stream, table, &mut a, 0, 0, true)?;
+        }
+        Ok(a)
+    }
+
+    /// Run the passes of the length-2^log_n transforms over `a` (all three
+    /// primes, all radix blocks); the first pass gets `first` = (limbs, limb
+    /// count, b) (cuda/ntt.cu, cugmp_ntt_pass), the others read `a` alone.
+    fn passes(&self, stream: &Arc<CudaStream>, table: &Table, a: &mut CudaSlice<u32>, inverse: bool, first: (u64, u64, u64)) -> Result<(), GpuError> {
+        let (log_n, radix) = (table.shape.log_n, table.shape.radix);
+        let mut plan = passes(log_n);
+        if inverse {
+            plan.reverse();
+        }
+        let log_t = tile_log(log_n);
+        let tile = 1usize << log_t;
+        let blocks = ((1usize << log_n) / tile) as u32;
+        let threads = pass_threads(log_t);
+        let cfg = LaunchConfig { grid_dim: (blocks, PRIMES as u32 * radix, 1), block_dim: (threads, 1, 1), shared_mem_bytes: 4 * tile as u32 };
+        let inverse = inverse as u32;
+        for (i, &(log_s, k)) in plan.iter().enumerate() {
+            let (limbs, xn, b) = if i == 0 { first } else { (0, 0, 0) };
+            launch_with!(self, stream, ntt_pass, cfg, &mut *a, &limbs, &xn, &b, &table.words, &log_n, &table.h, &log_t, &log_s, &k, &inverse, &radix);
+        }
+        Ok(())
+    }
+}
