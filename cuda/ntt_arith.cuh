@@ -1,0 +1,121 @@
+// The NTT's arithmetic modulo its three primes (cuda/ntt.cu has the
+// method and the exactness bound): Montgomery products, modular sums, an
+// operand's 32-bit coefficients as residues, powers.
+//
+// The arithmetic and the pass are plain functions of (block, thread) so that
+// c_tests/ntt_model.cpp can compile ntt.cu as host C++ (CUGMP_HOST_MODEL)
+// and run the whole pipeline on the CPU, block by block, against GMP.
+#pragma once
+#ifdef CUGMP_HOST_MODEL
+#include <stdint.h>
+typedef uint64_t u64;
+typedef uint32_t u32;
+typedef u64 limb_t;
+#define NTT_FN static inline
+#define NTT_METHOD inline
+#define NTT_CONST static const
+#define BLOCK_SYNC()
+// Between barriers, the model runs the code of each of the block's threads
+// in turn (so the threads' share of the work is what is tested).
+#define EACH_THREAD(t) for (u32 t = 0; t < threads; t++)
+static inline u32 umulhi32(u32 a, u32 b) { return (u32)(((u64)a * b) >> 32); }
+static inline u32 brev32(u32 x) {
+    u32 r = 0;
+    for (int i = 0; i < 32; i++) r |= ((x >> i) & 1u) << (31 - i);
+    return r;
+}
+#define LDG(p) (*(p))
+#define NTT_OPAQUE(p)
+struct uint4 {
+    u32 x, y, z, w;
+};
+#else
+#include "cugmp.cuh"
+#define NTT_FN __device__ __forceinline__
+#define NTT_METHOD __device__ __forceinline__
+#define NTT_CONST __constant__
+#define BLOCK_SYNC() __syncthreads()
+#define EACH_THREAD(t) for (u32 t = thread_id, once_ = 1; once_; once_ = 0)
+#define umulhi32 __umulhi
+#define brev32 __brev
+#define LDG(p) __ldg(p)
+// The pointer p, computed once into a register pair: without this nvcc folds
+// a table's 64-bit offset (prime * stride) into every load from it, four
+// instructions an address (64-bit add with carry, LEA, LEA.HI.X) where one
+// IMAD.WIDE.U32 of a 32-bit index does.
+#define NTT_OPAQUE(p) asm("" : "+l"(p))
+#endif
+
+#define NTT_PRIMES 3
+#define NTT_MAX_LOG 25
+// More coefficients than the longest transform has (3 * 2^25 < 2^32).
+#define N_MAX_COEFS 0xffffffffu
+// Elements a thread loads at once in a pass (ntt_pass_block).
+#define NTT_BATCH 8
+
+struct NttPrime {
+    u32 p;
+    u32 p_inv;  // p^-1 mod 2^32
+    u32 r2;     // 2^64 mod p (R^2, R = 2^32: into Montgomery form)
+    u32 g;      // a generator of (Z/p)*
+};
+
+NTT_CONST NttPrime ntt_primes[NTT_PRIMES] = {
+    {1811939329u, 0x94000001u, 0x392f6852u, 13},
+    {2013265921u, 0x88000001u, 0x45dddde3u, 31},
+    {2113929217u, 0x82000001u, 0x7ddf7dfdu, 5},
+};
+
+NTT_FN u32 umin32(u32 a, u32 b) { return a < b ? a : b; }
+
+// a * b / 2^32 mod p, for a < 2p and b < p; in [0, p). With m = lo(ab) * p^-1
+// (mod 2^32), ab - mp is a multiple of 2^32, so (ab - mp) / 2^32 is
+// hi(ab) - hi(mp) exactly, in (-p, p) (ab < 2p^2 < 2^32 p).
+NTT_FN u32 mont_mul(u32 a, u32 b, const NttPrime &q) {
+    const u64 t = (u64)a * b;
+    const u32 m = (u32)t * q.p_inv;
+    const u32 hi = (u32)(t >> 32), mp = umulhi32(m, q.p);
+    const u32 r = hi - mp + q.p;  // in (0, 2p)
+    return umin32(r, r - q.p);
+}
+
+// (a + b) mod p for a, b < p < 2^31: a + b < 2^32, and where a + b < p,
+// a + b - p wraps above it, so the smaller of the two is the residue.
+NTT_FN u32 mod_add(u32 a, u32 b, const NttPrime &q) {
+    const u32 s = a + b;
+    return umin32(s, s - q.p);
+}
+
+NTT_FN u32 mod_sub(u32 a, u32 b, const NttPrime &q) {
+    const u32 d = a - b + q.p;
+    return umin32(d, d - q.p);
+}
+
+// A 32-bit coefficient as a residue: 2p < 2^32 < 3p for every p, so up to
+// two subtractions.
+NTT_FN u32 coefficient_residue(u32 x, const NttPrime &q) {
+    x = umin32(x, x - q.p);
+    return umin32(x, x - q.p);
+}
+
+// An operand's coefficients: coefficient i is the i-th 32-bit half of its xn
+// limbs (little-endian), 0 past them. i < N < 2^32, so the count is clamped
+// to 32 bits once and each test is a 32-bit compare.
+struct NttCoefficients {
+    const u32 *words;
+    u32 count;
+    NTT_METHOD NttCoefficients(const limb_t *limbs, u64 xn)
+        : words((const u32 *)limbs), count(2 * xn < N_MAX_COEFS ? (u32)(2 * xn) : N_MAX_COEFS) {}
+    NTT_METHOD u32 at(u32 i) const { return i < count ? LDG(&words[i]) : 0; }
+};
+
+// b^e in Montgomery form, from b in Montgomery form.
+NTT_FN u32 mont_pow(u32 b, u64 e, const NttPrime &q) {
+    u32 r = (u32)((((u64)1) << 32) % q.p);  // 1 in Montgomery form
+    while (e) {
+        if (e & 1) r = mont_mul(r, b, q);
+        b = mont_mul(b, b, q);
+        e >>= 1;
+    }
+    return r;
+}

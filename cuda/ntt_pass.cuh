@@ -1,0 +1,331 @@
+#pragma once
+#include "ntt_tables.cuh"
+
+// ---------------------------------------------------------------------------
+// One pass of k consecutive radix-2 stages in shared memory.
+//
+// The forward transform is the radix-2 decimation in frequency: stages of
+// span len = N/2, N/4, ..., 1, butterfly (x, y) at i, i + len ->
+// (x + y, (x - y) * w^((i mod len) * N / (2 len))). Its inverse is the
+// decimation in time, spans 1, 2, ..., N/2, (x, y) -> (x + y t, x - y t),
+// t = w^-((i mod len) * N / (2 len)). The host groups the log2 N stages into
+// passes (at most 14 stages; src/gpu/ntt.rs, `passes`), so a transform reads
+// and writes device memory two or three times instead of log2 N times.
+//
+// A pass of spans s * 2^(k-1) down to s (up, inverse) works on groups of
+// 2^k elements i = base + j * s + r (j < 2^k, r < s, base a multiple of
+// 2L = s * 2^k), closed under its stages. The twiddle of stage q (span
+// s * 2^q) at j, r is root(j mod 2^q, order 2^(q+1)) * z^(2^(k-1-q)) with
+// z = w^(r * N / 2L). The z factor is the same for the whole upper half it
+// multiplies, which no later stage of the pass mixes with anything else, so it
+// moves to the end of the pass: element j gets z^bitrev_k(j) once, and the
+// stages use only the small table of roots of order up to 2^14. (The inverse moves it
+// to the start, as z^-bitrev_k(j).) One power of w per element per pass,
+// from two small tables.
+//
+// A block holds a tile of T = 2^log_t elements (the host picks log_t <= 14,
+// smaller for small N so that a pass has several blocks; src/gpu/ntt.rs,
+// `tile_log`): C = min(s, T / 2^k) consecutive residues r of O = T / (2^k C)
+// consecutive groups, tile element t = (o * 2^k + j) * C + r. With C >= 8
+// every global access covers at least one whole 32-byte sector; the last
+// pass (s = 1) reads and writes whole contiguous groups.
+//
+// The first forward pass reads the operand's limbs (`limbs`, xn of them) and
+// cuts them into 32-bit coefficients itself (zero past 2 * xn). The first
+// inverse pass (b != 0) reads the pointwise product a * b * scale of the two
+// forward transforms (b = a squares): no pass of its own. Otherwise it reads
+// a. It always writes a.
+// ---------------------------------------------------------------------------
+// Butterfly group u of a pass (tile layout above: t = (o * 2^k + j) * C + r):
+// the tile index of its first element. The group's elements lie 2^p apart in
+// j, so its first j is u's j-part with `width` zero bits inserted at p (a
+// group of 2^width elements, ntt_group); *low gets j's bits below p, the
+// stage roots' offset.
+NTT_FN u32 group_start(u32 u, u32 log_c, u32 k, u32 p, u32 width, u32 *low) {
+    const u32 r = u & ((1u << log_c) - 1), rest = u >> log_c;
+    const u32 jq = rest & ((1u << (k - width)) - 1), o = rest >> (k - width);
+    *low = jq & ((1u << p) - 1);
+    const u32 j0 = ((jq >> p) << (p + width)) | *low;
+    return (((o << k) + j0) << log_c) | r;
+}
+
+// log2 of the most elements a thread takes through a round of stages in
+// registers, for tiles of 2^log_t and blocks of `launched` threads (the
+// host's choice, src/gpu/ntt.rs `pass_threads`): 8 (three stages, 12
+// butterflies per shared-memory round trip) where the tile has at least one
+// such group a thread, fewer in small tiles so that no thread idles.
+// Correctness does not depend on it: every loop runs over the block's
+// threads, whatever their number (the host model runs as many as the GPU
+// launches). Measured on the H100 (ninth session, RESULTS.md): groups of 8
+// took a 10^6-limb product's device time from 1.075 to 1.000 ms against the
+// radix-4 rounds before; groups of 16 need more than the 40 registers three
+// blocks of 512 threads leave (they spilled, and at two blocks an SM were
+// no faster than 8); storing the tile swizzled to remove the last pass's bank
+// conflicts (ninth and tenth sessions), and stage roots with precomputed
+// Montgomery quotients, were both slower.
+#define NTT_GROUP_LOG 3
+NTT_FN u32 ntt_group_log(u32 log_t, u32 launched) {
+    u32 threads_log = 0;
+    while ((2u << threads_log) <= launched) threads_log++;
+    const u32 r = log_t > threads_log ? log_t - threads_log : 1;
+    return r > NTT_GROUP_LOG ? NTT_GROUP_LOG : r;
+}
+
+// Stages p .. p + R - 1 of a pass on one group of 2^R tile elements, tile
+// index i0 + m d for m < 2^R (their j's are low + m 2^p, d = 2^p C), in
+// registers. Stage p + s pairs m and m + 2^s (bit s of m clear), and its root
+// depends on j mod 2^(p+s) = low + (m mod 2^s) 2^p alone: power low + (m
+// mod 2^s) 2^p of the root of order 2^(p+s+1), entry low + (m mod 2^s) 2^p of
+// level p + s of the stage roots' table (p + s <= 13, a pass has at most 14
+// stages). So a stage loads its 2^s roots at constant offsets from one
+// pointer, and a warp's lanes (consecutive `low` where p >= 5) load
+// consecutive words: with the roots of order 2^14 in one table, indexed by
+// low << (13 - p - s), they were 2^(13-p-s) words apart, and in the middle
+// rounds each lane read its own sector (ncu, tenth session: 70% of a
+// 2^14-element pass's global sectors were excess).
+//
+// WHOLE: the group's elements are consecutive (d = 1: the bottom round of a
+// pass whose groups are whole, C = 1), and a lane moves them four at a time.
+// With one word a load, its lanes' words were 2^R apart: a 2^R-way bank
+// conflict on every load and store of that round.
+//
+// BOTTOM: p = 0 (the pass's bottom round), so low = 0, and each stage's
+// first root (c = 0) is entry 0 of its level, r^0 = 1: 7 of the 12
+// butterflies of a group of 8 multiply by 1. Those skip the root's load and
+// the Montgomery product (a residue times 1 is itself; going forward the
+// difference is reduced by mod_sub instead): the same residues, so the same
+// transform, bit for bit.
+template <int R, bool INVERSE, bool WHOLE, bool BOTTOM>
+NTT_FN void ntt_group(u32 *tile, u32 i0, u32 d, u32 low, u32 p, const u32 *roots, const NttPrime &q) {
+    constexpr int G = 1 << R;
+    static_assert(!WHOLE || G >= 4, "a whole group is moved in fours");
+    static_assert(!WHOLE || BOTTOM, "a whole group is in the bottom round");
+    u32 x[G];
+    if (WHOLE) {
+#pragma unroll
+        for (int m = 0; m < G; m += 4) {
+            const uint4 v = *(const uint4 *)&tile[i0 + m];
+            x[m] = v.x, x[m + 1] = v.y, x[m + 2] = v.z, x[m + 3] = v.w;
+        }
+    } else {
+#pragma unroll
+        for (int m = 0; m < G; m++) x[m] = tile[i0 + m * d];
+    }
+#pragma unroll
+    for (int i = 0; i < R; i++) {
+        const int s = INVERSE ? i : R - 1 - i;  // decimation in frequency: top stage first
+        // One 32-bit index a root (a 64-bit pointer per stage and 64-bit
+        // offsets from it made the round spill at 40 registers).
+        const u32 level = (1u << (p + s)) - 1 + low;
+#pragma unroll
+        for (int c = 0; c < (1 << s); c++) {
+            const bool one = BOTTOM && c == 0;  // the root is 1 (BOTTOM above)
+            const u32 w = one ? 0 : LDG(&roots[level + (c << p)]);
+#pragma unroll
+            for (int m = c; m < G; m += 2 << s) {
+                const u32 x0 = x[m], x1 = x[m + (1 << s)];
+                if (INVERSE) {
+                    const u32 t = one ? x1 : mont_mul(x1, w, q);
+                    x[m] = mod_add(x0, t, q);
+                    x[m + (1 << s)] = mod_sub(x0, t, q);
+                } else {
+                    x[m] = mod_add(x0, x1, q);
+                    // x0 - x1 + p < 2p: mont_mul takes it unreduced.
+                    x[m + (1 << s)] = one ? mod_sub(x0, x1, q) : mont_mul(x0 - x1 + q.p, w, q);
+                }
+            }
+        }
+    }
+    if (WHOLE) {
+#pragma unroll
+        for (int m = 0; m < G; m += 4) *(uint4 *)&tile[i0 + m] = uint4{x[m], x[m + 1], x[m + 2], x[m + 3]};
+    } else {
+#pragma unroll
+        for (int m = 0; m < G; m++) tile[i0 + m * d] = x[m];
+    }
+}
+
+// One round of a pass: stages p .. p + R - 1 on every group of the tile.
+// (WHOLE: p = 0 and C = 1; BOTTOM: p = 0; see ntt_group.)
+template <int R, bool INVERSE, bool WHOLE, bool BOTTOM>
+NTT_FN void ntt_round(u32 *tile, u32 T, u32 log_c, u32 k, u32 p, const u32 *roots, const NttPrime &q, u32 thread,
+                      u32 threads) {
+    const u32 d = (1u << p) << log_c;
+    for (u32 u = thread; u < (T >> R); u += threads) {
+        u32 low;
+        const u32 i0 = group_start(u, log_c, k, p, R, &low);
+        ntt_group<R, INVERSE, WHOLE, BOTTOM>(tile, i0, d, low, p, roots, q);
+    }
+}
+
+// What a pass's load phase reads (ntt_pass_tile): the transform itself, the
+// operand's limbs (the first forward pass cuts them into coefficients) or the
+// pointwise product of two forward transforms (the first inverse pass).
+#define NTT_LOAD_PLAIN 0
+#define NTT_LOAD_LIMBS 1
+#define NTT_LOAD_PRODUCT 2
+
+// One block's share of a pass over one prime's transform `a` (N words);
+// `tab` is that prime's table (`offset`: where the transform starts in a and
+// b). Every loop below runs t or u from `thread` in steps of `threads` (a
+// power of two), between block barriers; the host model runs each thread's
+// share in turn (EACH_THREAD).
+// Indices are 32-bit: N <= 2^26 (NTT_MAX_LOG), and q is a copy, so its
+// words stay in registers. LOAD, INVERSE and TWIST (log_s != 0: the pass
+// multiplies by the twist, at the store going forward, at the load going
+// back) are template parameters so that each pass's code has no branch on
+// them per element: with them as run-time values the load and store phases
+// took 84 of a 10^6-limb product's 238 instructions an element in a plain
+// pass (ncu source counters, H100, tenth session).
+template <int LOAD, bool INVERSE, bool TWIST>
+NTT_FN void ntt_pass_tile(u32 *a, u32 offset, const limb_t *limbs, u64 xn, const u32 *b, const u32 *tab,
+                          const NttPrime &q, u32 log_n, u32 h, u32 log_t, u32 log_s, u32 k, u64 block, u32 thread_id, u32 threads,
+                          u32 group_log, u32 *tile) {
+    const u32 T = 1u << log_t;
+    const u32 log_c = log_s < log_t - k ? log_s : log_t - k;
+    const u32 C = 1u << log_c, G = 1u << k;
+    const u32 log_o = log_t - k - log_c;
+    const u32 chunks = 1u << (log_s - log_c);  // blocks per group of groups
+    const u32 outer0 = (u32)(block >> (log_s - log_c)) << log_o;
+    const u32 r0 = ((u32)block & (chunks - 1)) << log_c;
+    const u32 log_2l = k + log_s;
+    // z^bitrev(j) = w^(r * bitrev(j) * N / 2L): exponent shift.
+    const u32 twist_shift = log_n - log_2l;
+    // 1 / (radix N), applied with the pointwise product.
+    const u32 scale = LOAD == NTT_LOAD_PRODUCT ? LDG(&tab[NTT_TABLE_LEN(log_n, h) - 1]) : 0;
+
+    // Tile element t = (o * 2^k + j) * C + r: its place in the transform,
+    // o, j and r moved to their bit fields there (before the block's
+    // offsets). That is a function of t's bits one by one, so for t = x + y
+    // with x and y sharing no bit it is the sum of x's and y's places. The
+    // batches below take t = thread + s, thread < threads <= s's lowest bit
+    // (powers of two), and compute the s part with uniform (per-block)
+    // values: an add an element instead of the fields' shifts and masks.
+    auto place = [&](u32 t) -> u32 {
+        const u32 r = t & (C - 1), j = (t >> log_c) & (G - 1), o = t >> (log_c + k);
+        return (o << log_2l) + (j << log_s) + r;
+    };
+    // The block's offsets in its transform (disjoint from every place).
+    const u32 local0 = (outer0 << log_2l) + r0;
+    // The twist's power at tile element t, z^bitrev(j) = w^(r * bitrev_k(j) *
+    // N / 2L) (1 where the exponent is 0: no test for it).
+    const NttPowers powers = ntt_powers(tab, log_n, h, INVERSE);
+    auto twist = [&](u32 t) -> u32 {
+        const u32 r = t & (C - 1), j = (t >> log_c) & (G - 1);
+        return powers.at(((r0 + r) * (brev32(j) >> (32 - k))) << twist_shift, q);
+    };
+    // An element from device memory, at `place` (its load issued in a batch
+    // with others) ...
+    const NttCoefficients coefs(limbs, xn);
+    auto load = [&](u32 at) -> u32 {
+        const u32 g = offset + local0 + at;
+        if (LOAD == NTT_LOAD_LIMBS) {
+            return coefs.at(local0 + at);
+        } else if (LOAD == NTT_LOAD_PRODUCT) {
+            return mont_mul(a[g], b[g], q);  // b may be a: squaring
+        } else {
+            return a[g];
+        }
+    };
+    // ... what the pass does to it before the stages, as tile element t ...
+    auto enter = [&](u32 t, u32 x) {
+        if (LOAD == NTT_LOAD_LIMBS) x = coefficient_residue(x, q);
+        if (LOAD == NTT_LOAD_PRODUCT) x = mont_mul(x, scale, q);
+        if (INVERSE && TWIST) x = mont_mul(x, twist(t), q);
+        tile[t] = x;
+    };
+    // ... and back to device memory after them.
+    auto leave = [&](u32 t, u32 at) {
+        u32 x = tile[t];
+        if (!INVERSE && TWIST) x = mont_mul(x, twist(t), q);
+        a[offset + local0 + at] = x;
+    };
+    // NTT_BATCH elements a thread at a time, every load of the batch issued
+    // before the first is used: with one element per loop iteration the
+    // passes waited on device-memory latency (22 ms for a 10^7-limb product
+    // on the H200, most of it in these two loops). Tiles and block sizes are
+    // powers of two, so a tile is either whole batches for every thread or
+    // (small transforms) less than one: no bounds test in the batches.
+    // So each thread's elements, for both phases: batch(t0, at0) for each of
+    // its batches (element i at tile index t0 + i * threads, place at0 +
+    // place(i * threads)), or one(t, place(t)) for each element.
+    const bool batches = T >= NTT_BATCH * threads;
+    auto each_element = [&](auto &&batch, auto &&one) {
+        EACH_THREAD(thread) {
+            const u32 mine = place(thread);
+            if (batches) {
+                for (u32 s0 = 0; s0 < T; s0 += NTT_BATCH * threads) batch(thread + s0, mine + place(s0));
+            } else {
+                for (u32 t = thread; t < T; t += threads) one(t, place(t));
+            }
+        }
+    };
+    each_element(
+        [&](u32 t0, u32 at0) {
+            u32 v[NTT_BATCH];
+#pragma unroll
+            for (int i = 0; i < NTT_BATCH; i++) v[i] = load(at0 + place(i * threads));
+#pragma unroll
+            for (int i = 0; i < NTT_BATCH; i++) enter(t0 + i * threads, v[i]);
+        },
+        [&](u32 t, u32 at) { enter(t, load(at)); });
+    BLOCK_SYNC();
+
+    // The stages in rounds of up to 2^group_log (ntt_group_log) elements a
+    // group in registers: one shared-memory round trip and one barrier a
+    // round (ntt_round). Round n takes stages from p = n * group_log up; a
+    // shorter one, if any, is the top one, so that the bottom round (p = 0,
+    // the one ntt_group moves four words at a time) is a whole one. Forward
+    // rounds go from the top down, inverse ones up.
+    static_assert(NTT_GROUP_LOG <= 3, "the switch below has rounds of 1 to 3 stages");
+    const u32 *roots = tab + (INVERSE ? NTT_ROOTS : 0);
+    NTT_OPAQUE(roots);
+    const u32 rounds = (k + group_log - 1) / group_log;
+    for (u32 i = 0; i < rounds; i++) {
+        const u32 p = (INVERSE ? i : rounds - 1 - i) * group_log;
+        const u32 r = k - p < group_log ? k - p : group_log;
+        const bool bottom = p == 0;
+        const bool whole = bottom && log_c == 0 && r >= 2;
+        EACH_THREAD(thread) switch (r + 3 * bottom + 3 * whole) {
+        case 1: ntt_round<1, INVERSE, false, false>(tile, T, log_c, k, p, roots, q, thread, threads); break;
+        case 2: ntt_round<2, INVERSE, false, false>(tile, T, log_c, k, p, roots, q, thread, threads); break;
+        case 3: ntt_round<3, INVERSE, false, false>(tile, T, log_c, k, p, roots, q, thread, threads); break;
+        case 4: ntt_round<1, INVERSE, false, true>(tile, T, log_c, k, p, roots, q, thread, threads); break;
+        case 5: ntt_round<2, INVERSE, false, true>(tile, T, log_c, k, p, roots, q, thread, threads); break;
+        case 6: ntt_round<3, INVERSE, false, true>(tile, T, log_c, k, p, roots, q, thread, threads); break;
+        case 8: ntt_round<2, INVERSE, true, true>(tile, T, log_c, k, p, roots, q, thread, threads); break;
+        case 9: ntt_round<3, INVERSE, true, true>(tile, T, log_c, k, p, roots, q, thread, threads); break;
+        }
+        BLOCK_SYNC();
+    }
+
+    each_element(
+        [&](u32 t0, u32 at0) {
+#pragma unroll
+            for (int i = 0; i < NTT_BATCH; i++) leave(t0 + i * threads, at0 + place(i * threads));
+        },
+        leave);
+}
+
+// A pass (ntt_pass_tile) with its template parameters from the run-time
+// ones. A forward pass reads limbs when it is given them (the first pass) and
+// never a pointwise product; an inverse pass reads the product of a and b
+// when it is given b (the first pass) and never limbs.
+NTT_FN void ntt_pass_block(u32 *a, u32 offset, const limb_t *limbs, u64 xn, const u32 *b, const u32 *tab, const NttPrime q,
+                           u32 log_n, u32 h, u32 log_t, u32 log_s, u32 k, bool inverse,
+                           u64 block, u32 thread, u32 threads, u32 group_log, u32 *tile) {
+    const bool twist = log_s != 0;
+    const int mode = inverse ? (b ? 6 : 4) : (limbs ? 2 : 0);
+#define NTT_PASS_CASE(M, LOAD, INVERSE)                                                                          \
+    case M: ntt_pass_tile<LOAD, INVERSE, false>(a, offset, limbs, xn, b, tab, q, log_n, h, log_t, log_s, k, block,\
+                                                thread, threads, group_log, tile); break;                        \
+    case M + 1: ntt_pass_tile<LOAD, INVERSE, true>(a, offset, limbs, xn, b, tab, q, log_n, h, log_t, log_s, k, block,\
+                                                   thread, threads, group_log, tile); break;
+    switch (mode + twist) {
+        NTT_PASS_CASE(0, NTT_LOAD_PLAIN, false)
+        NTT_PASS_CASE(2, NTT_LOAD_LIMBS, false)
+        NTT_PASS_CASE(4, NTT_LOAD_PLAIN, true)
+        NTT_PASS_CASE(6, NTT_LOAD_PRODUCT, true)
+    }
+#undef NTT_PASS_CASE
+}
