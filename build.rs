@@ -38,6 +38,7 @@ fn main() {
 
     embed_gmp(&manifest, &out);
     build_kernels(&manifest, &out);
+    link_build_tree_names(&out);
     // cugmp-info dlopens libcugmp.so.10; installed in <prefix>/bin, it finds
     // the library in <prefix>/lib.
     println!("cargo:rustc-link-arg-bins=-Wl,-rpath,$ORIGIN/../lib");
@@ -99,6 +100,31 @@ fn embed_gmp(manifest: &Path, out: &Path) {
     println!("cargo:rustc-env=CUGMP_CPU_ARCHIVE={}", renamed.display());
     // GMP's soname is libgmp.so.10; cuGMP is ABI-compatible with it, so it keeps the 10.
     println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libcugmp.so.10");
+}
+
+/// A build tree used as the README says (`cc prog.c -Ltarget/release
+/// -lcugmp`, then `LD_LIBRARY_PATH=target/release ./prog`) needs a file
+/// named as the library's soname, and the alias route a `libgmp.so.10`:
+/// links to the library cargo writes, made beside it (target/<profile>/
+/// and its deps/, where the tests find it) before it exists. OUT_DIR is
+/// target/<profile>/build/<package>-<hash>/out.
+fn link_build_tree_names(out: &Path) {
+    let Some(profile) = out.ancestors().nth(3) else { return };
+    for dir in [profile.to_path_buf(), profile.join("deps")] {
+        relink("libcugmp.so", &dir.join("libcugmp.so.10"));
+        let alias = dir.join("alias");
+        if fs::create_dir_all(&alias).is_ok() {
+            relink("../libcugmp.so", &alias.join("libgmp.so.10"));
+        }
+    }
+}
+
+/// `link` -> `target`, replacing whatever `link` was.
+fn relink(target: &str, link: &Path) {
+    let _ = fs::remove_file(link);
+    if let Err(e) = std::os::unix::fs::symlink(target, link) {
+        println!("cargo:warning=could not link {} -> {target}: {e}", link.display());
+    }
 }
 
 /// Global symbols the archive defines with default visibility, which GMP's own

@@ -6,7 +6,7 @@
 
 mod common;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn pkg_config(prefix: &Path, args: &[&str]) -> String {
@@ -77,4 +77,53 @@ fn install_pkg_config_and_cugmp_info() {
     let lib_dir = std::fs::canonicalize(prefix.join("lib")).unwrap();
     assert!(text.contains(&format!("from {}\n", lib_dir.display())), "cugmp-info loaded another library:\n{text}");
     assert!(text.contains("embedded GMP:     6.3.0") && text.contains("self-test:"), "{text}");
+}
+
+/// The build tree as the README uses it: a program linked with
+/// `-L<build dir> -lcugmp` starts with `LD_LIBRARY_PATH=<build dir>` (a file
+/// named as the soname is there), and an unmodified program linked to the
+/// system's libgmp runs on cuGMP with `LD_LIBRARY_PATH=<build dir>/alias`.
+/// cargo test's library is in target/<profile>/deps; `cargo build` puts the
+/// same links beside target/<profile>/libcugmp.so.
+#[test]
+fn build_tree_runs_as_documented() {
+    let deps = common::cdylib().parent().unwrap().to_path_buf();
+    for dir in [deps.clone(), common::target_dir()] {
+        assert_eq!(std::fs::read_link(dir.join("libcugmp.so.10")).ok().as_deref(), Some(Path::new("libcugmp.so")), "{}", dir.display());
+        assert_eq!(std::fs::read_link(dir.join("alias/libgmp.so.10")).ok().as_deref(), Some(Path::new("../libcugmp.so")), "{}", dir.display());
+    }
+    let dir = common::target_dir().join("build-tree-test");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = common::manifest().join("c_tests/mpz_ops.c");
+    let relinked = dir.join("mpz_ops");
+    common::run_ok(
+        Command::new("cc")
+            .args(["-O2", "-std=c11", "-D_POSIX_C_SOURCE=200809L", "-DUSE_CUGMP_H", "-I"])
+            .arg(common::manifest().join("include"))
+            .arg(&src)
+            .arg("-o")
+            .arg(&relinked)
+            .arg("-L")
+            .arg(&deps)
+            .arg("-lcugmp"),
+    );
+    let system = dir.join("mpz_ops-system");
+    common::run_ok(Command::new("cc").args(["-O2", "-std=c11", "-D_POSIX_C_SOURCE=200809L"]).arg(&src).arg("-o").arg(&system).arg("-lgmp"));
+    let run = |exe: &Path, lib_path: Option<PathBuf>| {
+        let mut cmd = Command::new(exe);
+        cmd.env("CUGMP_LOG", "1").env_remove("LD_PRELOAD").env_remove("LD_LIBRARY_PATH");
+        if let Some(p) = lib_path {
+            cmd.env("LD_LIBRARY_PATH", p);
+        }
+        let out = common::run_ok(&mut cmd);
+        (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let (want, log) = run(&system, None);
+    assert!(!want.is_empty() && !log.contains("cugmp: "));
+    for (exe, lib_path) in [(&relinked, deps.clone()), (&system, deps.join("alias"))] {
+        let (got, log) = run(exe, Some(lib_path));
+        assert_eq!(got, want, "{} differs on cuGMP", exe.display());
+        assert!(log.contains("libcugmp") && log.contains("loaded"), "cuGMP did not serve {}: {log}", exe.display());
+    }
 }
