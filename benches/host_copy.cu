@@ -298,7 +298,7 @@ static int pipeline(void) {
 // falls on all of them alike: the median of 21 a setting.
 static int interleaved(void) {
     const Setting settings[] = {
-        {8, 1u << 20, false, false, false},   // staging.rs before the twelfth session
+        {8, 1u << 20, false, false, false},   // copy threads started per transfer
         {8, 1u << 20, false, false, true},    // kept threads
         {8, 1u << 20, false, true, true},     // kept threads, non-temporal stores
         {16, 1u << 20, false, true, true},    // 16 of them

@@ -12,11 +12,11 @@
 //! benchmark printed (`| op | n limbs | GMP ms | cuGMP ms | ratio | auto |`,
 //! e.g. collected from several device runs) and writes the CSV, the table
 //! and the plot for them, so that the README's plot can show rows measured
-//! in different calls of one session on one device.
+//! in different device runs on one device.
 //!
 //! cuGMP is dlopen'ed in its own namespace (as in the tests) with
 //! CUGMP_GPU=force unless the environment says otherwise, so every size shows
-//! what the GPU does; the "auto" column says where the dispatcher sends it.
+//! what the GPU does; the "auto" column says where the routing sends it.
 //! `--only hooks` (a run of its own, CUGMP_GPU=auto unless set): GMP's own
 //! algorithms whose products reach the GPU through the hooks (division,
 //! square root, radix conversion).

@@ -2,13 +2,13 @@
 // CUGMP_HOST_MODEL): the same tables, passes, pointwise product and CRT, run
 // block by block, each block's threads in turn between its barriers (as many
 // as the GPU launches), so the kernels' arithmetic and index logic are tested
-// on machines without a GPU (src/gpu/ntt.rs, test `host_model_matches_gmp`,
+// on machines without a GPU (src/gpu/ntt/model.rs, test `host_model_matches_gmp`,
 // compares the output with GMP).
 //
 // stdin, whitespace-separated: log_n h log_t threads radix (the transform
 // length is radix * 2^log_n, radix 1 or 3; threads: the block size the GPU
 // launches, which sizes the passes' groups), the number of forward passes and each
-// pass's (log_s, k) in forward order (src/gpu/ntt.rs, `passes`), then n
+// pass's (log_s, k) in forward order (src/gpu/ntt/plan.rs, `passes`), then n
 // and wrap, then un and u's limbs, then vn and v's limbs (vn = 0: square
 // u), limbs in hex. stdout, in hex: the n = un + vn limbs of the product
 // (wrap 0), or with wrap 1 the n limbs of the product mod B^n - 1 from the

@@ -14,7 +14,7 @@ typedef u64 limb_t;
 
 // Element-wise kernels: block b covers limbs [b * ELEMENTWISE_BLOCK, ...), and
 // ELEMENT(k) is the k-th limb of this thread there. The host's launch geometry
-// (src/gpu/mod.rs, Gpu::elementwise_grid) uses the same two numbers.
+// (src/gpu/device.rs, Gpu::elementwise_grid) uses the same two numbers.
 #define ELEMENTWISE_THREADS 256
 #define ELEMENTS_PER_THREAD 4
 #define ELEMENTWISE_BLOCK (ELEMENTWISE_THREADS * ELEMENTS_PER_THREAD)

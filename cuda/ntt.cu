@@ -19,7 +19,7 @@
 // mod p2 = 3 * 2^30 + 1, which could pass 2^32, took five instructions), and the forward butterfly hands x - y + p to its Montgomery
 // product unreduced (below 2p, and 2p * p < 2^32 p). Only two primes below
 // 2^31 have 3 * 2^26 | p - 1, so the longest transform is 3 * 2^25; longer
-// products go to the GPU in pieces (src/gpu/ntt.rs, Plan::Split).
+// products go to the GPU in pieces (src/gpu/ntt/plan.rs, Plan::Split).
 //
 // Exactness: a coefficient of the product is a sum of at most 2m products of
 // two coefficients below 2^32, m the shorter operand's limbs, so it is below

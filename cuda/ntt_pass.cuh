@@ -9,7 +9,7 @@
 // (x + y, (x - y) * w^((i mod len) * N / (2 len))). Its inverse is the
 // decimation in time, spans 1, 2, ..., N/2, (x, y) -> (x + y t, x - y t),
 // t = w^-((i mod len) * N / (2 len)). The host groups the log2 N stages into
-// passes (at most 14 stages; src/gpu/ntt.rs, `passes`), so a transform reads
+// passes (at most 14 stages; src/gpu/ntt/plan.rs, `passes`), so a transform reads
 // and writes device memory two or three times instead of log2 N times.
 //
 // A pass of spans s * 2^(k-1) down to s (up, inverse) works on groups of
@@ -24,7 +24,7 @@
 // from two small tables.
 //
 // A block holds a tile of T = 2^log_t elements (the host picks log_t <= 14,
-// smaller for small N so that a pass has several blocks; src/gpu/ntt.rs,
+// smaller for small N so that a pass has several blocks; src/gpu/ntt/plan.rs,
 // `tile_log`): C = min(s, T / 2^k) consecutive residues r of O = T / (2^k C)
 // consecutive groups, tile element t = (o * 2^k + j) * C + r. With C >= 8
 // every global access covers at least one whole 32-byte sector; the last
@@ -49,20 +49,20 @@ NTT_FN u32 group_start(u32 u, u32 log_c, u32 k, u32 p, u32 width, u32 *low) {
     return (((o << k) + j0) << log_c) | r;
 }
 
-// log2 of the most elements a thread takes through a round of stages in
+// log2 of the most elements a thread takes through a step of stages in
 // registers, for tiles of 2^log_t and blocks of `launched` threads (the
-// host's choice, src/gpu/ntt.rs `pass_threads`): 8 (three stages, 12
-// butterflies per shared-memory round trip) where the tile has at least one
-// such group a thread, fewer in small tiles so that no thread idles.
+// host's choice, src/gpu/ntt/plan.rs `pass_threads`): 8 (three stages, 12
+// butterflies per trip through shared memory) where the tile has at least
+// one such group a thread, fewer in small tiles so that no thread idles.
 // Correctness does not depend on it: every loop runs over the block's
 // threads, whatever their number (the host model runs as many as the GPU
-// launches). Measured on the H100 (ninth session, RESULTS.md): groups of 8
-// took a 10^6-limb product's device time from 1.075 to 1.000 ms against the
-// radix-4 rounds before; groups of 16 need more than the 40 registers three
+// launches). Measured on the H100 (RESULTS.md, "Transform passes"): groups
+// of 8 took a 10^6-limb product's device time from 1.075 to 1.000 ms
+// against groups of 4; groups of 16 need more than the 40 registers three
 // blocks of 512 threads leave (they spilled, and at two blocks an SM were
-// no faster than 8); storing the tile swizzled to remove the last pass's bank
-// conflicts (ninth and tenth sessions), and stage roots with precomputed
-// Montgomery quotients, were both slower.
+// no faster than 8); storing the tile swizzled to remove the last pass's
+// bank conflicts, and stage roots with precomputed Montgomery quotients,
+// were both slower.
 #define NTT_GROUP_LOG 3
 NTT_FN u32 ntt_group_log(u32 log_t, u32 launched) {
     u32 threads_log = 0;
@@ -81,15 +81,15 @@ NTT_FN u32 ntt_group_log(u32 log_t, u32 launched) {
 // pointer, and a warp's lanes (consecutive `low` where p >= 5) load
 // consecutive words: with the roots of order 2^14 in one table, indexed by
 // low << (13 - p - s), they were 2^(13-p-s) words apart, and in the middle
-// rounds each lane read its own sector (ncu, tenth session: 70% of a
-// 2^14-element pass's global sectors were excess).
+// steps each lane read its own sector (ncu: 70% of a 2^14-element pass's
+// global sectors were excess; RESULTS.md, "Transform passes").
 //
-// WHOLE: the group's elements are consecutive (d = 1: the bottom round of a
+// WHOLE: the group's elements are consecutive (d = 1: the bottom step of a
 // pass whose groups are whole, C = 1), and a lane moves them four at a time.
 // With one word a load, its lanes' words were 2^R apart: a 2^R-way bank
-// conflict on every load and store of that round.
+// conflict on every load and store of that step.
 //
-// BOTTOM: p = 0 (the pass's bottom round), so low = 0, and each stage's
+// BOTTOM: p = 0 (the pass's bottom step), so low = 0, and each stage's
 // first root (c = 0) is entry 0 of its level, r^0 = 1: 7 of the 12
 // butterflies of a group of 8 multiply by 1. Those skip the root's load and
 // the Montgomery product (a residue times 1 is itself; going forward the
@@ -99,7 +99,7 @@ template <int R, bool INVERSE, bool WHOLE, bool BOTTOM>
 NTT_FN void ntt_group(u32 *tile, u32 i0, u32 d, u32 low, u32 p, const u32 *roots, const NttPrime &q) {
     constexpr int G = 1 << R;
     static_assert(!WHOLE || G >= 4, "a whole group is moved in fours");
-    static_assert(!WHOLE || BOTTOM, "a whole group is in the bottom round");
+    static_assert(!WHOLE || BOTTOM, "a whole group is in the bottom step");
     u32 x[G];
     if (WHOLE) {
 #pragma unroll
@@ -115,7 +115,7 @@ NTT_FN void ntt_group(u32 *tile, u32 i0, u32 d, u32 low, u32 p, const u32 *roots
     for (int i = 0; i < R; i++) {
         const int s = INVERSE ? i : R - 1 - i;  // decimation in frequency: top stage first
         // One 32-bit index a root (a 64-bit pointer per stage and 64-bit
-        // offsets from it made the round spill at 40 registers).
+        // offsets from it made the step spill at 40 registers).
         const u32 level = (1u << (p + s)) - 1 + low;
 #pragma unroll
         for (int c = 0; c < (1 << s); c++) {
@@ -145,11 +145,11 @@ NTT_FN void ntt_group(u32 *tile, u32 i0, u32 d, u32 low, u32 p, const u32 *roots
     }
 }
 
-// One round of a pass: stages p .. p + R - 1 on every group of the tile.
+// One step of a pass: stages p .. p + R - 1 on every group of the tile.
 // (WHOLE: p = 0 and C = 1; BOTTOM: p = 0; see ntt_group.)
 template <int R, bool INVERSE, bool WHOLE, bool BOTTOM>
-NTT_FN void ntt_round(u32 *tile, u32 T, u32 log_c, u32 k, u32 p, const u32 *roots, const NttPrime &q, u32 thread,
-                      u32 threads) {
+NTT_FN void ntt_step(u32 *tile, u32 T, u32 log_c, u32 k, u32 p, const u32 *roots, const NttPrime &q, u32 thread,
+                     u32 threads) {
     const u32 d = (1u << p) << log_c;
     for (u32 u = thread; u < (T >> R); u += threads) {
         u32 low;
@@ -176,7 +176,7 @@ NTT_FN void ntt_round(u32 *tile, u32 T, u32 log_c, u32 k, u32 p, const u32 *root
 // back) are template parameters so that each pass's code has no branch on
 // them per element: with them as run-time values the load and store phases
 // took 84 of a 10^6-limb product's 238 instructions an element in a plain
-// pass (ncu source counters, H100, tenth session).
+// pass (ncu source counters, H100; RESULTS.md, "Transform passes").
 template <int LOAD, bool INVERSE, bool TWIST>
 NTT_FN void ntt_pass_tile(u32 *a, u32 offset, const limb_t *limbs, u64 xn, const u32 *b, const u32 *tab,
                           const NttPrime &q, u32 log_n, u32 h, u32 log_t, u32 log_s, u32 k, u64 block, u32 thread_id, u32 threads,
@@ -271,30 +271,30 @@ NTT_FN void ntt_pass_tile(u32 *a, u32 offset, const limb_t *limbs, u64 xn, const
         [&](u32 t, u32 at) { enter(t, load(at)); });
     BLOCK_SYNC();
 
-    // The stages in rounds of up to 2^group_log (ntt_group_log) elements a
-    // group in registers: one shared-memory round trip and one barrier a
-    // round (ntt_round). Round n takes stages from p = n * group_log up; a
-    // shorter one, if any, is the top one, so that the bottom round (p = 0,
+    // The stages in steps of up to 2^group_log (ntt_group_log) elements a
+    // group in registers: one trip through shared memory and one barrier a
+    // step (ntt_step). Step n takes stages from p = n * group_log up; a
+    // shorter one, if any, is the top one, so that the bottom step (p = 0,
     // the one ntt_group moves four words at a time) is a whole one. Forward
-    // rounds go from the top down, inverse ones up.
-    static_assert(NTT_GROUP_LOG <= 3, "the switch below has rounds of 1 to 3 stages");
+    // steps go from the top down, inverse ones up.
+    static_assert(NTT_GROUP_LOG <= 3, "the switch below has steps of 1 to 3 stages");
     const u32 *roots = tab + (INVERSE ? NTT_ROOTS : 0);
     NTT_OPAQUE(roots);
-    const u32 rounds = (k + group_log - 1) / group_log;
-    for (u32 i = 0; i < rounds; i++) {
-        const u32 p = (INVERSE ? i : rounds - 1 - i) * group_log;
+    const u32 steps = (k + group_log - 1) / group_log;
+    for (u32 i = 0; i < steps; i++) {
+        const u32 p = (INVERSE ? i : steps - 1 - i) * group_log;
         const u32 r = k - p < group_log ? k - p : group_log;
         const bool bottom = p == 0;
         const bool whole = bottom && log_c == 0 && r >= 2;
         EACH_THREAD(thread) switch (r + 3 * bottom + 3 * whole) {
-        case 1: ntt_round<1, INVERSE, false, false>(tile, T, log_c, k, p, roots, q, thread, threads); break;
-        case 2: ntt_round<2, INVERSE, false, false>(tile, T, log_c, k, p, roots, q, thread, threads); break;
-        case 3: ntt_round<3, INVERSE, false, false>(tile, T, log_c, k, p, roots, q, thread, threads); break;
-        case 4: ntt_round<1, INVERSE, false, true>(tile, T, log_c, k, p, roots, q, thread, threads); break;
-        case 5: ntt_round<2, INVERSE, false, true>(tile, T, log_c, k, p, roots, q, thread, threads); break;
-        case 6: ntt_round<3, INVERSE, false, true>(tile, T, log_c, k, p, roots, q, thread, threads); break;
-        case 8: ntt_round<2, INVERSE, true, true>(tile, T, log_c, k, p, roots, q, thread, threads); break;
-        case 9: ntt_round<3, INVERSE, true, true>(tile, T, log_c, k, p, roots, q, thread, threads); break;
+        case 1: ntt_step<1, INVERSE, false, false>(tile, T, log_c, k, p, roots, q, thread, threads); break;
+        case 2: ntt_step<2, INVERSE, false, false>(tile, T, log_c, k, p, roots, q, thread, threads); break;
+        case 3: ntt_step<3, INVERSE, false, false>(tile, T, log_c, k, p, roots, q, thread, threads); break;
+        case 4: ntt_step<1, INVERSE, false, true>(tile, T, log_c, k, p, roots, q, thread, threads); break;
+        case 5: ntt_step<2, INVERSE, false, true>(tile, T, log_c, k, p, roots, q, thread, threads); break;
+        case 6: ntt_step<3, INVERSE, false, true>(tile, T, log_c, k, p, roots, q, thread, threads); break;
+        case 8: ntt_step<2, INVERSE, true, true>(tile, T, log_c, k, p, roots, q, thread, threads); break;
+        case 9: ntt_step<3, INVERSE, true, true>(tile, T, log_c, k, p, roots, q, thread, threads); break;
         }
         BLOCK_SYNC();
     }

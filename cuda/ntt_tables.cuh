@@ -2,7 +2,7 @@
 #include "ntt_arith.cuh"
 
 // ---------------------------------------------------------------------------
-// Twiddle tables, built once per transform length (src/gpu/ntt.rs caches
+// Twiddle tables, built once per transform length (src/gpu/ntt/transform.rs caches
 // them), one table a prime, NTT_TABLE_LEN(log_n, h) words apart, every entry
 // in Montgomery form (x * 2^32 mod p), so that mont_mul(v, entry) = v * x. w
 // is a root of order N = 2^log_n, r one of order 2^14, both powers of the
@@ -151,7 +151,7 @@ NTT_FN void ntt_radix3_at(u32 *a, const u32 *coef, const u32 *tab, const NttPrim
 // 3N words apart, tab their tables `stride` words apart). Going forward it
 // cuts the three coefficients j + lN from the limbs (xn of them) once for
 // all three primes: a thread a prime read them three times (240 MB of limbs
-// read for 80 MB at 10^7 limbs, ncu, eleventh session).
+// read for 80 MB at 10^7 limbs, ncu; RESULTS.md, "Transform passes").
 NTT_FN void ntt_radix3_column(u32 *a, const limb_t *limbs, u64 xn, const u32 *tab, u32 stride, u32 log_n, u32 h, u32 j,
                               bool inverse) {
     const u32 n_len = 1u << log_n;

@@ -60,8 +60,9 @@ if [ "$what" = gmp ] || [ "$what" = all ]; then
     # tests ("mpz/logic mpn/t-div"), CUGMP_GMP_JOBS and CUGMP_GMP_TIMEOUT
     # (seconds a test) change the defaults. tests/mpn runs with
     # CUGMP_FORCE_MIN_LIMBS=16 (CUGMP_GMP_MPN_FORCE_MIN): t-gcd_22's
-    # reference gcd makes millions of 1- and 2-limb operations, each a round
-    # trip to the device under plain force (past 250 s; 0.26 s on the CPU).
+    # reference gcd makes millions of 1- and 2-limb operations, each a trip
+    # to the device and back under plain force (past 250 s; 0.26 s on the
+    # CPU).
     for d in mpz mpn; do
         force_min=0
         [ "$d" = mpn ] && force_min=${CUGMP_GMP_MPN_FORCE_MIN:-16}
@@ -84,8 +85,8 @@ if [ "$what" = gmp ] || [ "$what" = all ]; then
         fail=$(awk '$2 != 0 && $2 != 77' "$out/gmp-$d/status" | wc -l)
         note "GMP tests/$d on libcugmp.so (CUGMP_GPU=force, CUGMP_FORCE_MIN_LIMBS=$force_min): $pass passed, $fail failed, $skip skipped ${failed} ($((SECONDS - start)) s)"
         # Only the failures' logs come back: the device tool returns a
-        # limited number of files, and in session 6 the status files were
-        # among those left out.
+        # limited number of files, and a run with every log kept lost the
+        # status files among those left out.
         awk '$2 == 0 || $2 == 77 {print $1 ".log"}' "$out/gmp-$d/status" | (cd "$out/gmp-$d" && xargs -r rm -f)
     done
     # At most a minute: a partial count proves the point as well.
@@ -129,20 +130,20 @@ fi
 if [ "$what" = radix ]; then
     # mpz_get_str base 10 (hooks, auto) at CUGMP_RADIX_SIZES with this
     # tree's library over CUGMP_RADIX_SWEEP_LEVELS (CUGMP_RADIX_LEVELS,
-    # src/radix.rs; "-" is the library's default), then with each of
-    # pack/alt's libraries at their defaults, CUGMP_RADIX_ROUNDS times in
+    # src/algorithms/radix.rs; "-" is the library's default), then with each of
+    # pack/alt's libraries at their defaults, CUGMP_RADIX_REPEATS times in
     # turn. GMP is timed in the first run only. One file back: radix.md.
     gmp_flag=()
     libs=("$PWD/pack/deps/libcugmp.so")
     for alt in pack/alt/*/libcugmp.so; do [ -f "$alt" ] && libs+=("$PWD/$alt"); done
-    for round in $(seq "${CUGMP_RADIX_ROUNDS:-1}"); do
+    for repeat in $(seq "${CUGMP_RADIX_REPEATS:-1}"); do
         for lib in "${libs[@]}"; do
             name=this sweep=${CUGMP_RADIX_SWEEP_LEVELS:--}
             [ "$lib" = "$PWD/pack/deps/libcugmp.so" ] || { name=$(basename "$(dirname "$lib")"); sweep=-; }
             for levels in $sweep; do
                 env_args=()
                 [ "$levels" != - ] && env_args+=(CUGMP_RADIX_LEVELS=$levels)
-                echo "== $name, levels $levels ($round)" >>"$out/radix.md"
+                echo "== $name, levels $levels ($repeat)" >>"$out/radix.md"
                 env ${env_args[@]+"${env_args[@]}"} CUGMP_LIBRARY=$lib CUGMP_GPU=auto CUGMP_BENCH_OUT=/tmp/radix pack/bench/speedup --only hooks --hook "${CUGMP_SWEEP_HOOK:-get_str}" \
                     --sizes "${CUGMP_RADIX_SIZES:-2000,5000,10000,30000,100000,1000000}" ${gmp_flag[@]+"${gmp_flag[@]}"} --reps "${CUGMP_RADIX_REPS:-3}" 2>&1 \
                     | grep -E '^\| (get_str|sqrt|tdiv_qr)|MISMATCH|panick' >>"$out/radix.md"
@@ -205,14 +206,14 @@ if [ "$what" = ab ]; then
     alts=(pack/alt/*/libcugmp.so)
     [ -f "${alts[0]}" ] || { echo "no pack/alt/*/libcugmp.so: pack with --alt REV"; exit 2; }
     unset CUGMP_GPU
-    # CUGMP_AB_ROUNDS times in turn (default 2: this, each alt, this, each alt): the device's clocks
+    # CUGMP_AB_REPEATS times in turn (default 2: this, each alt, this, each alt): the device's clocks
     # and the host's load drift within a call. --no-gmp: GMP's product once
     # per size as the reference, untimed (the builds are what is compared).
-    for round in $(seq "${CUGMP_AB_ROUNDS:-2}"); do
+    for repeat in $(seq "${CUGMP_AB_REPEATS:-2}"); do
         for lib in "$PWD/pack/deps/libcugmp.so" "${alts[@]/#/$PWD/}"; do
             name=this
             [ "$lib" = "$PWD/pack/deps/libcugmp.so" ] || name=$(basename "$(dirname "$lib")")
-            echo "== $name ($round)" | tee -a "$out/ab-$name.md"
+            echo "== $name ($repeat)" | tee -a "$out/ab-$name.md"
             CUGMP_BENCH_OUT="/tmp/ab-$name" CUGMP_LIBRARY=$lib pack/bench/speedup --only resident 2>&1 | grep -E '^\| (mul|sqr) ' | tee -a "$out/ab-$name.md"
             CUGMP_BENCH_OUT="/tmp/ab-$name" CUGMP_LIBRARY=$lib CUGMP_GPU=force pack/bench/speedup --only mul --no-gmp --reps "${CUGMP_AB_REPS:-20}" \
                 --sizes "${CUGMP_AB_SIZES:-10000,100000,1000000,3000000,10000000}" 2>&1 | grep -E '^\| (mul|sqr)' | tee -a "$out/ab-$name.md"

@@ -4,7 +4,7 @@
 //!   thresholds say it wins; `force` sends every operation the GPU engine
 //!   supports to it, whatever the size (the tests use it); `off` never touches
 //!   the driver.
-//! * `CUGMP_LOG=1`: device found, kernels loaded, each dispatch decision, to stderr.
+//! * `CUGMP_LOG=1`: device found, kernels loaded, each routing decision, to stderr.
 //! * `CUGMP_FAULT=mul|gpu-oom|gpu-launch`: deliberately corrupt or fail, to prove
 //!   the tests and the fallbacks catch it. Never set in production.
 //! * `CUGMP_CHECK=1`: recompute every GPU result on the CPU and abort on a mismatch.
@@ -13,11 +13,11 @@
 //!   would need more runs on the CPU.
 //! * `CUGMP_FORCE_MIN_LIMBS=n`: under `force`, operations on fewer than n
 //!   limbs stay on the CPU (GMP's test programs make millions of 1- and
-//!   2-limb operations, each a round trip to the device under force; the
+//!   2-limb operations, each a trip to the device and back under force; the
 //!   device runs of those suites use 16, and say so).
 //! * `CUGMP_RADIX_LEVELS=k` (tuning only): radix conversion splits at most
 //!   k times (2^k leaves for GMP's own conversion) instead of down to leaves
-//!   of about 128 limbs (src/radix.rs).
+//!   of about 128 limbs (src/algorithms/radix.rs).
 //! * `CUGMP_STATS=1`: print per-operation counts, bytes copied, GPU time and
 //!   fallbacks to stderr when the process exits.
 //!

@@ -195,7 +195,7 @@ pub fn table() -> String {
         );
     }
     if !any {
-        t.push_str("(no operation cuGMP dispatches was called)\n");
+        t.push_str("(no operation cuGMP routes was called)\n");
     }
     t
 }

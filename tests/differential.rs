@@ -161,7 +161,7 @@ fn get_str_matches_gmp() {
 
 /// Radix conversion of large numbers: where the GPU takes GMP's internal
 /// products (under force on the GPU machine), mpz_get_str converts in pieces
-/// on several threads (src/radix.rs); the digits, signs and letters must be
+/// on several threads (src/algorithms/radix.rs); the digits, signs and letters must be
 /// GMP's. Random numbers, powers of the base and one less (the pieces'
 /// edges: runs of zeros and of the top digit), negative numbers, and bases
 /// with upper- and lower-case letters. On CI this checks GMP's own path.
@@ -316,7 +316,7 @@ fn gmp_internal_products_match_gmp() {
 /// mpn_sqrmod_bnm1 and mpn_mulmod_bnm1_next_size (tests/common/mulmod.rs).
 /// Without a GPU the sizes are GMP's own; under force, from 64 limbs, cyclic
 /// lengths (one convolution on the GPU).
-/// Square roots (src/sqrt.rs under the GPU's thresholds, GMP's own root
+/// Square roots (src/algorithms/sqrt.rs under the GPU's thresholds, GMP's own root
 /// below and on CI): mpz_sqrt, mpz_sqrtrem, mpz_rootrem with k = 2 and
 /// mpz_perfect_square_p, which all reach GMP's mpn_sqrtrem, on every size
 /// class from 16 limbs (the method's least), odd and even lengths, perfect
@@ -424,7 +424,7 @@ fn planted_fault_is_caught() {
     }
 }
 
-/// cugmp_threshold reports the dispatcher's crossovers, and rejects bad names.
+/// cugmp_threshold reports the routing's crossovers, and rejects bad names.
 #[test]
 fn thresholds_are_reported() {
     let lib = Library::open();

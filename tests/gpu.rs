@@ -236,7 +236,7 @@ fn random_limbs(limbs: usize, rng: &mut RandState) -> Integer {
 
 /// A balanced product past the longest transform (2^26 x 2^26 limbs: 2^27
 /// limbs of product, one transform takes 3 * 2^24) runs on the GPU in
-/// pieces (src/gpu/ntt.rs, Plan::Split) and matches GMP's.
+/// pieces (src/gpu/ntt/plan.rs, Plan::Split) and matches GMP's.
 fn split_product(api: &Api) -> String {
     let n = 1usize << 26;
     if (max_limbs() as usize) < n {

@@ -4,7 +4,7 @@
 //! `CUGMP_FUZZ_MAX_LIMBS` (default 2^16), so with `CUGMP_GPU=force` on the
 //! GPU machine every operation goes through the GPU engine. `sqrt`, `tdiv_qr`
 //! and `gcd` are GMP's own algorithms, whose inner products (and, for sqrt,
-//! Newton's iteration in src/sqrt.rs) reach the GPU through the hooks.
+//! Newton's iteration in src/algorithms/sqrt.rs) reach the GPU through the hooks.
 #![no_main]
 
 #[path = "harness.rs"]

@@ -6,8 +6,8 @@
 //! `mpn_get_str` converts (on several threads). GMP divides one number at a
 //! time, and below the GPU's threshold its divisions run on the CPU: at 10^6
 //! limbs the lower levels were most of the time even when they ran in
-//! pieces on 16 threads (RESULTS.md, eighth session: 16 pieces of 62,500
-//! limbs took 146 to 194 ms each, all of it CPU work). Here every number of
+//! pieces on 16 threads (16 pieces of 62,500 limbs took 146 to 194 ms
+//! each, all of it CPU work; RESULTS.md, "Radix conversion"). Here every number of
 //! a level is divided by the same power P at once, by Barrett's method with
 //! a precomputed inverse: the level's quotient estimates are one product
 //! (all the numbers laid side by side, each in a slot wide enough that the

@@ -12,46 +12,36 @@ use crate::gpu::{self, Gpu};
 use crate::stats::{self, Op};
 
 /// Operand size (limbs) from which `CUGMP_GPU=auto` sends `op` to the GPU, or
-/// None where the GPU has not yet been measured to beat GMP on the ABI path
-/// (operands in host memory). Every entry must come from a measurement on the
-/// GPU machine, recorded in RESULTS.md.
+/// None where the GPU has not been measured to beat GMP on the ABI path
+/// (operands in host memory). Every entry comes from a measurement on the
+/// GPU machine, in RESULTS.md's "Thresholds" table.
 pub fn auto_threshold(op: Op) -> Option<usize> {
     match op {
-        // Products, on the shorter operand's size. Measured on an H200 against
-        // GMP 6.3 on its host (RESULTS.md, 2026-11-21, fourth session,
-        // `cargo bench --bench speedup -- --only mul`): n x n at 1024 limbs
-        // the GPU is 1.58x faster end to end, at 256 limbs 4x slower.
-        // Unbalanced products with a short side below this stay on GMP,
-        // whose cost there is small.
+        // Products, on the shorter operand's size: n x n at 1024 limbs the
+        // GPU was 1.58x faster end to end on an H200, at 256 limbs 4x
+        // slower. Unbalanced products with a short side below this stay on
+        // GMP, whose cost there is small.
         Op::Mul => Some(1024),
-        // GMP's internal products (division, roots, radix conversion).
-        // Third session, with the old NTT (one launch per radix-2 stage),
-        // mpz_get_str of 10^4 limbs lost 4% with these on the GPU from 4096
-        // limbs; with this session's engine products of 1024 limbs and up
-        // are faster on the GPU. 2048 leaves GMP's smallest FFT-range
-        // products on the CPU; the hooks rows in RESULTS.md (fourth session)
-        // were measured with this value.
+        // GMP's internal products (division, roots, radix conversion): 2048
+        // leaves GMP's smallest FFT-range products on the CPU, where the
+        // GPU's gain is least; the hooks' rows were measured with it.
         Op::Internal => Some(2048),
-        // Radix conversion by whole-level divisions (src/radix.rs), from its
-        // number's size: on an H200 (RESULTS.md, thirteenth session) 0.99x
-        // to 1.0x GMP at 2000 limbs, 1.1x to 1.3x at 5000, 2.8x at 10^4.
-        // Below, GMP's own conversion (its products reach the GPU from
-        // Internal's threshold, as everywhere).
+        // Radix conversion by whole-level divisions (src/algorithms/radix.rs),
+        // from its number's size: 0.99x to 1.0x GMP at 2000 limbs, 1.1x to
+        // 1.3x at 5000, 2.8x at 10^4. Below, GMP's own conversion (its
+        // products reach the GPU from Internal's threshold, as everywhere).
         Op::GetStr => Some(4096),
-        // Square roots by Newton's iteration (src/sqrt.rs), from the
-        // operand's size (they also need GMP's internal products on the
-        // GPU: Internal's threshold). On an H200 (RESULTS.md, fourteenth
-        // session) against GMP's root with GPU products: 6000 limbs 1.38
-        // to 2.12 ms against 1.29 to 1.32, 10^4 limbs 1.50 to 2.18 against
-        // 3.00 to 3.08; 8192 lies between.
+        // Square roots by Newton's iteration (src/algorithms/sqrt.rs), from
+        // the operand's size (they also need GMP's internal products on the
+        // GPU: Internal's threshold). Against GMP's root with GPU products:
+        // slower at 6000 limbs, faster at 10^4; 8192 lies between.
         Op::Sqrt => Some(8192),
         // Add and sub, on the shorter operand's size (a sum with a short
         // operand, x += 1 on a long x, is cheap for GMP and would cost the GPU
         // every limb twice over PCIe). O(n) work on O(n) bytes that cross
-        // PCIe both ways: with the threaded pinned copies (src/gpu/staging.rs)
-        // the H200 took 0.83x GMP's time for an n x n add at 10^8 limbs,
-        // 0.93x at 10^7 (within the run-to-run noise there) and 2.3x at 10^6
-        // (RESULTS.md, fourth session): only from 10^8.
+        // PCIe both ways: 0.83x GMP's time for an n x n add at 10^8 limbs,
+        // 0.93x at 10^7 (within the noise there), 2.3x at 10^6: only from
+        // 10^8.
         Op::Add | Op::Sub => Some(100_000_000),
         // Shifts and logic: no faster than GMP end to end at any size
         // measured (0.99x at 10^8 limbs): CPU.

@@ -9,8 +9,8 @@
 //! and the same again inside, one division per level, each of them GMP's
 //! (an inverse by Newton's method and its products, through the hooks).
 //! Most of that time is host work between small GPU products: a root of
-//! 2 x 10^6 limbs took 48 to 68 ms on an H200 (RESULTS.md, thirteenth
-//! session). Here the inverse square root x ~ 2^h / sqrt(N) comes from
+//! 2 x 10^6 limbs took 48 to 68 ms on an H200 (RESULTS.md, "Square
+//! roots"). Here the inverse square root x ~ 2^h / sqrt(N) comes from
 //! Newton's iteration x' = x + x (1 - a x^2) / 2 (a = N / 2^(2h)), which
 //! doubles the precision with three products and no division, and then
 //! sqrt(N) ~ N x / 2^h is one product more: the whole root is a few
@@ -94,8 +94,8 @@ impl Int {
     /// Room for `limbs` limbs without reallocation, its pages touched on
     /// several threads: a fresh buffer's first writes otherwise fault in
     /// its pages one at a time inside the GPU's download, which took 2 to
-    /// 4 ms instead of under 1 for the products of 2 x 10^6 limbs (device
-    /// log, fourteenth session). The value is kept.
+    /// 4 ms instead of under 1 for the products of 2 x 10^6 limbs (the
+    /// device log; RESULTS.md, "Square roots"). The value is kept.
     fn reserve(&mut self, limbs: usize) {
         let alloc = self.0._mp_alloc as usize;
         if alloc < limbs {

@@ -1,7 +1,7 @@
 //! Measurements the benchmarks ask the library for (through
 //! `cugmp_bench_resident` and `cugmp_bench_transfer`): kernel throughput with
 //! operands already on the device, and the ways of getting host operands to
-//! an add kernel and back, so the dispatcher's thresholds rest on numbers.
+//! an add kernel and back, so the routing's thresholds rest on numbers.
 
 use super::device::{addr, guarded, Gpu, GpuError};
 use cudarc::driver::sys::{self, CUevent_flags, CU_MEMHOSTALLOC_DEVICEMAP, CU_MEMHOSTALLOC_PORTABLE};

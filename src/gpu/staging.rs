@@ -3,14 +3,13 @@
 //!
 //! A copy from pageable memory (the caller's limbs, a `Vec`) is staged by the
 //! driver through its own pinned buffers on one thread: about 8 GB/s on the
-//! GPU machine (RESULTS.md, "pinned staging"), a seventh of PCIe. Large
+//! GPU machine (RESULTS.md, "Transfer variants"), a seventh of PCIe. Large
 //! transfers here are cut into chunks that several threads copy through
 //! pinned slots of their own while the DMA of the previous chunk runs, so the
 //! host copies run in parallel with each other and with PCIe. The pinned
 //! slots and the copy threads are made on first use and kept: starting the
 //! threads for every transfer cost an 8 MiB upload 40% of its rate (11.9
-//! against 20.4 GB/s; RESULTS.md, twelfth session, `device-run.sh
-//! pipeline`).
+//! against 20.4 GB/s; RESULTS.md, "Staged transfers").
 
 use super::device::{addr, Gpu, GpuError};
 use cudarc::driver::{result, CudaEvent, CudaSlice, CudaStream, PinnedHostSlice};
@@ -24,8 +23,8 @@ const CHUNK: usize = 1 << 17;
 /// buffering). Sixteen (the GPU machine's cores), not eight: a 16 MiB
 /// download, one chunk a thread, came back at 33.3 GB/s against 21.3 with
 /// eight threads of two chunks each, whose second chunks' copies out ran
-/// last, one after another (RESULTS.md, twelfth session, settings
-/// interleaved; both settings there with non-temporal copies out).
+/// last, one after another (RESULTS.md, "Staged transfers"; both
+/// settings there with non-temporal copies out).
 const MAX_LANES: usize = 16;
 
 /// The pinned slots (two per copy thread) and the copy threads, made on
@@ -48,11 +47,11 @@ fn lanes_for(limbs: usize) -> usize {
 /// `dst.copy_from_slice(src)` into a pinned slot with non-temporal stores
 /// (x86-64): the slot is read next by the DMA engine, not by this core, so
 /// its lines need not be fetched into the cache first. Measured on the GPU
-/// machine (RESULTS.md, twelfth session, settings interleaved, 8 kept
-/// threads): 8 and 16 MiB uploads at 22.1 and 29.1 GB/s against 20.4 and
-/// 26.1 with memcpy, 80 MiB the same (39.0, 40.1). The download's copies
-/// out of the slots stay memcpy: with these stores 80 and 160 MiB came down
-/// at 31.5 and 31.9 GB/s against 36.2 and 39.9.
+/// machine (RESULTS.md, "Staged transfers", 8 kept threads): 8 and 16 MiB
+/// uploads at 22.1 and 29.1 GB/s against 20.4 and 26.1 with memcpy, 80 MiB
+/// the same (39.0, 40.1). The download's copies out of the slots stay
+/// memcpy: with these stores 80 and 160 MiB came down at 31.5 and 31.9 GB/s
+/// against 36.2 and 39.9.
 fn copy_streaming(dst: &mut [u64], src: &[u64]) {
     assert_eq!(dst.len(), src.len(), "copy_streaming takes slices of one length");
     #[cfg(target_arch = "x86_64")]

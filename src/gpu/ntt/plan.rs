@@ -194,7 +194,7 @@ pub fn passes(log_n: u32) -> Vec<(u32, u32)> {
 }
 
 /// Threads of a pass's block for tiles of 2^log_t elements: a quarter of the
-/// tile, 32 to 512 (cuda/ntt.cu's ntt_group_log sizes a round's groups by
+/// tile, 32 to 512 (cuda/ntt_pass.cuh's ntt_group_log sizes a step's groups by
 /// it; `__launch_bounds__(512, 3)` there).
 pub(super) fn pass_threads(log_t: u32) -> u32 {
     ((1u32 << log_t) / 4).clamp(32, 512)

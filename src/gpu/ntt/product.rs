@@ -44,7 +44,8 @@ impl Second<'_> {
 /// Second operands from this many limbs are uploaded beside the first
 /// operand's transform, where smaller ones go before it (the extra event
 /// record and wait cost microseconds, the overlap saves up to the upload's
-/// time). Measured on the H100 (RESULTS.md, seventh session): 10^7 x 10^7
+/// time). Measured on the H100 (RESULTS.md, "Transfers beside the
+/// transforms"): 10^7 x 10^7
 /// limbs 20.8 and 21.2 ms against 27.2 and 23.2 ms without, 10^6 2.54 and
 /// 2.83 against 2.82 and 3.03 ms; at 10^5 no difference above the noise.
 /// The bound itself is not tuned.
