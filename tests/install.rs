@@ -55,7 +55,7 @@ fn install_pkg_config_and_cugmp_info() {
             .arg(common::gmp_static_lib()),
     );
     let checksums = |exe: &Path, lib_path: Option<&Path>| {
-        let mut cmd = Command::new(exe);
+        let mut cmd = common::program(exe);
         cmd.args(["3000", "20000"]).env("CUGMP_LOG", "1");
         if let Some(p) = lib_path {
             cmd.env("LD_LIBRARY_PATH", p);
@@ -72,7 +72,7 @@ fn install_pkg_config_and_cugmp_info() {
     assert!(log.contains("libcugmp") && log.contains("loaded"), "cuGMP did not serve the pkg-config build: {log}");
 
     // cugmp-info from the prefix, without LD_LIBRARY_PATH.
-    let out = common::run_ok(Command::new(prefix.join("bin/cugmp-info")).env_remove("LD_LIBRARY_PATH"));
+    let out = common::run_ok(&mut common::program(prefix.join("bin/cugmp-info")));
     let text = String::from_utf8_lossy(&out.stdout);
     let lib_dir = std::fs::canonicalize(prefix.join("lib")).unwrap();
     assert!(text.contains(&format!("from {}\n", lib_dir.display())), "cugmp-info loaded another library:\n{text}");
@@ -111,8 +111,8 @@ fn build_tree_runs_as_documented() {
     let system = dir.join("mpz_ops-system");
     common::run_ok(Command::new("cc").args(["-O2", "-std=c11", "-D_POSIX_C_SOURCE=200809L"]).arg(&src).arg("-o").arg(&system).arg("-lgmp"));
     let run = |exe: &Path, lib_path: Option<PathBuf>| {
-        let mut cmd = Command::new(exe);
-        cmd.env("CUGMP_LOG", "1").env_remove("LD_PRELOAD").env_remove("LD_LIBRARY_PATH");
+        let mut cmd = common::program(exe);
+        cmd.env("CUGMP_LOG", "1");
         if let Some(p) = lib_path {
             cmd.env("LD_LIBRARY_PATH", p);
         }

@@ -15,8 +15,8 @@ enum Route {
 
 fn run(exe: &Path, args: &[&str], route: Route) -> (String, String) {
     let stage = common::stage();
-    let mut cmd = Command::new(exe);
-    cmd.args(args).env("CUGMP_LOG", "1").env_remove("LD_PRELOAD").env_remove("LD_LIBRARY_PATH");
+    let mut cmd = common::program(exe);
+    cmd.args(args).env("CUGMP_LOG", "1");
     match route {
         Route::System => {}
         Route::Preload => {

@@ -75,6 +75,17 @@ pub fn gmp_static_lib() -> PathBuf {
     PathBuf::from(env!("CUGMP_GMP_LIB_DIR")).join("libgmp.a")
 }
 
+/// A command for a program the tests built or installed, with none of the
+/// library search path cargo gives tests (target/<profile> and its deps/,
+/// where build.rs leaves a `libcugmp.so.10` link to whatever library cargo
+/// built last: LD_LIBRARY_PATH outranks a program's RUNPATH) and no
+/// preload; a test that wants either sets it.
+pub fn program(exe: impl AsRef<std::ffi::OsStr>) -> Command {
+    let mut cmd = Command::new(exe);
+    cmd.env_remove("LD_LIBRARY_PATH").env_remove("LD_PRELOAD");
+    cmd
+}
+
 pub fn run_ok(cmd: &mut Command) -> std::process::Output {
     let out = cmd.output().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
     assert!(
