@@ -32,7 +32,7 @@ fn build(src: &Path, out: &Path, cugmp_header: bool, stage: &Path) {
 }
 
 fn run(exe: &Path, args: &[&str], log: bool) -> (String, String) {
-    let mut cmd = Command::new(exe);
+    let mut cmd = common::program(exe);
     cmd.args(args);
     if log {
         cmd.env("CUGMP_LOG", "1");
@@ -83,8 +83,8 @@ fn gmpxx_program_runs_on_cugmp() {
     let src = common::manifest().join("c_tests/fib_gmpxx.cpp");
     let exe = stage.join("fib_gmpxx");
     common::run_ok(Command::new("c++").args(["-O2", "-std=c++17", "-Wall", "-Werror"]).arg(&src).arg("-o").arg(&exe).args(["-lgmpxx", "-lgmp"]));
-    let reference = common::run_ok(Command::new(&exe).arg("50000"));
-    let mut on_cugmp = Command::new(&exe);
+    let reference = common::run_ok(common::program(&exe).arg("50000"));
+    let mut on_cugmp = common::program(&exe);
     on_cugmp.arg("50000").env("LD_LIBRARY_PATH", stage.join("alias")).env("CUGMP_LOG", "1");
     let out = common::run_ok(&mut on_cugmp);
     assert!(!reference.stdout.is_empty());
@@ -107,7 +107,7 @@ fn bad_input_behaves_as_in_gmp() {
     build(&src, &bin("gmp-h"), false, &stage);
     build(&src, &bin("ref"), false, &stage);
     let outcome = |exe: &Path, case: &str| {
-        let out = Command::new(exe).arg(case).env_remove("CUGMP_LOG").output().expect("run bad_input");
+        let out = common::program(exe).arg(case).env_remove("CUGMP_LOG").output().expect("run bad_input");
         let end = match (out.status.code(), out.status.signal()) {
             (Some(code), _) => format!("exit {code}"),
             (None, Some(sig)) => format!("signal {sig}"),
@@ -165,4 +165,32 @@ fn c_programs_clean_under_valgrind() {
         let (code, log) = memcheck(&exe, args);
         assert_eq!(code, Some(0), "{name} {args:?} under valgrind:\n{log}");
     }
+}
+
+/// CUGMP_STATS and CUGMP_LOG see every call the routing owns, also those
+/// below the GPU's size that otherwise take the fast path straight to the
+/// embedded GMP; with neither set, the library says nothing. The demo makes
+/// one mpz_mul and three mpz_get_str.
+#[test]
+fn stats_and_log_see_every_routed_call() {
+    let stage = common::stage();
+    let src = common::manifest().join("c_tests/demo_factorial.c");
+    let exe = stage.join("demo_factorial-stats");
+    build(&src, &exe, true, &stage);
+    let stderr = |vars: &[(&str, &str)]| {
+        let mut cmd = common::program(&exe);
+        cmd.args(["300", "3000"]).env_remove("CUGMP_LOG").env_remove("CUGMP_STATS").env("CUGMP_GPU", "off");
+        cmd.envs(vars.iter().copied());
+        String::from_utf8_lossy(&common::run_ok(&mut cmd).stderr).into_owned()
+    };
+    assert_eq!(stderr(&[]), "", "the library spoke unasked");
+    let table = stderr(&[("CUGMP_STATS", "1")]);
+    let cpu_calls = |op: &str| -> Option<u64> {
+        table.lines().find(|l| l.split_whitespace().next() == Some(op)).and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+    };
+    assert!(table.contains("cuGMP statistics"), "{table}");
+    assert_eq!((cpu_calls("mul"), cpu_calls("get_str")), (Some(1), Some(3)), "{table}");
+    let log = stderr(&[("CUGMP_LOG", "1")]);
+    assert_eq!(log.lines().filter(|l| l.starts_with("cugmp: get_str ") && l.ends_with("-> cpu")).count(), 3, "{log}");
+    assert_eq!(log.lines().filter(|l| l.starts_with("cugmp: mul ") && l.ends_with("-> cpu")).count(), 1, "{log}");
 }

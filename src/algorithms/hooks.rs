@@ -2,7 +2,8 @@
 //! large products (`mpn_nussbaumer_mul`), its products mod B^rn - 1 and the
 //! sizes it takes for them, its radix conversion and its square root. Each
 //! computes on the GPU, or by cuGMP's own algorithm, where the routing says
-//! so, and else calls GMP's original (`on_cpu`).
+//! so, and else calls GMP's original (`on_cpu`): at once below the GPU's
+//! size (`route::cpu_only`).
 //!
 //! # Safety
 //! Every `pub unsafe fn` here takes its pointers as GMP's routine of the
@@ -10,7 +11,7 @@
 #![allow(clippy::missing_safety_doc)]
 
 use super::product::{inject_product_fault, product_into, product_on_gpu, product_with};
-use super::route::{gpu_wanted, internal_on_gpu, product_route};
+use super::route::{cpu_only, gpu_wanted, internal_on_gpu, product_route};
 use super::{radix, sqrt};
 use crate::config::log;
 use crate::gmp::{mp_limb_t, mp_size_t};
@@ -23,6 +24,9 @@ use libc::{c_int, size_t};
 /// `{pp, an+bn} = {ap, an} * {bp, bn}`, `an >= bn > 0`, on the GPU when
 /// routed there, else `on_cpu` (GMP's own routine).
 pub unsafe fn internal_product(pp: *mut mp_limb_t, ap: *const mp_limb_t, an: usize, bp: *const mp_limb_t, bn: usize, on_cpu: impl FnOnce()) {
+    if cpu_only(Op::Internal, bn) {
+        return on_cpu();
+    }
     let out = unsafe { std::slice::from_raw_parts_mut(pp, an + bn) };
     if !unsafe { product_on_gpu(Op::Internal, ap, an, bp, bn, "mpn_nussbaumer_mul", out) } {
         on_cpu();
@@ -40,6 +44,9 @@ pub unsafe fn internal_product(pp: *mut mp_limb_t, ap: *const mp_limb_t, an: usi
 /// folded once.
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn internal_mulmod_bnm1(rp: *mut mp_limb_t, rn: usize, ap: *const mp_limb_t, an: usize, bp: *const mp_limb_t, bn: usize, on_cpu: impl FnOnce()) {
+    if cpu_only(Op::Internal, bn) {
+        return on_cpu();
+    }
     let out = unsafe { std::slice::from_raw_parts_mut(rp, rn.min(an + bn)) };
     let what = "mpn_mulmod_bnm1";
     let (a, b) = ((ap, an), (bp, bn));
@@ -72,6 +79,9 @@ pub unsafe fn internal_mulmod_bnm1(rp: *mut mp_limb_t, rn: usize, ap: *const mp_
 /// threshold up; the GPU's health after start does not enter, so the answer
 /// for an n never changes within a process.
 pub fn mulmod_bnm1_next_size(n: usize, gmp: usize) -> usize {
+    if cpu_only(Op::Internal, n) {
+        return gmp;
+    }
     match internal_on_gpu(n).then(|| gpu::ntt::cyclic_size(gmp)).flatten() {
         Some(rn) => rn,
         None => gmp,
@@ -83,6 +93,9 @@ pub fn mulmod_bnm1_next_size(n: usize, gmp: usize) -> usize {
 /// says so, else `on_cpu` (GMP's own).
 pub unsafe fn internal_get_str(s: *mut u8, base: c_int, up: *mut mp_limb_t, un: mp_size_t, on_cpu: impl FnOnce() -> size_t) -> size_t {
     let n = usize::try_from(un).unwrap_or(0);
+    if cpu_only(Op::GetStr, n) {
+        return on_cpu();
+    }
     let Some(levels) = radix::levels_on_gpu(n, base) else {
         return on_cpu();
     };
@@ -100,6 +113,9 @@ pub unsafe fn internal_get_str(s: *mut u8, base: c_int, up: *mut mp_limb_t, un: 
 /// also if the estimate were ever refused).
 pub unsafe fn internal_sqrtrem(sp: *mut mp_limb_t, rp: *mut mp_limb_t, np: *const mp_limb_t, nn: mp_size_t, on_cpu: impl FnOnce() -> mp_size_t) -> mp_size_t {
     let n = usize::try_from(nn).unwrap_or(0);
+    if cpu_only(Op::Sqrt, n) {
+        return on_cpu();
+    }
     if n < sqrt::MIN_LIMBS || !gpu_wanted(Op::Sqrt, n) || !internal_on_gpu(n) {
         return on_cpu();
     }

@@ -1,7 +1,8 @@
 //! The `mpz` operations cuGMP routes itself: add, sub, mul, shifts, logic
 //! and complement, each on the GPU where the routing sends it and the GPU
 //! completes it, else (or after any GPU failure) by the embedded GMP, which
-//! also serves as the reference under `CUGMP_CHECK`.
+//! also serves as the reference under `CUGMP_CHECK`. Each asks
+//! `route::cpu_only` first: below the GPU's size, straight to GMP.
 //!
 //! # Safety
 //! Every `pub unsafe fn` here takes its pointers as GMP's function of the
@@ -10,7 +11,7 @@
 #![allow(clippy::missing_safety_doc)]
 
 use super::product::{inject_product_fault, product_into};
-use super::route::{cpu_reference, product_route, route};
+use super::route::{cpu_only, cpu_reference, product_route, route};
 use crate::config::{self, log};
 use crate::gmp::mpz::{self, Int};
 use crate::gmp::{self, embedded, mp_bitcnt_t, mp_limb_t, mp_size_t, mpz_ptr, mpz_srcptr};
@@ -69,6 +70,9 @@ fn shorter(a: mpz_srcptr, b: mpz_srcptr) -> usize {
 
 pub unsafe fn add(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
     unsafe {
+        if cpu_only(Op::Add, shorter(a, b)) {
+            return embedded::mpz_add(r, a, b);
+        }
         let (sa, sb) = (signed(a), signed(b));
         mpz_op(Op::Add, "mpz_add", shorter(a, b), true, r, |g| g.add(sa, sb), |t| embedded::mpz_add(t, a, b))
     }
@@ -76,6 +80,9 @@ pub unsafe fn add(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
 
 pub unsafe fn sub(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
     unsafe {
+        if cpu_only(Op::Sub, shorter(a, b)) {
+            return embedded::mpz_sub(r, a, b);
+        }
         let (sa, sb) = (signed(a), signed(b));
         let minus_b = Signed { negative: !sb.negative, magnitude: sb.magnitude };
         mpz_op(Op::Sub, "mpz_sub", shorter(a, b), true, r, |g| g.add(sa, minus_b), |t| embedded::mpz_sub(t, a, b))
@@ -84,6 +91,9 @@ pub unsafe fn sub(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
 
 pub unsafe fn mul(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
     unsafe {
+        if cpu_only(Op::Mul, shorter(a, b)) {
+            return embedded::mpz_mul(r, a, b);
+        }
         let (sa, sb) = (signed(a), signed(b));
         let (la, lb) = (sa.magnitude, sb.magnitude);
         let negative = sa.negative != sb.negative;
@@ -128,6 +138,9 @@ pub unsafe fn shift(kind: Shift, r: mpz_ptr, a: mpz_srcptr, bits: mp_bitcnt_t) {
             Shift::RightFloor => ("mpz_fdiv_q_2exp", embedded::mpz_fdiv_q_2exp),
             Shift::RightCeil => ("mpz_cdiv_q_2exp", embedded::mpz_cdiv_q_2exp),
         };
+        if cpu_only(Op::Shift, sa.magnitude.len()) {
+            return cpu_op(r, a, bits);
+        }
         mpz_op(Op::Shift, what, sa.magnitude.len(), true, r, |g| g.shift(kind, sa, bits), |t| cpu_op(t, a, bits))
     }
 }
@@ -140,6 +153,9 @@ pub unsafe fn logic(kind: Logic, r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
             Logic::Ior => (Op::Ior, "mpz_ior", embedded::mpz_ior),
             Logic::Xor => (Op::Xor, "mpz_xor", embedded::mpz_xor),
         };
+        if cpu_only(op, longer(a, b)) {
+            return cpu_op(r, a, b);
+        }
         mpz_op(op, what, longer(a, b), true, r, |g| g.logic(kind, sa, sb), |t| cpu_op(t, a, b))
     }
 }
@@ -147,6 +163,9 @@ pub unsafe fn logic(kind: Logic, r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
 pub unsafe fn com(r: mpz_ptr, a: mpz_srcptr) {
     unsafe {
         let sa = signed(a);
+        if cpu_only(Op::Com, sa.magnitude.len()) {
+            return embedded::mpz_com(r, a);
+        }
         mpz_op(Op::Com, "mpz_com", sa.magnitude.len(), true, r, |g| g.com(sa), |t| embedded::mpz_com(t, a))
     }
 }

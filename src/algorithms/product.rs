@@ -12,7 +12,7 @@
 //! GMP allows. That one contract is stated here, not per function.
 #![allow(clippy::missing_safety_doc)]
 
-use super::route::{cpu_reference, product_route, route_at};
+use super::route::{cpu_only, cpu_reference, product_route, route_at};
 use crate::config::{self, log, Fault};
 use crate::cpu;
 use crate::gmp::{embedded, mp_limb_t, mp_size_t};
@@ -106,6 +106,10 @@ pub fn own_product(out: &mut [mp_limb_t], a: &[mp_limb_t], b: &[mp_limb_t], what
 }
 
 pub unsafe fn mpn_mul(rp: *mut mp_limb_t, up: *const mp_limb_t, un: mp_size_t, vp: *const mp_limb_t, vn: mp_size_t) -> mp_limb_t {
+    // GMP's rule: un >= vn >= 1, so vn is the shorter operand.
+    if cpu_only(Op::Mul, vn as usize) {
+        return unsafe { embedded::mpn_mul(rp, up, un, vp, vn) };
+    }
     unsafe {
         if !mpn_product_on_gpu(rp, up, un as usize, vp, vn as usize, "mpn_mul") {
             embedded::mpn_mul(rp, up, un, vp, vn);
@@ -116,6 +120,9 @@ pub unsafe fn mpn_mul(rp: *mut mp_limb_t, up: *const mp_limb_t, un: mp_size_t, v
 }
 
 pub unsafe fn mpn_mul_n(rp: *mut mp_limb_t, up: *const mp_limb_t, vp: *const mp_limb_t, n: mp_size_t) {
+    if cpu_only(Op::Mul, n as usize) {
+        return unsafe { embedded::mpn_mul_n(rp, up, vp, n) };
+    }
     unsafe {
         if !mpn_product_on_gpu(rp, up, n as usize, vp, n as usize, "mpn_mul_n") {
             embedded::mpn_mul_n(rp, up, vp, n);
@@ -125,6 +132,9 @@ pub unsafe fn mpn_mul_n(rp: *mut mp_limb_t, up: *const mp_limb_t, vp: *const mp_
 }
 
 pub unsafe fn mpn_sqr(rp: *mut mp_limb_t, up: *const mp_limb_t, n: mp_size_t) {
+    if cpu_only(Op::Mul, n as usize) {
+        return unsafe { embedded::mpn_sqr(rp, up, n) };
+    }
     unsafe {
         if !mpn_product_on_gpu(rp, up, n as usize, up, n as usize, "mpn_sqr") {
             embedded::mpn_sqr(rp, up, n);

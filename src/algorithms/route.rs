@@ -2,6 +2,11 @@
 //! and the measured thresholds, which engine computes it. Sizes in, an
 //! engine out: nothing here computes, copies or counts bytes.
 //!
+//! Every routed export first asks [`cpu_only`]: below the size from which
+//! anything but the embedded GMP could happen, it calls GMP at once. That
+//! keeps a call below the GPU's thresholds, or with the GPU off or absent,
+//! at GMP's cost.
+//!
 //! GMP's own algorithms make their products through the hooks; a thread
 //! that computes a CPU reference under `CUGMP_CHECK` holds those on its CPU
 //! (`cpu_reference`).
@@ -10,6 +15,8 @@ use crate::config::{self, log, GpuMode};
 use crate::gmp::embedded;
 use crate::gpu::{self, Gpu};
 use crate::stats::{self, Op};
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::Once;
 
 /// Operand size (limbs) from which `CUGMP_GPU=auto` sends `op` to the GPU, or
 /// None where the GPU has not been measured to beat GMP on the ABI path
@@ -53,19 +60,70 @@ pub fn auto_threshold(op: Op) -> Option<usize> {
 /// operand, limbs) sent to the GPU.
 const FORCE_INTERNAL_MIN: usize = 64;
 
-/// Whether `CUGMP_GPU` and the thresholds send `op` on `limbs` limbs to the
-/// GPU (when there is one): from a size up, never down again.
-pub fn gpu_wanted(op: Op, limbs: usize) -> bool {
+/// The smallest operand (limbs) `CUGMP_GPU` and the thresholds send `op` to
+/// the GPU from (when there is one); usize::MAX for never.
+fn gpu_from(op: Op) -> usize {
     let cfg = config::get();
     match cfg.gpu {
-        GpuMode::Off => false,
+        GpuMode::Off => usize::MAX,
         // GMP's own algorithms make a great many small products (its
         // mulmod_bnm1 recursion bottoms out near 16 limbs): under force
         // those from FORCE_INTERNAL_MIN limbs go to the GPU, which keeps
         // GMP's test suite under force within its time.
-        GpuMode::Force if op == Op::Internal => limbs >= FORCE_INTERNAL_MIN.max(cfg.force_min_limbs),
-        GpuMode::Force => limbs >= cfg.force_min_limbs,
-        GpuMode::Auto => auto_threshold(op).is_some_and(|t| limbs >= t),
+        GpuMode::Force if op == Op::Internal => FORCE_INTERNAL_MIN.max(cfg.force_min_limbs),
+        GpuMode::Force => cfg.force_min_limbs,
+        GpuMode::Auto => auto_threshold(op).unwrap_or(usize::MAX),
+    }
+}
+
+/// Whether `CUGMP_GPU` and the thresholds send `op` on `limbs` limbs to the
+/// GPU (when there is one): from a size up, never down again.
+pub fn gpu_wanted(op: Op, limbs: usize) -> bool {
+    limbs >= gpu_from(op)
+}
+
+/// Per operation, the operand size (limbs) from which a call takes the slow
+/// path (`route`): `gpu_from`, or 0 while `settle` has not run or where
+/// every call must pass through `route` (CUGMP_STATS counts CPU calls,
+/// CUGMP_LOG logs them, CUGMP_FAULT corrupts or fails them); usize::MAX
+/// once no GPU can be had. Below it the caller goes straight to the
+/// embedded GMP: one relaxed load and a compare, no shared write, no
+/// thread-local, no configuration read (RESULTS.md, "Cost per call").
+static SLOW_FROM: [AtomicUsize; Op::ALL.len()] = [const { AtomicUsize::new(0) }; Op::ALL.len()];
+static SETTLED: Once = Once::new();
+
+/// Whether `op` on operands of `limbs` limbs runs on the embedded GMP with
+/// nothing else to do (the fast path).
+#[inline(always)]
+pub fn cpu_only(op: Op, limbs: usize) -> bool {
+    limbs < SLOW_FROM[op as usize].load(Relaxed)
+}
+
+/// Whether every call must pass through `route` (counted, logged or
+/// faulted): then no call takes the fast path.
+fn every_call_routed() -> bool {
+    let cfg = config::get();
+    cfg.stats || cfg.log || cfg.fault.is_some()
+}
+
+/// Fills the fast path's table from the configuration (once; the load-time
+/// constructor calls it, and so does the first routed call).
+pub fn settle() {
+    SETTLED.call_once(|| {
+        let every = every_call_routed();
+        for op in Op::ALL {
+            SLOW_FROM[op as usize].store(if every { 0 } else { gpu_from(op) }, Relaxed);
+        }
+    });
+}
+
+/// No GPU will serve this process (none found, or a forked child): every
+/// operation's fast path widens to every size.
+fn no_gpu() {
+    if !every_call_routed() {
+        for slot in &SLOW_FROM {
+            slot.store(usize::MAX, Relaxed);
+        }
     }
 }
 
@@ -73,8 +131,12 @@ pub fn gpu_wanted(op: Op, limbs: usize) -> bool {
 /// CPU engine (counted as a CPU call). `gpu_capable` says whether the GPU
 /// engine implements this case at all.
 pub fn route(op: Op, limbs: usize, gpu_capable: bool) -> Option<&'static Gpu> {
+    settle();
     let wants_gpu = gpu_capable && gpu_wanted(op, limbs);
     let chosen = if wants_gpu { gpu::get() } else { None };
+    if wants_gpu && chosen.is_none() {
+        no_gpu();
+    }
     if chosen.is_none() {
         stats::cpu_call(op);
     }

@@ -8,7 +8,7 @@
 #![allow(clippy::missing_safety_doc)]
 
 use super::radix;
-use super::route::route;
+use super::route::{cpu_only, route};
 use crate::config::log;
 use crate::gmp::{self, embedded, mp_limb_t, mpz_ptr, mpz_srcptr};
 use crate::parallel;
@@ -17,7 +17,9 @@ use libc::{c_char, c_int};
 
 /// `mpz_set_str`: GMP's own.
 pub unsafe fn set_str(rop: mpz_ptr, s: *const c_char, base: c_int) -> c_int {
-    route(Op::SetStr, 0, false);
+    if !cpu_only(Op::SetStr, 0) {
+        route(Op::SetStr, 0, false);
+    }
     unsafe { embedded::mpz_set_str(rop, s, base) }
 }
 
@@ -26,6 +28,9 @@ pub unsafe fn set_str(rop: mpz_ptr, s: *const c_char, base: c_int) -> c_int {
 /// else GMP's own.
 pub unsafe fn get_str(s: *mut c_char, base: c_int, op: mpz_srcptr) -> *mut c_char {
     let limbs = unsafe { gmp::limbs(op) };
+    if cpu_only(Op::GetStr, limbs.len()) {
+        return unsafe { embedded::mpz_get_str(s, base, op) };
+    }
     route(Op::GetStr, limbs.len(), false);
     let by_levels = digit_characters(base).and_then(|(radix, table)| Some((radix, table, radix::levels_on_gpu(limbs.len(), radix)?)));
     match by_levels {
