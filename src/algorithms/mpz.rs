@@ -60,40 +60,69 @@ unsafe fn mpz_op(
     cpu_op(r)
 }
 
+#[inline(always)]
 fn longer(a: mpz_srcptr, b: mpz_srcptr) -> usize {
     unsafe { gmp::limbs(a).len().max(gmp::limbs(b).len()) }
 }
 
+#[inline(always)]
 fn shorter(a: mpz_srcptr, b: mpz_srcptr) -> usize {
     unsafe { gmp::limbs(a).len().min(gmp::limbs(b).len()) }
 }
 
+#[inline(always)]
 pub unsafe fn add(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
     unsafe {
         if cpu_only(Op::Add, shorter(a, b)) {
-            return embedded::mpz_add(r, a, b);
+            embedded::mpz_add(r, a, b)
+        } else {
+            add_routed(r, a, b)
         }
+    }
+}
+
+#[inline(never)]
+unsafe fn add_routed(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
+    unsafe {
         let (sa, sb) = (signed(a), signed(b));
         mpz_op(Op::Add, "mpz_add", shorter(a, b), true, r, |g| g.add(sa, sb), |t| embedded::mpz_add(t, a, b))
     }
 }
 
+#[inline(always)]
 pub unsafe fn sub(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
     unsafe {
         if cpu_only(Op::Sub, shorter(a, b)) {
-            return embedded::mpz_sub(r, a, b);
+            embedded::mpz_sub(r, a, b)
+        } else {
+            sub_routed(r, a, b)
         }
+    }
+}
+
+#[inline(never)]
+unsafe fn sub_routed(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
+    unsafe {
         let (sa, sb) = (signed(a), signed(b));
         let minus_b = Signed { negative: !sb.negative, magnitude: sb.magnitude };
         mpz_op(Op::Sub, "mpz_sub", shorter(a, b), true, r, |g| g.add(sa, minus_b), |t| embedded::mpz_sub(t, a, b))
     }
 }
 
+#[inline(always)]
 pub unsafe fn mul(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
     unsafe {
         if cpu_only(Op::Mul, shorter(a, b)) {
-            return embedded::mpz_mul(r, a, b);
+            embedded::mpz_mul(r, a, b)
+        } else {
+            mul_routed(r, a, b)
         }
+    }
+}
+
+#[inline(never)]
+unsafe fn mul_routed(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
+    unsafe {
         let (sa, sb) = (signed(a), signed(b));
         let (la, lb) = (sa.magnitude, sb.magnitude);
         let negative = sa.negative != sb.negative;
@@ -129,43 +158,83 @@ pub unsafe fn mul(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
     }
 }
 
+/// GMP's function for `kind`.
+#[inline(always)]
+fn shift_on_cpu(kind: Shift) -> (&'static str, unsafe extern "C" fn(mpz_ptr, mpz_srcptr, mp_bitcnt_t)) {
+    match kind {
+        Shift::Left => ("mpz_mul_2exp", embedded::mpz_mul_2exp),
+        Shift::RightTrunc => ("mpz_tdiv_q_2exp", embedded::mpz_tdiv_q_2exp),
+        Shift::RightFloor => ("mpz_fdiv_q_2exp", embedded::mpz_fdiv_q_2exp),
+        Shift::RightCeil => ("mpz_cdiv_q_2exp", embedded::mpz_cdiv_q_2exp),
+    }
+}
+
+#[inline(always)]
 pub unsafe fn shift(kind: Shift, r: mpz_ptr, a: mpz_srcptr, bits: mp_bitcnt_t) {
     unsafe {
-        let sa = signed(a);
-        let (what, cpu_op): (&str, unsafe extern "C" fn(mpz_ptr, mpz_srcptr, mp_bitcnt_t)) = match kind {
-            Shift::Left => ("mpz_mul_2exp", embedded::mpz_mul_2exp),
-            Shift::RightTrunc => ("mpz_tdiv_q_2exp", embedded::mpz_tdiv_q_2exp),
-            Shift::RightFloor => ("mpz_fdiv_q_2exp", embedded::mpz_fdiv_q_2exp),
-            Shift::RightCeil => ("mpz_cdiv_q_2exp", embedded::mpz_cdiv_q_2exp),
-        };
-        if cpu_only(Op::Shift, sa.magnitude.len()) {
-            return cpu_op(r, a, bits);
+        if cpu_only(Op::Shift, gmp::limbs(a).len()) {
+            shift_on_cpu(kind).1(r, a, bits)
+        } else {
+            shift_routed(kind, r, a, bits)
         }
+    }
+}
+
+#[inline(never)]
+unsafe fn shift_routed(kind: Shift, r: mpz_ptr, a: mpz_srcptr, bits: mp_bitcnt_t) {
+    unsafe {
+        let sa = signed(a);
+        let (what, cpu_op) = shift_on_cpu(kind);
         mpz_op(Op::Shift, what, sa.magnitude.len(), true, r, |g| g.shift(kind, sa, bits), |t| cpu_op(t, a, bits))
     }
 }
 
+/// The operation counted for `kind`, and GMP's function.
+#[inline(always)]
+fn logic_on_cpu(kind: Logic) -> (Op, &'static str, unsafe extern "C" fn(mpz_ptr, mpz_srcptr, mpz_srcptr)) {
+    match kind {
+        Logic::And => (Op::And, "mpz_and", embedded::mpz_and),
+        Logic::Ior => (Op::Ior, "mpz_ior", embedded::mpz_ior),
+        Logic::Xor => (Op::Xor, "mpz_xor", embedded::mpz_xor),
+    }
+}
+
+#[inline(always)]
 pub unsafe fn logic(kind: Logic, r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
+    let (op, _, cpu_op) = logic_on_cpu(kind);
+    unsafe {
+        if cpu_only(op, longer(a, b)) {
+            cpu_op(r, a, b)
+        } else {
+            logic_routed(kind, r, a, b)
+        }
+    }
+}
+
+#[inline(never)]
+unsafe fn logic_routed(kind: Logic, r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
     unsafe {
         let (sa, sb) = (signed(a), signed(b));
-        let (op, what, cpu_op): (Op, &str, unsafe extern "C" fn(mpz_ptr, mpz_srcptr, mpz_srcptr)) = match kind {
-            Logic::And => (Op::And, "mpz_and", embedded::mpz_and),
-            Logic::Ior => (Op::Ior, "mpz_ior", embedded::mpz_ior),
-            Logic::Xor => (Op::Xor, "mpz_xor", embedded::mpz_xor),
-        };
-        if cpu_only(op, longer(a, b)) {
-            return cpu_op(r, a, b);
-        }
+        let (op, what, cpu_op) = logic_on_cpu(kind);
         mpz_op(op, what, longer(a, b), true, r, |g| g.logic(kind, sa, sb), |t| cpu_op(t, a, b))
     }
 }
 
+#[inline(always)]
 pub unsafe fn com(r: mpz_ptr, a: mpz_srcptr) {
     unsafe {
-        let sa = signed(a);
-        if cpu_only(Op::Com, sa.magnitude.len()) {
-            return embedded::mpz_com(r, a);
+        if cpu_only(Op::Com, gmp::limbs(a).len()) {
+            embedded::mpz_com(r, a)
+        } else {
+            com_routed(r, a)
         }
+    }
+}
+
+#[inline(never)]
+unsafe fn com_routed(r: mpz_ptr, a: mpz_srcptr) {
+    unsafe {
+        let sa = signed(a);
         mpz_op(Op::Com, "mpz_com", sa.magnitude.len(), true, r, |g| g.com(sa), |t| embedded::mpz_com(t, a))
     }
 }

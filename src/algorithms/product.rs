@@ -105,6 +105,7 @@ pub fn own_product(out: &mut [mp_limb_t], a: &[mp_limb_t], b: &[mp_limb_t], what
     unsafe { inject_product_fault(out.as_mut_ptr(), out.len()) };
 }
 
+#[inline(always)]
 pub unsafe fn mpn_mul(rp: *mut mp_limb_t, up: *const mp_limb_t, un: mp_size_t, vp: *const mp_limb_t, vn: mp_size_t) -> mp_limb_t {
     // GMP's rule: un >= vn >= 1, so vn is the shorter operand.
     if cpu_only(Op::Mul, vn as usize) {
@@ -119,6 +120,7 @@ pub unsafe fn mpn_mul(rp: *mut mp_limb_t, up: *const mp_limb_t, un: mp_size_t, v
     }
 }
 
+#[inline(always)]
 pub unsafe fn mpn_mul_n(rp: *mut mp_limb_t, up: *const mp_limb_t, vp: *const mp_limb_t, n: mp_size_t) {
     if cpu_only(Op::Mul, n as usize) {
         return unsafe { embedded::mpn_mul_n(rp, up, vp, n) };
@@ -131,6 +133,7 @@ pub unsafe fn mpn_mul_n(rp: *mut mp_limb_t, up: *const mp_limb_t, vp: *const mp_
     }
 }
 
+#[inline(always)]
 pub unsafe fn mpn_sqr(rp: *mut mp_limb_t, up: *const mp_limb_t, n: mp_size_t) {
     if cpu_only(Op::Mul, n as usize) {
         return unsafe { embedded::mpn_sqr(rp, up, n) };
