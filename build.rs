@@ -8,6 +8,10 @@
 //!    `objcopy --redefine-syms`, into `OUT_DIR/libcugmp_cpu.a`. Definitions and
 //!    references are renamed together, so the embedded GMP calls itself privately
 //!    and can never bind to a name cuGMP exports.
+//!    Each object's code is aligned to 64 bytes there, so that every GMP
+//!    function keeps the cache-line layout its object gave it wherever the
+//!    link puts it: GMP's tight loops ran up to 13% slower or faster with
+//!    their place in the library (RESULTS.md, "Cost per call").
 //! 3. Data symbols keep their names: the embedded GMP and the program must share
 //!    one `__gmp_allocate_func`, one `__gmp_errno`, one `__gmpn_cpuvec`. They are
 //!    listed in `OUT_DIR/data_exports.txt` for `scripts/link-cdylib.sh`, which adds
@@ -60,7 +64,8 @@ fn embed_gmp(manifest: &Path, out: &Path) {
     let map_path = out.join("cpu_rename.map");
     fs::write(&map_path, map).unwrap();
     let renamed = out.join("libcugmp_cpu.a");
-    run(Command::new(objcopy()).arg(format!("--redefine-syms={}", map_path.display())).arg(&archive).arg(&renamed));
+    let rename = format!("--redefine-syms={}", map_path.display());
+    run(Command::new(objcopy()).arg(rename).arg("--set-section-alignment=.text=64").arg(&archive).arg(&renamed));
 
     // Data exports for the link wrapper, and the full export list for the symbol test.
     let data_list: String = data.iter().map(|d| format!("{d}\n")).collect();
