@@ -194,3 +194,34 @@ fn stats_and_log_see_every_routed_call() {
     assert_eq!(log.lines().filter(|l| l.starts_with("cugmp: get_str ") && l.ends_with("-> cpu")).count(), 3, "{log}");
     assert_eq!(log.lines().filter(|l| l.starts_with("cugmp: mul ") && l.ends_with("-> cpu")).count(), 1, "{log}");
 }
+
+/// benches/programs/pi.c (Chudnovsky: mpz binary splitting, mpf square root
+/// and division, mpf_get_str) on static GMP and on libcugmp.so, on one
+/// thread and on three: the same digits every way.
+#[test]
+fn pi_program_matches_gmp() {
+    let stage = common::stage();
+    let src = common::manifest().join("benches/programs/pi.c");
+    let (reference, ours) = (stage.join("pi-ref"), stage.join("pi-cugmp"));
+    for (exe, link_static) in [(&reference, true), (&ours, false)] {
+        let mut cc = Command::new("cc");
+        cc.args(["-O2", "-std=c11", "-D_POSIX_C_SOURCE=200809L", "-Wall", "-Werror", "-I"]).arg(common::gmp_include_dir()).arg(&src).arg("-o").arg(exe);
+        if link_static {
+            cc.arg(common::gmp_static_lib());
+        } else {
+            let lib = stage.join("lib");
+            cc.arg(format!("-L{}", lib.display())).arg("-lcugmp").arg(format!("-Wl,-rpath,{}", lib.display()));
+        }
+        common::run_ok(cc.arg("-lpthread"));
+    }
+    let digits = |exe: &Path, threads: &str| {
+        let out = common::run_ok(common::program(exe).args(["20000", threads]));
+        String::from_utf8_lossy(&out.stdout).lines().next().unwrap_or_default().to_string()
+    };
+    let want = digits(&reference, "1");
+    assert!(want.starts_with("digits=20000 exp=1 ") && want.contains("head=314159265358"), "{want}");
+    for threads in ["1", "3"] {
+        assert_eq!(digits(&ours, threads), want, "pi on libcugmp.so, {threads} threads");
+    }
+    assert_eq!(digits(&reference, "3"), want);
+}
