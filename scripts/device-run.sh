@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine, over a tree packed by scripts/pack-device.sh:
-#   bash scripts/device-run.sh [gpu|differential|tests|gmp|bench|ab|perf|radix|hostcopy|pipeline|phases|ncu|ncu-source|sanitize|fuzz|all]    (default: all)
+#   bash scripts/device-run.sh [gpu|differential|tests|gmp|bench|ab|perf|perf-ab|percall|pi|radix|hostcopy|pipeline|phases|ncu|ncu-source|sanitize|fuzz|all]    (default: all)
 # gpu: the GPU tests alone; differential: the differential suite under
 # CUGMP_GPU=force and the C programs (cuGMP against static GMP); tests: both
 # of those; gmp: GMP's own tests/mpz and tests/mpn on libcugmp.so; fuzz:
@@ -10,7 +10,9 @@
 # same call, one file each (ab-this.md, ab-SHORT.md);
 # perf: the rows the README's table takes (products under force, GMP's
 # algorithms through the hooks with auto) and the transfer variants, into
-# one file; radix: mpz_get_str over radix conversion's levels and against
+# one file; perf-ab: those rows with this tree's library and pack/alt's in
+# turn; percall: the CPU path's cost per call (benches/percall.rs); pi:
+# benches/programs/pi.c on static GMP and on cuGMP (off and auto) in turn; radix: mpz_get_str over radix conversion's levels and against
 # pack/alt's libraries (radix.md; CUGMP_SWEEP_HOOK=sqrt or tdiv_qr times
 # that hook instead, the levels sweep then moot);
 # hostcopy: the host-side copy rates alone (benches/host_copy.cu); pipeline:
@@ -220,6 +222,62 @@ if [ "$what" = ab ]; then
         done
     done
     note "ab: $out/ab-this.md and, for each alt, $out/ab-SHORT.md ($(cat pack/alt/*/REVISION | cut -c1-9 | tr '\n' ' '))"
+fi
+
+if [ "$what" = percall ]; then
+    # The cost of a call on the CPU path (benches/percall.rs): GMP's small
+    # calls and a whole program of them, with the GPU off and (below its
+    # thresholds) in use. One file back: percall.md.
+    for mode in off auto; do
+        echo "== CUGMP_GPU=$mode" >>"$out/percall.md"
+        CUGMP_GPU=$mode CUGMP_BENCH_OUT=/tmp/percall pack/bench/percall --digits "${CUGMP_PERCALL_DIGITS:-10000,100000,1000000}" 2>&1 | grep -E '^\||MISMATCH|differs|panick' | tee -a "$out/percall.md"
+    done
+    note "percall: $out/percall.md"
+fi
+
+if [ "$what" = pi ]; then
+    # benches/programs/pi.c on static GMP and on libcugmp.so, in turn,
+    # CUGMP_PI_REPEATS times (default 3), at CUGMP_PI_DIGITS (default 10^6
+    # and 10^7) on CUGMP_PI_THREADS threads (default 1 and 16), cuGMP with
+    # CUGMP_GPU=off and auto; every output line must match GMP's. One file
+    # back: pi.md.
+    for digits in ${CUGMP_PI_DIGITS:-1000000 10000000}; do
+        for threads in ${CUGMP_PI_THREADS:-1 16}; do
+            for repeat in $(seq "${CUGMP_PI_REPEATS:-3}"); do
+                want=$(pack/c/pi-ref "$digits" "$threads")
+                echo "| GMP | $digits | $threads | $repeat | $(echo "$want" | sed -n 2p) |" | tee -a "$out/pi.md"
+                for mode in off auto; do
+                    got=$(CUGMP_GPU=$mode pack/c/pi-cugmp "$digits" "$threads")
+                    same=same; [ "$(echo "$got" | head -1)" = "$(echo "$want" | head -1)" ] || same=DIFFERENT
+                    echo "| cuGMP $mode | $digits | $threads | $repeat | $(echo "$got" | sed -n 2p) | $same |" | tee -a "$out/pi.md"
+                done
+            done
+        done
+    done
+    note "pi: $out/pi.md ($(grep -c DIFFERENT "$out/pi.md") outputs differ from GMP's)"
+fi
+
+if [ "$what" = perf-ab ]; then
+    # The README's rows (products under force, the hooks under auto) with
+    # this tree's library and each of pack/alt's, in turn, CUGMP_AB_REPEATS
+    # times (default 2); GMP timed in the first pass only. One file back:
+    # perf-ab.md.
+    alts=(pack/alt/*/libcugmp.so)
+    [ -f "${alts[0]}" ] || { echo "no pack/alt/*/libcugmp.so: pack with --alt REV"; exit 2; }
+    gmp_flag=()
+    for repeat in $(seq "${CUGMP_AB_REPEATS:-2}"); do
+        for lib in "$PWD/pack/deps/libcugmp.so" "${alts[@]/#/$PWD/}"; do
+            name=this
+            [ "$lib" = "$PWD/pack/deps/libcugmp.so" ] || name=$(basename "$(dirname "$lib")")
+            for run in "mul:force" "hooks:auto"; do
+                only=${run%%:*} mode=${run#*:}
+                echo "== $name $only ($mode, $repeat)" >>"$out/perf-ab.md"
+                CUGMP_LIBRARY=$lib CUGMP_BENCH_OUT=/tmp/perf-ab CUGMP_GPU=$mode pack/bench/speedup --only "$only" ${gmp_flag[@]+"${gmp_flag[@]}"} 2>&1 | grep -E '^\| |MISMATCH|panick' | tee -a "$out/perf-ab.md"
+            done
+            gmp_flag=(--no-gmp)
+        done
+    done
+    note "perf-ab: $out/perf-ab.md"
 fi
 
 echo; echo "SUMMARY"; printf '%s\n' "${summary[@]}"

@@ -10,7 +10,8 @@
 #   pack/bench/       benchmark binaries, when benches/ has any
 #   pack/install/     scripts/install.sh's tree: bin/cugmp-info, bin/demo_factorial
 #   pack/c/           c_tests/mpz_ops.c and bad_input.c built on cuGMP (-cugmp,
-#                     through the installed tree) and on static GMP (-ref)
+#                     through the installed tree) and on static GMP (-ref);
+#                     benches/programs/pi.c the same two ways
 #   pack/fuzz/        the fuzz targets (scripts/fuzz.sh) and their corpus
 #   pack/alt/SHORT/   with --alt REV (repeatable): libcugmp.so built from git
 #                     revision REV (SHORT: its short hash), for
@@ -96,6 +97,10 @@ for prog in mpz_ops bad_input; do
         $(PKG_CONFIG_PATH=pack/install/lib/pkgconfig pkg-config --cflags --libs cugmp) -Wl,-rpath,'$ORIGIN/../install/lib'
     cc -O2 -std=c11 -D_POSIX_C_SOURCE=200809L -I "$gmp_out/include" "c_tests/$prog.c" "$gmp_out/lib/libgmp.a" -o "pack/c/$prog-ref"
 done
+# The whole program (benches/programs/pi.c) on static GMP (-ref) and on
+# libcugmp.so (-cugmp), for device-run.sh pi.
+cc -O2 -std=c11 -D_POSIX_C_SOURCE=200809L -I "$gmp_out/include" benches/programs/pi.c "$gmp_out/lib/libgmp.a" -lpthread -o pack/c/pi-ref
+cc -O2 -std=c11 -D_POSIX_C_SOURCE=200809L -I "$gmp_out/include" benches/programs/pi.c -Lpack/deps -l:libcugmp.so -Wl,-rpath,'$ORIGIN/../deps' -lpthread -o pack/c/pi-cugmp
 
 # The fuzz targets (built here by scripts/fuzz.sh's recipe, run for 1 s to build them).
 bash scripts/fuzz.sh 1 >/dev/null
