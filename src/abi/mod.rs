@@ -30,6 +30,36 @@ macro_rules! boundary {
 }
 pub(crate) use boundary;
 
+/// An export the routing may send straight to the embedded GMP: where
+/// `$fast` holds, `$cpu` (GMP's own function, reached by a tail jump), else
+/// `$routed` behind the panic boundary. `$fast` only reads the operands'
+/// sizes and a word of the routing's table (src/algorithms/route.rs,
+/// `cpu_only`): nothing in it can panic, so it stands before the boundary,
+/// and the fast path saves no registers for the boundary's sake.
+macro_rules! routed {
+    ($name:literal, $fast:expr => $cpu:expr, $routed:expr) => {{
+        // (Some checks are safe functions, some read the operands.)
+        #[allow(unused_unsafe)]
+        let fast = unsafe { $fast };
+        if fast {
+            unsafe { $cpu }
+        } else {
+            $crate::abi::behind_boundary($name, move || unsafe { $routed })
+        }
+    }};
+}
+pub(crate) use routed;
+
+/// `f` behind the panic boundary, out of line: a function with a landing
+/// pad saves registers on entry, and `routed!`'s fast path needs none.
+#[inline(never)]
+pub(crate) fn behind_boundary<T>(name: &'static str, f: impl FnOnce() -> T) -> T {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(value) => value,
+        Err(_) => abort_after_panic(name),
+    }
+}
+
 #[cold]
 pub(crate) fn abort_after_panic(name: &str) -> ! {
     eprintln!("cugmp: internal error in {name}; aborting");

@@ -1,10 +1,12 @@
 //! The `mpz` functions cuGMP defines itself: memory management as GMP 6.3
-//! does it (src/gmp/mpz.rs), arithmetic through src/algorithms.
+//! does it (src/gmp/mpz.rs), arithmetic through src/algorithms (at once to
+//! the embedded GMP below the GPU's sizes: `routed!`).
 
-use super::boundary;
+use super::{boundary, routed};
 use crate::algorithms::{mpz, text};
-use crate::gmp::{self, mp_bitcnt_t, mpz_ptr, mpz_srcptr};
+use crate::gmp::{self, embedded, mp_bitcnt_t, mpz_ptr, mpz_srcptr};
 use crate::gpu::linear::{Logic, Shift};
+use crate::stats::Op;
 use libc::{c_char, c_int};
 
 #[unsafe(no_mangle)]
@@ -24,7 +26,7 @@ pub unsafe extern "C" fn __gmpz_clear(x: mpz_ptr) {
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn __gmpz_set_str(rop: mpz_ptr, s: *const c_char, base: c_int) -> c_int {
-    boundary!("mpz_set_str", unsafe { text::set_str(rop, s, base) })
+    routed!("mpz_set_str", text::set_str_on_cpu() => embedded::mpz_set_str(rop, s, base), text::set_str(rop, s, base))
 }
 
 #[unsafe(no_mangle)]
@@ -34,55 +36,55 @@ pub unsafe extern "C" fn __gmpz_get_str(s: *mut c_char, base: c_int, op: mpz_src
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn __gmpz_add(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
-    boundary!("mpz_add", unsafe { mpz::add(r, a, b) })
+    routed!("mpz_add", mpz::sum_on_cpu(Op::Add, a, b) => embedded::mpz_add(r, a, b), mpz::add(r, a, b))
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn __gmpz_sub(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
-    boundary!("mpz_sub", unsafe { mpz::sub(r, a, b) })
+    routed!("mpz_sub", mpz::sum_on_cpu(Op::Sub, a, b) => embedded::mpz_sub(r, a, b), mpz::sub(r, a, b))
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn __gmpz_mul(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
-    boundary!("mpz_mul", unsafe { mpz::mul(r, a, b) })
+    routed!("mpz_mul", mpz::sum_on_cpu(Op::Mul, a, b) => embedded::mpz_mul(r, a, b), mpz::mul(r, a, b))
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn __gmpz_mul_2exp(r: mpz_ptr, a: mpz_srcptr, n: mp_bitcnt_t) {
-    boundary!("mpz_mul_2exp", unsafe { mpz::shift(Shift::Left, r, a, n) })
+    routed!("mpz_mul_2exp", mpz::unary_on_cpu(Op::Shift, a) => embedded::mpz_mul_2exp(r, a, n), mpz::shift(Shift::Left, r, a, n))
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn __gmpz_tdiv_q_2exp(r: mpz_ptr, a: mpz_srcptr, n: mp_bitcnt_t) {
-    boundary!("mpz_tdiv_q_2exp", unsafe { mpz::shift(Shift::RightTrunc, r, a, n) })
+    routed!("mpz_tdiv_q_2exp", mpz::unary_on_cpu(Op::Shift, a) => embedded::mpz_tdiv_q_2exp(r, a, n), mpz::shift(Shift::RightTrunc, r, a, n))
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn __gmpz_fdiv_q_2exp(r: mpz_ptr, a: mpz_srcptr, n: mp_bitcnt_t) {
-    boundary!("mpz_fdiv_q_2exp", unsafe { mpz::shift(Shift::RightFloor, r, a, n) })
+    routed!("mpz_fdiv_q_2exp", mpz::unary_on_cpu(Op::Shift, a) => embedded::mpz_fdiv_q_2exp(r, a, n), mpz::shift(Shift::RightFloor, r, a, n))
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn __gmpz_cdiv_q_2exp(r: mpz_ptr, a: mpz_srcptr, n: mp_bitcnt_t) {
-    boundary!("mpz_cdiv_q_2exp", unsafe { mpz::shift(Shift::RightCeil, r, a, n) })
+    routed!("mpz_cdiv_q_2exp", mpz::unary_on_cpu(Op::Shift, a) => embedded::mpz_cdiv_q_2exp(r, a, n), mpz::shift(Shift::RightCeil, r, a, n))
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn __gmpz_and(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
-    boundary!("mpz_and", unsafe { mpz::logic(Logic::And, r, a, b) })
+    routed!("mpz_and", mpz::logic_on_cpu(Logic::And, a, b) => embedded::mpz_and(r, a, b), mpz::logic(Logic::And, r, a, b))
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn __gmpz_ior(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
-    boundary!("mpz_ior", unsafe { mpz::logic(Logic::Ior, r, a, b) })
+    routed!("mpz_ior", mpz::logic_on_cpu(Logic::Ior, a, b) => embedded::mpz_ior(r, a, b), mpz::logic(Logic::Ior, r, a, b))
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn __gmpz_xor(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
-    boundary!("mpz_xor", unsafe { mpz::logic(Logic::Xor, r, a, b) })
+    routed!("mpz_xor", mpz::logic_on_cpu(Logic::Xor, a, b) => embedded::mpz_xor(r, a, b), mpz::logic(Logic::Xor, r, a, b))
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn __gmpz_com(r: mpz_ptr, a: mpz_srcptr) {
-    boundary!("mpz_com", unsafe { mpz::com(r, a) })
+    routed!("mpz_com", mpz::unary_on_cpu(Op::Com, a) => embedded::mpz_com(r, a), mpz::com(r, a))
 }

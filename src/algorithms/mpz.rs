@@ -1,8 +1,10 @@
 //! The `mpz` operations cuGMP routes itself: add, sub, mul, shifts, logic
 //! and complement, each on the GPU where the routing sends it and the GPU
 //! completes it, else (or after any GPU failure) by the embedded GMP, which
-//! also serves as the reference under `CUGMP_CHECK`. Each asks
-//! `route::cpu_only` first: below the GPU's size, straight to GMP.
+//! also serves as the reference under `CUGMP_CHECK`. The exports ask the
+//! `*_on_cpu` functions first, before their panic boundary: below the
+//! GPU's size they call GMP at once (src/abi/mod.rs, `routed!`); the
+//! functions here are the routed path.
 //!
 //! # Safety
 //! Every `pub unsafe fn` here takes its pointers as GMP's function of the
@@ -19,6 +21,27 @@ use crate::gpu::linear::{Logic, Owned, Shift, Signed};
 use crate::gpu::{self, Gpu};
 use crate::stats::{self, Op};
 use libc::c_int;
+
+/// Whether a sum, difference or product (`op`) of `a` and `b` goes
+/// straight to the embedded GMP: `route::cpu_only` by the shorter operand.
+#[inline(always)]
+pub unsafe fn sum_on_cpu(op: Op, a: mpz_srcptr, b: mpz_srcptr) -> bool {
+    cpu_only(op, shorter(a, b))
+}
+
+/// Whether `a OP b` (`kind`) goes straight to the embedded GMP: by the
+/// longer operand.
+#[inline(always)]
+pub unsafe fn logic_on_cpu(kind: Logic, a: mpz_srcptr, b: mpz_srcptr) -> bool {
+    cpu_only(gmp_logic(kind).0, longer(a, b))
+}
+
+/// Whether a shift or complement (`op`) of `a` goes straight to the
+/// embedded GMP: by its size.
+#[inline(always)]
+pub unsafe fn unary_on_cpu(op: Op, a: mpz_srcptr) -> bool {
+    cpu_only(op, unsafe { gmp::limbs(a) }.len())
+}
 
 /// The operand of an `mpz` function as the GPU engine takes it.
 unsafe fn signed<'a>(x: mpz_srcptr) -> Signed<'a> {
@@ -70,38 +93,16 @@ fn shorter(a: mpz_srcptr, b: mpz_srcptr) -> usize {
     unsafe { gmp::limbs(a).len().min(gmp::limbs(b).len()) }
 }
 
-#[inline(always)]
-pub unsafe fn add(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
-    unsafe {
-        if cpu_only(Op::Add, shorter(a, b)) {
-            embedded::mpz_add(r, a, b)
-        } else {
-            add_routed(r, a, b)
-        }
-    }
-}
-
 #[inline(never)]
-unsafe fn add_routed(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
+pub unsafe fn add(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
     unsafe {
         let (sa, sb) = (signed(a), signed(b));
         mpz_op(Op::Add, "mpz_add", shorter(a, b), true, r, |g| g.add(sa, sb), |t| embedded::mpz_add(t, a, b))
     }
 }
 
-#[inline(always)]
-pub unsafe fn sub(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
-    unsafe {
-        if cpu_only(Op::Sub, shorter(a, b)) {
-            embedded::mpz_sub(r, a, b)
-        } else {
-            sub_routed(r, a, b)
-        }
-    }
-}
-
 #[inline(never)]
-unsafe fn sub_routed(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
+pub unsafe fn sub(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
     unsafe {
         let (sa, sb) = (signed(a), signed(b));
         let minus_b = Signed { negative: !sb.negative, magnitude: sb.magnitude };
@@ -109,19 +110,8 @@ unsafe fn sub_routed(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
     }
 }
 
-#[inline(always)]
-pub unsafe fn mul(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
-    unsafe {
-        if cpu_only(Op::Mul, shorter(a, b)) {
-            embedded::mpz_mul(r, a, b)
-        } else {
-            mul_routed(r, a, b)
-        }
-    }
-}
-
 #[inline(never)]
-unsafe fn mul_routed(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
+pub unsafe fn mul(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
     unsafe {
         let (sa, sb) = (signed(a), signed(b));
         let (la, lb) = (sa.magnitude, sb.magnitude);
@@ -160,7 +150,7 @@ unsafe fn mul_routed(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
 
 /// GMP's function for `kind`.
 #[inline(always)]
-fn shift_on_cpu(kind: Shift) -> (&'static str, unsafe extern "C" fn(mpz_ptr, mpz_srcptr, mp_bitcnt_t)) {
+fn gmp_shift(kind: Shift) -> (&'static str, unsafe extern "C" fn(mpz_ptr, mpz_srcptr, mp_bitcnt_t)) {
     match kind {
         Shift::Left => ("mpz_mul_2exp", embedded::mpz_mul_2exp),
         Shift::RightTrunc => ("mpz_tdiv_q_2exp", embedded::mpz_tdiv_q_2exp),
@@ -169,29 +159,18 @@ fn shift_on_cpu(kind: Shift) -> (&'static str, unsafe extern "C" fn(mpz_ptr, mpz
     }
 }
 
-#[inline(always)]
+#[inline(never)]
 pub unsafe fn shift(kind: Shift, r: mpz_ptr, a: mpz_srcptr, bits: mp_bitcnt_t) {
     unsafe {
-        if cpu_only(Op::Shift, gmp::limbs(a).len()) {
-            shift_on_cpu(kind).1(r, a, bits)
-        } else {
-            shift_routed(kind, r, a, bits)
-        }
-    }
-}
-
-#[inline(never)]
-unsafe fn shift_routed(kind: Shift, r: mpz_ptr, a: mpz_srcptr, bits: mp_bitcnt_t) {
-    unsafe {
         let sa = signed(a);
-        let (what, cpu_op) = shift_on_cpu(kind);
+        let (what, cpu_op) = gmp_shift(kind);
         mpz_op(Op::Shift, what, sa.magnitude.len(), true, r, |g| g.shift(kind, sa, bits), |t| cpu_op(t, a, bits))
     }
 }
 
 /// The operation counted for `kind`, and GMP's function.
 #[inline(always)]
-fn logic_on_cpu(kind: Logic) -> (Op, &'static str, unsafe extern "C" fn(mpz_ptr, mpz_srcptr, mpz_srcptr)) {
+fn gmp_logic(kind: Logic) -> (Op, &'static str, unsafe extern "C" fn(mpz_ptr, mpz_srcptr, mpz_srcptr)) {
     match kind {
         Logic::And => (Op::And, "mpz_and", embedded::mpz_and),
         Logic::Ior => (Op::Ior, "mpz_ior", embedded::mpz_ior),
@@ -199,40 +178,17 @@ fn logic_on_cpu(kind: Logic) -> (Op, &'static str, unsafe extern "C" fn(mpz_ptr,
     }
 }
 
-#[inline(always)]
-pub unsafe fn logic(kind: Logic, r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
-    let (op, _, cpu_op) = logic_on_cpu(kind);
-    unsafe {
-        if cpu_only(op, longer(a, b)) {
-            cpu_op(r, a, b)
-        } else {
-            logic_routed(kind, r, a, b)
-        }
-    }
-}
-
 #[inline(never)]
-unsafe fn logic_routed(kind: Logic, r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
+pub unsafe fn logic(kind: Logic, r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
     unsafe {
         let (sa, sb) = (signed(a), signed(b));
-        let (op, what, cpu_op) = logic_on_cpu(kind);
+        let (op, what, cpu_op) = gmp_logic(kind);
         mpz_op(op, what, longer(a, b), true, r, |g| g.logic(kind, sa, sb), |t| cpu_op(t, a, b))
     }
 }
 
-#[inline(always)]
-pub unsafe fn com(r: mpz_ptr, a: mpz_srcptr) {
-    unsafe {
-        if cpu_only(Op::Com, gmp::limbs(a).len()) {
-            embedded::mpz_com(r, a)
-        } else {
-            com_routed(r, a)
-        }
-    }
-}
-
 #[inline(never)]
-unsafe fn com_routed(r: mpz_ptr, a: mpz_srcptr) {
+pub unsafe fn com(r: mpz_ptr, a: mpz_srcptr) {
     unsafe {
         let sa = signed(a);
         mpz_op(Op::Com, "mpz_com", sa.magnitude.len(), true, r, |g| g.com(sa), |t| embedded::mpz_com(t, a))

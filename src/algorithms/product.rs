@@ -105,12 +105,15 @@ pub fn own_product(out: &mut [mp_limb_t], a: &[mp_limb_t], b: &[mp_limb_t], what
     unsafe { inject_product_fault(out.as_mut_ptr(), out.len()) };
 }
 
+/// Whether a product whose shorter operand has `n` limbs goes straight to
+/// the embedded GMP (`route::cpu_only`); the exports ask before the
+/// routed `mpn_mul`, `mpn_mul_n` and `mpn_sqr` below.
 #[inline(always)]
+pub fn mpn_on_cpu(n: mp_size_t) -> bool {
+    cpu_only(Op::Mul, n as usize)
+}
+
 pub unsafe fn mpn_mul(rp: *mut mp_limb_t, up: *const mp_limb_t, un: mp_size_t, vp: *const mp_limb_t, vn: mp_size_t) -> mp_limb_t {
-    // GMP's rule: un >= vn >= 1, so vn is the shorter operand.
-    if cpu_only(Op::Mul, vn as usize) {
-        return unsafe { embedded::mpn_mul(rp, up, un, vp, vn) };
-    }
     unsafe {
         if !mpn_product_on_gpu(rp, up, un as usize, vp, vn as usize, "mpn_mul") {
             embedded::mpn_mul(rp, up, un, vp, vn);
@@ -120,11 +123,7 @@ pub unsafe fn mpn_mul(rp: *mut mp_limb_t, up: *const mp_limb_t, un: mp_size_t, v
     }
 }
 
-#[inline(always)]
 pub unsafe fn mpn_mul_n(rp: *mut mp_limb_t, up: *const mp_limb_t, vp: *const mp_limb_t, n: mp_size_t) {
-    if cpu_only(Op::Mul, n as usize) {
-        return unsafe { embedded::mpn_mul_n(rp, up, vp, n) };
-    }
     unsafe {
         if !mpn_product_on_gpu(rp, up, n as usize, vp, n as usize, "mpn_mul_n") {
             embedded::mpn_mul_n(rp, up, vp, n);
@@ -133,11 +132,7 @@ pub unsafe fn mpn_mul_n(rp: *mut mp_limb_t, up: *const mp_limb_t, vp: *const mp_
     }
 }
 
-#[inline(always)]
 pub unsafe fn mpn_sqr(rp: *mut mp_limb_t, up: *const mp_limb_t, n: mp_size_t) {
-    if cpu_only(Op::Mul, n as usize) {
-        return unsafe { embedded::mpn_sqr(rp, up, n) };
-    }
     unsafe {
         if !mpn_product_on_gpu(rp, up, n as usize, up, n as usize, "mpn_sqr") {
             embedded::mpn_sqr(rp, up, n);

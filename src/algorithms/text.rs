@@ -23,12 +23,16 @@ use crate::parallel;
 use crate::stats::Op;
 use libc::{c_char, c_int};
 
-/// `mpz_set_str`: GMP's own.
+/// Whether `mpz_set_str` goes straight to the embedded GMP (unless
+/// CUGMP_STATS or CUGMP_LOG want to see it).
 #[inline(always)]
+pub fn set_str_on_cpu() -> bool {
+    cpu_only(Op::SetStr, 0)
+}
+
+/// `mpz_set_str`: GMP's own, counted.
 pub unsafe fn set_str(rop: mpz_ptr, s: *const c_char, base: c_int) -> c_int {
-    if !cpu_only(Op::SetStr, 0) {
-        route(Op::SetStr, 0, false);
-    }
+    route(Op::SetStr, 0, false);
     unsafe { embedded::mpz_set_str(rop, s, base) }
 }
 
