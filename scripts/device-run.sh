@@ -247,7 +247,7 @@ if [ "$what" = pi ]; then
                 want=$(pack/c/pi-ref "$digits" "$threads")
                 echo "| GMP | $digits | $threads | $repeat | $(echo "$want" | sed -n 2p) |" | tee -a "$out/pi.md"
                 for mode in off auto; do
-                    got=$(CUGMP_GPU=$mode pack/c/pi-cugmp "$digits" "$threads")
+                    got=$(CUGMP_GPU=$mode pack/c/pi-cugmp "$digits" "$threads" 2>&1)
                     same=same; [ "$(echo "$got" | head -1)" = "$(echo "$want" | head -1)" ] || same=DIFFERENT
                     echo "| cuGMP $mode | $digits | $threads | $repeat | $(echo "$got" | sed -n 2p) | $same |" | tee -a "$out/pi.md"
                 done

@@ -69,6 +69,8 @@ for line in sys.stdin:
 '
 fi
 cp target/release/deps/libcugmp.so pack/deps/libcugmp.so
+# Programs linked to it record its soname.
+ln -s libcugmp.so pack/deps/libcugmp.so.10
 ln -s ../deps/libcugmp.so pack/alias/libgmp.so.10
 
 # An installed tree (scripts/install.sh) with cugmp-info and the C example
