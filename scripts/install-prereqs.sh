@@ -4,7 +4,9 @@
 #    the system's GMP and libgmpxx for the LD_PRELOAD and gmpxx tests),
 #    pkg-config (the install test);
 #  - nvcc 13.0 from PyPI into .tools/ when no CUDA toolkit is found (the GPU
-#    machines' driver is CUDA 13.0: newer PTX would not load there).
+#    machines' driver is CUDA 13.0: newer PTX would not load there);
+#  - gmpy2 from PyPI into .tools/python (the README's Python example, which
+#    tests/usage.rs runs on cuGMP).
 # Idempotent; safe to run on every CI run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -40,4 +42,9 @@ if ! have_nvcc; then
         'nvidia-cuda-nvcc==13.0.*' 'nvidia-cuda-crt==13.0.*' 'nvidia-nvvm==13.0.*' 'nvidia-cuda-runtime==13.0.*'
     ln -sfn pypi/nvidia/cu13 .tools/cuda
     .tools/cuda/bin/nvcc --version | tail -1
+fi
+
+if ! PYTHONPATH=.tools/python python3 -c 'import gmpy2' 2>/dev/null; then
+    echo "install-prereqs: gmpy2 from PyPI into .tools/python"
+    python3 -m pip install -q --disable-pip-version-check --target .tools/python 'gmpy2==2.3.*'
 fi

@@ -1,0 +1,77 @@
+//! The README's examples in other languages, run as a user runs them: each
+//! program once on the GMP it was built for and once on cuGMP, the outputs
+//! identical and cuGMP's load line (CUGMP_LOG=1) present in the second run.
+//! (C and C++ are tests/c_programs.rs's and tests/install.rs's.)
+//!
+//! * Python: examples/gmpy2_product.py on gmpy2's own wheel (which bundles
+//!   its GMP), then under LD_PRELOAD of libcugmp.so.
+//! * Rust: examples/rug, rug built with gmp-mpfr-sys's use-system-libs
+//!   against the system's libgmp.so.10, then run through the
+//!   libgmp.so.10 alias directory.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+/// Digits and checksums, not the timing column.
+fn without_times(out: &[u8]) -> String {
+    String::from_utf8_lossy(out).split_whitespace().filter(|w| !w.contains("_ms=")).collect::<Vec<_>>().join(" ")
+}
+
+fn served_by_cugmp(stderr: &[u8]) -> bool {
+    let log = String::from_utf8_lossy(stderr);
+    log.contains("libcugmp") && log.contains("loaded")
+}
+
+#[test]
+fn python_gmpy2_runs_on_cugmp_by_preload() {
+    let root = common::manifest();
+    let python = |preload: Option<&Path>| {
+        let mut cmd = common::program("python3");
+        cmd.arg(root.join("examples/gmpy2_product.py")).env("PYTHONPATH", root.join(".tools/python")).env("CUGMP_LOG", "1");
+        if let Some(lib) = preload {
+            cmd.env("LD_PRELOAD", lib);
+        }
+        common::run_ok(&mut cmd)
+    };
+    let own = python(None);
+    assert!(String::from_utf8_lossy(&own.stdout).starts_with("digits=1908486 "), "gmpy2 (scripts/install-prereqs.sh installs it in .tools/python): {own:?}");
+    assert!(!served_by_cugmp(&own.stderr));
+    let stage = common::stage();
+    let ours = python(Some(&stage.join("lib/libcugmp.so.10")));
+    assert_eq!(without_times(&ours.stdout), without_times(&own.stdout), "gmpy2's product differs on cuGMP");
+    assert!(served_by_cugmp(&ours.stderr), "cuGMP did not serve gmpy2: {}", String::from_utf8_lossy(&ours.stderr));
+}
+
+#[test]
+fn rust_rug_runs_on_cugmp_through_the_alias() {
+    let root = common::manifest();
+    let project = root.join("examples/rug");
+    // gmp-mpfr-sys checks the system header's version (it takes GMP 6.3):
+    // the embedded GMP's header, where the system's is older.
+    common::run_ok(
+        Command::new(env!("CARGO"))
+            .args(["build", "--release", "--quiet", "--manifest-path"])
+            .arg(project.join("Cargo.toml"))
+            .env("CPATH", common::gmp_include_dir())
+            .env_remove("CARGO_TARGET_DIR"),
+    );
+    let exe = project.join("target/release/rug-on-cugmp");
+    let linked = common::run_ok(Command::new("ldd").arg(&exe));
+    assert!(String::from_utf8_lossy(&linked.stdout).contains("libgmp.so.10"), "rug was not linked to libgmp.so.10");
+    let run = |alias: Option<&Path>| {
+        let mut cmd = common::program(&exe);
+        cmd.env("CUGMP_LOG", "1");
+        if let Some(dir) = alias {
+            cmd.env("LD_LIBRARY_PATH", dir);
+        }
+        common::run_ok(&mut cmd)
+    };
+    let system = run(None);
+    assert!(String::from_utf8_lossy(&system.stdout).starts_with("digits=1908486 "), "{system:?}");
+    assert!(!served_by_cugmp(&system.stderr));
+    let ours = run(Some(&common::stage().join("alias")));
+    assert_eq!(without_times(&ours.stdout), without_times(&system.stdout), "rug's product differs on cuGMP");
+    assert!(served_by_cugmp(&ours.stderr), "cuGMP did not serve rug: {}", String::from_utf8_lossy(&ours.stderr));
+}
