@@ -43,9 +43,9 @@ fn main() {
     embed_gmp(&manifest, &out);
     build_kernels(&manifest, &out);
     link_build_tree_names(&out);
-    // cugmp-info dlopens libcugmp.so.10; installed in <prefix>/bin, it finds
-    // the library in <prefix>/lib.
-    println!("cargo:rustc-link-arg-bins=-Wl,-rpath,$ORIGIN/../lib");
+    // cugmp-info dlopens libcugmp.so.10: installed in <prefix>/bin, it finds
+    // the library in <prefix>/lib; in the build tree, beside itself.
+    println!("cargo:rustc-link-arg-bins=-Wl,-rpath,$ORIGIN/../lib:$ORIGIN");
 }
 
 fn embed_gmp(manifest: &Path, out: &Path) {

@@ -11,10 +11,11 @@ bash scripts/install-prereqs.sh >/dev/null
 cargo build --release --quiet
 n=${1:-200000}; m=${2:-2000000}
 gmp_out=$(ls -d target/release/build/gmp-mpfr-sys-*/out | head -1)
-work=target/demo; mkdir -p "$work/lib"
-cp target/release/libcugmp.so "$work/lib/libcugmp.so.10"; ln -sf libcugmp.so.10 "$work/lib/libcugmp.so"
+work=target/demo; mkdir -p "$work"
 cc -O2 -I"$gmp_out/include" c_tests/demo_factorial.c "$gmp_out/lib/libgmp.a" -o "$work/demo-gmp"
-cc -O2 -DUSE_CUGMP_H -Iinclude c_tests/demo_factorial.c -L"$work/lib" -lcugmp -Wl,-rpath,"$root/$work/lib" -o "$work/demo-cugmp"
+# Linked as the README says, against the build tree (target/release has the
+# soname link libcugmp.so.10).
+cc -O2 -DUSE_CUGMP_H -Iinclude c_tests/demo_factorial.c -Ltarget/release -lcugmp -Wl,-rpath,"$root/target/release" -o "$work/demo-cugmp"
 "$work/demo-gmp" "$n" "$m" > "$work/gmp.txt"
 "$work/demo-cugmp" "$n" "$m" > "$work/cugmp.txt"
 printf '%-12s %-10s %-18s %10s %10s  %s\n' result digits checksum "GMP s" "cuGMP s" same?
