@@ -297,7 +297,8 @@ fn main() {
         // --sizes: the products alone, at those sizes (a profiler's run).
         s.iter().flat_map(|&n| [("mul", n), ("sqr", n)]).collect()
     } else {
-        // 2^22 limbs is 2^28 bits, where #4 asks for 80% of the bandwidth.
+        // 2^22 limbs is 2^28 bits, the smallest size the linear kernels are
+        // held to 80% of the bandwidth at.
         // The copy at each size comes first: it is the ceiling the others are
         // put against ("of copy").
         let mut v = Vec::new();
