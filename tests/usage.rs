@@ -24,24 +24,36 @@ fn served_by_cugmp(stderr: &[u8]) -> bool {
     log.contains("libcugmp") && log.contains("loaded")
 }
 
-#[test]
-fn python_gmpy2_runs_on_cugmp_by_preload() {
-    let root = common::manifest();
-    let python = |preload: Option<&Path>| {
-        let mut cmd = common::program("python3");
-        cmd.arg(root.join("examples/gmpy2_product.py")).env("PYTHONPATH", root.join(".tools/python")).env("CUGMP_LOG", "1");
-        if let Some(lib) = preload {
-            cmd.env("LD_PRELOAD", lib);
+/// `program()`'s command run on the GMP it was built for, then with
+/// `route` (LD_PRELOAD or LD_LIBRARY_PATH) set to `to` so that cuGMP serves
+/// it: the same digits, and cuGMP's load line in the second run only.
+fn same_on_cugmp(what: &str, program: impl Fn() -> Command, route: &str, to: &Path) {
+    let run = |routed: bool| {
+        let mut cmd = program();
+        cmd.env("CUGMP_LOG", "1");
+        if routed {
+            cmd.env(route, to);
         }
         common::run_ok(&mut cmd)
     };
-    let own = python(None);
-    assert!(String::from_utf8_lossy(&own.stdout).starts_with("digits=1908486 "), "gmpy2 (scripts/install-prereqs.sh installs it in .tools/python): {own:?}");
-    assert!(!served_by_cugmp(&own.stderr));
-    let stage = common::stage();
-    let ours = python(Some(&stage.join("lib/libcugmp.so.10")));
-    assert_eq!(without_times(&ours.stdout), without_times(&own.stdout), "gmpy2's product differs on cuGMP");
-    assert!(served_by_cugmp(&ours.stderr), "cuGMP did not serve gmpy2: {}", String::from_utf8_lossy(&ours.stderr));
+    let own = run(false);
+    assert!(String::from_utf8_lossy(&own.stdout).starts_with("digits=1908486 "), "{what}: {own:?}");
+    assert!(!served_by_cugmp(&own.stderr), "{what} was served by cuGMP unasked");
+    let ours = run(true);
+    assert_eq!(without_times(&ours.stdout), without_times(&own.stdout), "{what}'s product differs on cuGMP");
+    assert!(served_by_cugmp(&ours.stderr), "cuGMP did not serve {what}: {}", String::from_utf8_lossy(&ours.stderr));
+}
+
+#[test]
+fn python_gmpy2_runs_on_cugmp_by_preload() {
+    let root = common::manifest();
+    // gmpy2 from .tools/python: scripts/install-prereqs.sh installs it.
+    let python = || {
+        let mut cmd = common::program("python3");
+        cmd.arg(root.join("examples/gmpy2_product.py")).env("PYTHONPATH", root.join(".tools/python"));
+        cmd
+    };
+    same_on_cugmp("gmpy2", python, "LD_PRELOAD", &common::stage().join("lib/libcugmp.so.10"));
 }
 
 #[test]
@@ -60,18 +72,5 @@ fn rust_rug_runs_on_cugmp_through_the_alias() {
     let exe = project.join("target/release/rug-on-cugmp");
     let linked = common::run_ok(Command::new("ldd").arg(&exe));
     assert!(String::from_utf8_lossy(&linked.stdout).contains("libgmp.so.10"), "rug was not linked to libgmp.so.10");
-    let run = |alias: Option<&Path>| {
-        let mut cmd = common::program(&exe);
-        cmd.env("CUGMP_LOG", "1");
-        if let Some(dir) = alias {
-            cmd.env("LD_LIBRARY_PATH", dir);
-        }
-        common::run_ok(&mut cmd)
-    };
-    let system = run(None);
-    assert!(String::from_utf8_lossy(&system.stdout).starts_with("digits=1908486 "), "{system:?}");
-    assert!(!served_by_cugmp(&system.stderr));
-    let ours = run(Some(&common::stage().join("alias")));
-    assert_eq!(without_times(&ours.stdout), without_times(&system.stdout), "rug's product differs on cuGMP");
-    assert!(served_by_cugmp(&ours.stderr), "cuGMP did not serve rug: {}", String::from_utf8_lossy(&ours.stderr));
+    same_on_cugmp("rug", || common::program(&exe), "LD_LIBRARY_PATH", &common::stage().join("alias"));
 }
