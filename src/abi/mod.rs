@@ -22,13 +22,19 @@ pub mod mpz;
 /// with the function's name.
 macro_rules! boundary {
     ($name:literal, $body:expr) => {
-        match ::std::panic::catch_unwind(::std::panic::AssertUnwindSafe(|| $body)) {
-            Ok(value) => value,
-            Err(_) => $crate::abi::abort_after_panic($name),
-        }
+        $crate::abi::guarded($name, || $body)
     };
 }
 pub(crate) use boundary;
+
+/// `f`, aborting with `name` if it panics (the boundary itself).
+#[inline(always)]
+pub(crate) fn guarded<T>(name: &'static str, f: impl FnOnce() -> T) -> T {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(value) => value,
+        Err(_) => abort_after_panic(name),
+    }
+}
 
 /// An export the routing may send straight to the embedded GMP: where
 /// `$fast` holds, `$cpu` (GMP's own function, reached by a tail jump), else
@@ -54,10 +60,7 @@ pub(crate) use routed;
 /// pad saves registers on entry, and `routed!`'s fast path needs none.
 #[inline(never)]
 pub(crate) fn behind_boundary<T>(name: &'static str, f: impl FnOnce() -> T) -> T {
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
-        Ok(value) => value,
-        Err(_) => abort_after_panic(name),
-    }
+    guarded(name, f)
 }
 
 #[cold]
