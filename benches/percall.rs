@@ -291,8 +291,12 @@ fn main() {
     let digits = list("--digits", if quick { &[10_000, 100_000] } else { &[10_000, 100_000, 1_000_000] });
     let repeats = if quick { 5 } else { 15 };
     let (g, c) = (reference(), cugmp());
+    // With a GPU (CUGMP_GPU=auto) the steady state: the device open before
+    // anything is timed (a first large operation would open it on a thread
+    // of its own meanwhile).
+    let gpu = unsafe { (api().gpu_in_use)() } == 1;
     assert_ne!(g.mul as usize, c.mul as usize, "the reference is the library under test");
-    println!("CUGMP_GPU={}; {} repeats a figure, the two libraries in turn", std::env::var("CUGMP_GPU").unwrap_or_default(), repeats);
+    println!("CUGMP_GPU={}, GPU in use: {gpu}; {} repeats a figure, the two libraries in turn", std::env::var("CUGMP_GPU").unwrap_or_default(), repeats);
     println!("\n| call | limbs | {} ns | {} ns | difference ns | GMP / cuGMP |\n|---|---|---|---|---|---|", g.name, c.name);
     for &n in &sizes {
         small_ops(&g, &c, n, repeats, if quick { 1e6 } else { 3e6 });

@@ -367,6 +367,34 @@ fn force_min(api: &Api) -> String {
     "1 and 15 limbs on the CPU, 16 and 64 on the GPU".into()
 }
 
+/// Under CUGMP_GPU=auto the first operation that wants the GPU does not
+/// wait for the device's opening (driver, context, module): it runs on the
+/// CPU, in about GMP's time, while a thread opens the device; products after
+/// that reach the GPU.
+fn opens_beside(api: &Api) -> String {
+    let mut rng = RandState::new();
+    let (a, b) = (random_limbs(1_000_000, &mut rng), random_limbs(1_000_000, &mut rng));
+    let ops = || unsafe { (api.gpu_operations)() };
+    let start = std::time::Instant::now();
+    let first = mpz_product(api, &a, &b);
+    let first_s = start.elapsed().as_secs_f64();
+    let start = std::time::Instant::now();
+    let want = Integer::from(&a * &b);
+    let gmp_s = start.elapsed().as_secs_f64();
+    assert!(first == want, "MISMATCH: the first product");
+    assert_eq!(ops(), 0, "the first product waited for the device and ran on it");
+    assert!(first_s < gmp_s + 0.1, "the first product took {first_s:.3} s, GMP {gmp_s:.3} s: it waited for the device");
+    let (c, d) = (random_limbs(100_000, &mut rng), random_limbs(100_000, &mut rng));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let mut products = 0;
+    while ops() == 0 {
+        assert!(std::time::Instant::now() < deadline, "no product reached the GPU within 60 s of the first");
+        assert!(mpz_product(api, &c, &d) == Integer::from(&c * &d), "MISMATCH: a product while the device opened");
+        products += 1;
+    }
+    format!("first product {first_s:.3} s on the CPU (GMP {gmp_s:.3} s); the GPU took over after {products} more")
+}
+
 /// Device memory free now, from this process's own view of the device (the
 /// library's context is the device's primary context, which this shares).
 fn device_free() -> usize {
@@ -521,6 +549,7 @@ const TESTS: &[(&str, &[(&str, &str)])] = &[
     ("gpu_hooks_match_gmp", &[]),
     ("gpu_split_product_matches_gmp", &[]),
     ("gpu_force_min_limbs", &[("CUGMP_FORCE_MIN_LIMBS", "16")]),
+    ("gpu_opens_beside_the_first_operation", &[("CUGMP_GPU", "auto")]),
     // Last: these run alone, after the others have finished (one holds the
     // device's memory; the other's throughput figures must be its own).
     ("gpu_memory_held_elsewhere", &[("CUGMP_LOG", "1")]),
@@ -531,6 +560,11 @@ const TESTS: &[(&str, &[(&str, &str)])] = &[
 
 fn child(name: &str) {
     let api = api();
+    if name == "gpu_opens_beside_the_first_operation" {
+        // Before anything opens the device.
+        println!("{name}: {}", opens_beside(api));
+        return;
+    }
     assert_eq!(unsafe { (api.gpu_in_use)() }, 1, "no GPU in the child");
     let special: Option<fn(&Api) -> String> = match name {
         "gpu_mem_limit_falls_back" => Some(mem_limit),

@@ -11,7 +11,7 @@
 #![allow(clippy::missing_safety_doc)]
 
 use super::product::{inject_product_fault, product_into, product_on_gpu, product_with};
-use super::route::{cpu_only, gpu_wanted, internal_on_gpu, product_route};
+use super::route::{cpu_only, gpu_wanted, internal_on_gpu, internal_sized_for_gpu, product_route};
 use super::{radix, sqrt};
 use crate::config::log;
 use crate::gmp::{mp_limb_t, mp_size_t};
@@ -76,13 +76,14 @@ pub unsafe fn internal_mulmod_bnm1(rp: *mut mp_limb_t, rn: usize, ap: *const mp_
 /// redc_n) hold. Monotone in `n`, as GMP needs (it sizes scratch for the
 /// largest n and then asks for smaller ones): GMP's answer is, so is the
 /// smallest cyclic size above it, and the GPU takes every n from a
-/// threshold up; the GPU's health after start does not enter, so the answer
-/// for an n never changes within a process.
+/// threshold up; the GPU's health after start does not enter, and a device
+/// still being opened counts as there, so the answer for an n can change
+/// within a process only once, downwards, if the device turns out absent.
 pub fn mulmod_bnm1_next_size(n: usize, gmp: usize) -> usize {
     if cpu_only(Op::Internal, n) {
         return gmp;
     }
-    match internal_on_gpu(n).then(|| gpu::ntt::cyclic_size(gmp)).flatten() {
+    match internal_sized_for_gpu(n).then(|| gpu::ntt::cyclic_size(gmp)).flatten() {
         Some(rn) => rn,
         None => gmp,
     }

@@ -13,7 +13,7 @@
 
 use crate::config::{self, log, GpuMode};
 use crate::gmp::embedded;
-use crate::gpu::{self, Gpu};
+use crate::gpu::{self, Availability, Gpu};
 use crate::stats::{self, Op};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::Once;
@@ -117,6 +117,29 @@ pub fn settle() {
     });
 }
 
+/// The GPU engine for an operation that wants it now. Under `force` the
+/// device is opened on this thread if need be (every operation the GPU has
+/// must reach it); under `auto` a device still being opened leaves this
+/// operation to the CPU (a program's first large operation does not wait
+/// for the driver), and none to be had widens the fast path for good.
+fn engine() -> Option<&'static Gpu> {
+    if config::get().gpu == GpuMode::Force {
+        let g = gpu::get();
+        if g.is_none() {
+            no_gpu();
+        }
+        return g;
+    }
+    match gpu::available() {
+        Availability::Ready(g) => Some(g),
+        Availability::Opening => None,
+        Availability::Absent => {
+            no_gpu();
+            None
+        }
+    }
+}
+
 /// No GPU will serve this process (none found, or a forked child): every
 /// operation's fast path widens to every size.
 fn no_gpu() {
@@ -133,10 +156,7 @@ fn no_gpu() {
 pub fn route(op: Op, limbs: usize, gpu_capable: bool) -> Option<&'static Gpu> {
     settle();
     let wants_gpu = gpu_capable && gpu_wanted(op, limbs);
-    let chosen = if wants_gpu { gpu::get() } else { None };
-    if wants_gpu && chosen.is_none() {
-        no_gpu();
-    }
+    let chosen = if wants_gpu { engine() } else { None };
     if chosen.is_none() {
         stats::cpu_call(op);
     }
@@ -184,11 +204,26 @@ pub fn internal_held_on_cpu() -> bool {
     CPU_REFERENCE.with(|c| c.get())
 }
 
-/// Whether GMP's own work on `limbs` limbs (its internal products, and what
-/// is sized or split for them) goes to the GPU: wanted at that size, a GPU
-/// in use, and not held on this thread's CPU.
+/// Whether GMP's own work on `limbs` limbs (its internal products, and the
+/// algorithms cuGMP runs in GMP's place for them) goes to the GPU now:
+/// wanted at that size, a GPU ready, and not held on this thread's CPU.
 pub fn internal_on_gpu(limbs: usize) -> bool {
-    !internal_held_on_cpu() && gpu_wanted(Op::Internal, limbs) && gpu::get().is_some()
+    !internal_held_on_cpu() && gpu_wanted(Op::Internal, limbs) && engine().is_some()
+}
+
+/// Whether GMP's products of `limbs` limbs are to be sized for the GPU
+/// (src/algorithms/hooks.rs, `mulmod_bnm1_next_size`): as `internal_on_gpu`,
+/// but a device still being opened counts as there. GMP sizes its scratch
+/// from earlier answers, so an answer may never grow: it can only shrink,
+/// once, if the device turns out absent.
+pub fn internal_sized_for_gpu(limbs: usize) -> bool {
+    if internal_held_on_cpu() || !gpu_wanted(Op::Internal, limbs) {
+        return false;
+    }
+    if config::get().gpu == GpuMode::Force {
+        return gpu::get().is_some();
+    }
+    !matches!(gpu::available(), Availability::Absent)
 }
 
 /// Whether GMP's allocation functions are still its own (thread safe), not a

@@ -5,12 +5,15 @@
 //!
 //! [`get`] returns None, silently unless `CUGMP_LOG=1`, when the GPU is
 //! off, the library was built without kernels, libcuda is absent, there is
-//! no device, or anything in initialisation fails.
+//! no device, or anything in initialisation fails; [`available`] says the
+//! same without waiting for the device's opening, which it starts on a
+//! thread of its own.
 
 use super::{linear, ntt, staging};
 use crate::config::{self, log, Fault, GpuMode};
 use crate::stats::Fallback;
 use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::driver::{CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr, DriverError, LaunchConfig};
@@ -104,18 +107,81 @@ pub struct Gpu {
     pub(super) staging: staging::Staging,
 }
 
-/// The process's GPU engine, or None (see the module doc).
+static GPU: OnceLock<Option<Gpu>> = OnceLock::new();
+/// The process that first asked for the device: a CUDA context does not
+/// survive fork(), so a child (another pid) computes on the CPU engine, and
+/// never waits on an opening its parent's thread was doing.
+static OWNER: OnceLock<u32> = OnceLock::new();
+/// Whether a thread has been started to open the device (`available`).
+static OPENING: AtomicBool = AtomicBool::new(false);
+
+fn in_owner() -> bool {
+    if *OWNER.get_or_init(std::process::id) == std::process::id() {
+        return true;
+    }
+    log!("forked child: the parent's CUDA context is unusable here; CPU engine only");
+    false
+}
+
+/// The process's GPU engine, opened on this thread if no one has yet, or
+/// None (see the module doc).
 pub fn get() -> Option<&'static Gpu> {
-    static GPU: OnceLock<Option<Gpu>> = OnceLock::new();
-    static OWNER: OnceLock<u32> = OnceLock::new();
-    let gpu = GPU.get_or_init(init).as_ref()?;
-    // A CUDA context does not survive fork(): a child process (whose pid
-    // differs from the one that opened the device) computes on the CPU engine.
-    if *OWNER.get_or_init(std::process::id) != std::process::id() {
-        log!("forked child: the parent's CUDA context is unusable here; CPU engine only");
+    if !in_owner() {
         return None;
     }
-    Some(gpu)
+    GPU.get_or_init(init).as_ref()
+}
+
+/// The GPU engine as it stands, without waiting for it.
+pub enum Availability {
+    Ready(&'static Gpu),
+    /// Being opened on a thread of its own: the CPU serves meanwhile.
+    Opening,
+    /// None to be had in this process.
+    Absent,
+}
+
+/// The GPU engine if it is open; else the quick refusals (GPU off, no
+/// kernels, no driver) answered at once, and the device's opening (driver,
+/// context, module: a few hundred milliseconds, which a program's first
+/// large operation would otherwise wait for) started on a thread of its own.
+pub fn available() -> Availability {
+    if !in_owner() {
+        return Availability::Absent;
+    }
+    if let Some(opened) = GPU.get() {
+        return opened.as_ref().map_or(Availability::Absent, Availability::Ready);
+    }
+    if quick_refusal().is_some() {
+        // init() refuses at once; the answer is kept.
+        return get().map_or(Availability::Absent, Availability::Ready);
+    }
+    if !OPENING.swap(true, Ordering::AcqRel) {
+        let opener = std::thread::Builder::new().name("cugmp-open".into()).spawn(|| {
+            get();
+        });
+        if opener.is_err() {
+            // No thread: open it here.
+            return get().map_or(Availability::Absent, Availability::Ready);
+        }
+    }
+    Availability::Opening
+}
+
+/// Why this process can have no GPU without asking the driver anything
+/// more than whether it is there.
+fn quick_refusal() -> Option<&'static str> {
+    if config::get().gpu == GpuMode::Off {
+        return Some("GPU disabled (CUGMP_GPU=off)");
+    }
+    if !KERNELS_COMPILED {
+        return Some("built without GPU kernels (no nvcc at build time): CPU engine only");
+    }
+    // cudarc panics on the first driver call when libcuda is missing: ask first.
+    if !unsafe { cudarc::driver::sys::is_culib_present() } {
+        return Some("no CUDA driver (libcuda) found: CPU engine only");
+    }
+    None
 }
 
 /// Device bytes cuGMP's operations hold now, against `CUGMP_GPU_MEM_LIMIT`.
@@ -145,17 +211,8 @@ pub fn reserve(bytes: usize) -> Result<Reservation, GpuError> {
 }
 
 fn init() -> Option<Gpu> {
-    if config::get().gpu == GpuMode::Off {
-        log!("GPU disabled (CUGMP_GPU=off)");
-        return None;
-    }
-    if !KERNELS_COMPILED {
-        log!("built without GPU kernels (no nvcc at build time): CPU engine only");
-        return None;
-    }
-    // cudarc panics on the first driver call when libcuda is missing: ask first.
-    if !unsafe { cudarc::driver::sys::is_culib_present() } {
-        log!("no CUDA driver (libcuda) found: CPU engine only");
+    if let Some(why) = quick_refusal() {
+        log!("{why}");
         return None;
     }
     match std::panic::catch_unwind(open) {

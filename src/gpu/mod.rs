@@ -44,4 +44,4 @@ pub(crate) mod ntt;
 pub mod resident;
 pub mod staging;
 
-pub use device::{get, reserve, Gpu, GpuError, Reservation, KERNELS_COMPILED};
+pub use device::{available, get, reserve, Availability, Gpu, GpuError, Reservation, KERNELS_COMPILED};
