@@ -20,6 +20,8 @@
 //!   of about 128 limbs (src/algorithms/radix.rs).
 //! * `CUGMP_STATS=1`: print per-operation counts, bytes copied, GPU time and
 //!   fallbacks to stderr when the process exits.
+//! * `CUGMP_PROFILE=1`: print, at exit, where the time went: per operation
+//!   and size, the CPU engine's time and the GPU's (src/stats.rs).
 //!
 //! A leaf: it imports nothing of the crate, and every layer may read it.
 
@@ -49,6 +51,7 @@ pub struct Config {
     pub fault: Option<Fault>,
     pub check: bool,
     pub stats: bool,
+    pub profile: bool,
     pub gpu_mem_limit: Option<usize>,
     /// `CUGMP_FORCE_MIN_LIMBS` (0 when unset: force sends every size).
     pub force_min_limbs: usize,
@@ -102,6 +105,7 @@ impl Config {
             fault,
             check: flag("CUGMP_CHECK"),
             stats: flag("CUGMP_STATS"),
+            profile: flag("CUGMP_PROFILE"),
             gpu_mem_limit,
             force_min_limbs,
             radix_levels,

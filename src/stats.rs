@@ -1,14 +1,22 @@
 //! `CUGMP_STATS=1`: per operation, calls served by the CPU engine and by the
 //! GPU, bytes copied each way, GPU time, and GPU attempts that fell back to
 //! the CPU with their reason; printed to stderr as a table when the process
-//! exits. Counting is a few relaxed atomic adds per call, always on (the
-//! figures also serve `cugmp_gpu_operations`); only the printing is optional.
+//! exits. GPU operations are always counted (the figures also serve
+//! `cugmp_gpu_operations`); CPU calls only reach here when every call is
+//! routed (CUGMP_STATS, CUGMP_LOG, CUGMP_PROFILE): the fast path skips
+//! them.
+//!
+//! `CUGMP_PROFILE=1`: per operation and per size (powers of two of limbs),
+//! the calls, the CPU engine's time and the GPU's, the GPU's split into
+//! upload, download, waiting for the device's staging and the rest (the
+//! device's own work); printed at exit. Nothing is timed unless it is on
+//! ([`enable_profile`]).
 //!
 //! A leaf: it imports nothing of the crate. The engines and the routing
 //! tell it what happened in its own terms ([`Op`], [`Fallback`]).
 
 use std::cell::Cell;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 
 /// The operations counted: the exported functions cuGMP routes, and GMP's
 /// own products reached through the hooks.
@@ -109,6 +117,105 @@ thread_local! {
     static COPIED: Cell<(u64, u64)> = const { Cell::new((0, 0)) };
 }
 
+/// Operand sizes a profile row spans: bucket k holds [2^k, 2^(k+1)) limbs
+/// (0 limbs in bucket 0).
+const BUCKETS: usize = 48;
+
+fn bucket(limbs: usize) -> usize {
+    (usize::BITS - limbs.max(1).leading_zeros() - 1).min(BUCKETS as u32 - 1) as usize
+}
+
+/// Parts of a GPU operation's time the engine reports (`phase`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    Upload,
+    Download,
+    /// Waiting for the device's staging (another thread's transfer).
+    Wait,
+}
+
+/// One profile row's sums, nanoseconds.
+struct ProfileCell {
+    calls: AtomicU64,
+    cpu_ns: AtomicU64,
+    gpu_calls: AtomicU64,
+    gpu_ns: AtomicU64,
+    phase_ns: [AtomicU64; 3],
+}
+
+#[allow(clippy::declare_interior_mutable_const)]
+const EMPTY: ProfileCell = ProfileCell {
+    calls: AtomicU64::new(0),
+    cpu_ns: AtomicU64::new(0),
+    gpu_calls: AtomicU64::new(0),
+    gpu_ns: AtomicU64::new(0),
+    phase_ns: [const { AtomicU64::new(0) }; 3],
+};
+
+static PROFILE: [[ProfileCell; BUCKETS]; Op::ALL.len()] = [const { [EMPTY; BUCKETS] }; Op::ALL.len()];
+static PROFILING: AtomicBool = AtomicBool::new(false);
+
+thread_local! {
+    /// Phase times of this thread's GPU attempt so far (`take_phases`).
+    static PHASES: Cell<[u64; 3]> = const { Cell::new([0; 3]) };
+    /// Time spent so far in profiled calls inside the one being timed
+    /// (GMP's own algorithms make internal products): each row counts its
+    /// own time only, so that the rows add up.
+    static NESTED_NS: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Turns the profile on (from the load-time constructor, with
+/// `CUGMP_PROFILE=1`) and registers its table for the process's exit.
+pub fn enable_profile() {
+    PROFILING.store(true, Relaxed);
+    // SAFETY: atexit takes a plain extern "C" function that never unwinds.
+    unsafe { libc::atexit(print_profile) };
+}
+
+/// Whether the profile is on.
+#[inline]
+pub fn profiling() -> bool {
+    PROFILING.load(Relaxed)
+}
+
+/// Part of the current GPU attempt's time, as the engine measured it.
+pub fn phase(p: Phase, elapsed: std::time::Duration) {
+    if profiling() {
+        PHASES.with(|c| {
+            let mut v = c.get();
+            v[p as usize] += elapsed.as_nanos() as u64;
+            c.set(v);
+        });
+    }
+}
+
+/// The current GPU attempt's time in `p` so far.
+pub fn phase_so_far(p: Phase) -> std::time::Duration {
+    std::time::Duration::from_nanos(PHASES.with(|c| c.get())[p as usize])
+}
+
+fn take_phases() -> [u64; 3] {
+    PHASES.with(|c| c.replace([0; 3]))
+}
+
+/// `f`, the CPU engine's work for `op` on `limbs` limbs, timed into the
+/// profile when it is on.
+#[inline]
+pub fn on_cpu<T>(op: Op, limbs: usize, f: impl FnOnce() -> T) -> T {
+    if !profiling() {
+        return f();
+    }
+    let outer = NESTED_NS.with(|c| c.replace(0));
+    let start = std::time::Instant::now();
+    let value = f();
+    let total = start.elapsed().as_nanos() as u64;
+    let inner = NESTED_NS.with(|c| c.replace(outer + total));
+    let cell = &PROFILE[op as usize][bucket(limbs)];
+    cell.calls.fetch_add(1, Relaxed);
+    cell.cpu_ns.fetch_add(total.saturating_sub(inner), Relaxed);
+    value
+}
+
 /// Called by the GPU engine for every copy.
 pub fn copied_to_gpu(bytes: usize) {
     COPIED.with(|c| c.set((c.get().0 + bytes as u64, c.get().1)));
@@ -122,23 +229,36 @@ fn take_copied() -> (u64, u64) {
     COPIED.with(|c| c.replace((0, 0)))
 }
 
-/// Starts the count of one GPU attempt's copies (the thread's counter).
+/// Starts the count of one GPU attempt's copies and phases (the thread's
+/// counters).
 pub fn gpu_attempt_starts() {
     take_copied();
+    take_phases();
 }
 
 pub fn cpu_call(op: Op) {
     of(op).cpu.fetch_add(1, Relaxed);
 }
 
-/// A GPU attempt that completed, with its wall time.
-pub fn gpu_call(op: Op, elapsed: std::time::Duration) {
+/// A GPU attempt on `limbs` limbs that completed, with its wall time.
+pub fn gpu_call(op: Op, limbs: usize, elapsed: std::time::Duration) {
     let s = of(op);
     let (to, from) = take_copied();
     s.gpu.fetch_add(1, Relaxed);
     s.to_gpu.fetch_add(to, Relaxed);
     s.from_gpu.fetch_add(from, Relaxed);
     s.gpu_ns.fetch_add(elapsed.as_nanos() as u64, Relaxed);
+    if profiling() {
+        let ns = elapsed.as_nanos() as u64;
+        NESTED_NS.with(|c| c.set(c.get() + ns));
+        let cell = &PROFILE[op as usize][bucket(limbs)];
+        cell.calls.fetch_add(1, Relaxed);
+        cell.gpu_calls.fetch_add(1, Relaxed);
+        cell.gpu_ns.fetch_add(ns, Relaxed);
+        for (sum, ns) in cell.phase_ns.iter().zip(take_phases()) {
+            sum.fetch_add(ns, Relaxed);
+        }
+    }
 }
 
 /// A GPU attempt that failed; the CPU finishes it (counted there too).
@@ -198,6 +318,54 @@ pub fn table() -> String {
         t.push_str("(no operation cuGMP routes was called)\n");
     }
     t
+}
+
+/// The table `CUGMP_PROFILE=1` prints: a row per operation and size with
+/// calls, rows in the order of `Op::ALL` and size.
+pub fn profile_table() -> String {
+    use std::fmt::Write;
+    let ms = |ns: u64| ns as f64 / 1e6;
+    let mut t = String::from("\ncuGMP profile (CUGMP_PROFILE=1): where the time of the operations cuGMP routes went\n");
+    let _ = writeln!(
+        t,
+        "{:<17} {:>17} {:>10} {:>11} {:>10} {:>11} {:>10} {:>10} {:>10} {:>10}",
+        "op", "limbs", "calls", "CPU ms", "GPU calls", "GPU ms", "upload", "device", "download", "waiting"
+    );
+    let (mut cpu_total, mut gpu_total) = (0u64, 0u64);
+    for op in Op::ALL {
+        for (k, cell) in PROFILE[op as usize].iter().enumerate() {
+            let calls = cell.calls.load(Relaxed);
+            if calls == 0 {
+                continue;
+            }
+            let (cpu, gpu) = (cell.cpu_ns.load(Relaxed), cell.gpu_ns.load(Relaxed));
+            let [up, down, wait] = [0, 1, 2].map(|i| cell.phase_ns[i].load(Relaxed));
+            cpu_total += cpu;
+            gpu_total += gpu;
+            let sizes = if k == 0 { "0..1".to_string() } else { format!("2^{k}..2^{}", k + 1) };
+            let _ = writeln!(
+                t,
+                "{:<17} {:>17} {:>10} {:>11.3} {:>10} {:>11.3} {:>10.3} {:>10.3} {:>10.3} {:>10.3}",
+                op.name(),
+                sizes,
+                calls,
+                ms(cpu),
+                cell.gpu_calls.load(Relaxed),
+                ms(gpu),
+                ms(up),
+                ms(gpu.saturating_sub(up + down + wait)),
+                ms(down),
+                ms(wait)
+            );
+        }
+    }
+    let _ = writeln!(t, "in all: {:.3} ms on the CPU engine, {:.3} ms on the GPU", ms(cpu_total), ms(gpu_total));
+    t.push_str("(each row its own time: GMP's internal products inside an operation are their own rows; functions cuGMP passes straight to GMP, gcd or powm for example, are not timed, their large products are GMP's internal products)\n");
+    t
+}
+
+extern "C" fn print_profile() {
+    let _ = std::panic::catch_unwind(|| eprint!("{}", profile_table()));
 }
 
 extern "C" fn print_table() {

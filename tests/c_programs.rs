@@ -167,10 +167,10 @@ fn c_programs_clean_under_valgrind() {
     }
 }
 
-/// CUGMP_STATS and CUGMP_LOG see every call the routing owns, also those
-/// below the GPU's size that otherwise take the fast path straight to the
-/// embedded GMP; with neither set, the library says nothing. The demo makes
-/// one mpz_mul and three mpz_get_str.
+/// CUGMP_STATS, CUGMP_PROFILE and CUGMP_LOG see every call the routing
+/// owns, also those below the GPU's size that otherwise take the fast path
+/// straight to the embedded GMP; with none set, the library says nothing.
+/// The demo makes one mpz_mul and three mpz_get_str.
 #[test]
 fn stats_and_log_see_every_routed_call() {
     let stage = common::stage();
@@ -179,7 +179,7 @@ fn stats_and_log_see_every_routed_call() {
     build(&src, &exe, true, &stage);
     let stderr = |vars: &[(&str, &str)]| {
         let mut cmd = common::program(&exe);
-        cmd.args(["300", "3000"]).env_remove("CUGMP_LOG").env_remove("CUGMP_STATS").env("CUGMP_GPU", "off");
+        cmd.args(["300", "3000"]).env_remove("CUGMP_LOG").env_remove("CUGMP_STATS").env_remove("CUGMP_PROFILE").env("CUGMP_GPU", "off");
         cmd.envs(vars.iter().copied());
         String::from_utf8_lossy(&common::run_ok(&mut cmd).stderr).into_owned()
     };
@@ -190,6 +190,13 @@ fn stats_and_log_see_every_routed_call() {
     };
     assert!(table.contains("cuGMP statistics"), "{table}");
     assert_eq!((cpu_calls("mul"), cpu_calls("get_str")), (Some(1), Some(3)), "{table}");
+    // The profile: a row per operation and size, calls in the third column.
+    let profile = stderr(&[("CUGMP_PROFILE", "1")]);
+    let calls = |op: &str| -> u64 {
+        profile.lines().filter(|l| l.split_whitespace().next() == Some(op)).filter_map(|l| l.split_whitespace().nth(2)?.parse::<u64>().ok()).sum()
+    };
+    assert!(profile.contains("cuGMP profile"), "{profile}");
+    assert_eq!((calls("mul"), calls("get_str")), (1, 3), "{profile}");
     let log = stderr(&[("CUGMP_LOG", "1")]);
     assert_eq!(log.lines().filter(|l| l.starts_with("cugmp: get_str ") && l.ends_with("-> cpu")).count(), 3, "{log}");
     assert_eq!(log.lines().filter(|l| l.starts_with("cugmp: mul ") && l.ends_with("-> cpu")).count(), 1, "{log}");

@@ -79,7 +79,8 @@ mod trampolines {
 
 /// Runs when the dynamic loader maps libcugmp.so: with `CUGMP_LOG=1`, one line
 /// saying which library serves this process (functions served straight by the
-/// embedded GMP log nothing else); with `CUGMP_STATS=1`, the exit-time table;
+/// embedded GMP log nothing else); with `CUGMP_STATS=1` or `CUGMP_PROFILE=1`,
+/// the exit-time tables;
 /// and the routing's fast path made ready.
 extern "C" fn on_load() {
     // No panic may escape a constructor; this only reads the environment.
@@ -93,6 +94,9 @@ extern "C" fn on_load() {
         );
         if cfg.stats {
             crate::stats::print_at_exit();
+        }
+        if cfg.profile {
+            crate::stats::enable_profile();
         }
         crate::algorithms::route::settle();
     });

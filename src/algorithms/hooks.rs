@@ -15,7 +15,7 @@ use super::route::{cpu_only, gpu_wanted, internal_on_gpu, internal_sized_for_gpu
 use super::{radix, sqrt};
 use crate::config::log;
 use crate::gmp::{mp_limb_t, mp_size_t};
-use crate::stats::Op;
+use crate::stats::{self, Op};
 use crate::{cpu, gpu, parallel};
 use libc::{c_int, size_t};
 
@@ -29,7 +29,7 @@ pub unsafe fn internal_product(pp: *mut mp_limb_t, ap: *const mp_limb_t, an: usi
     }
     let out = unsafe { std::slice::from_raw_parts_mut(pp, an + bn) };
     if !unsafe { product_on_gpu(Op::Internal, ap, an, bp, bn, "mpn_nussbaumer_mul", out) } {
-        on_cpu();
+        stats::on_cpu(Op::Internal, bn, on_cpu);
     }
     unsafe { inject_product_fault(pp, an + bn) };
 }
@@ -61,7 +61,7 @@ pub unsafe fn internal_mulmod_bnm1(rp: *mut mp_limb_t, rn: usize, ap: *const mp_
         }
     });
     if !done {
-        on_cpu();
+        stats::on_cpu(Op::Internal, bn, on_cpu);
     }
     unsafe { inject_product_fault(rp, rn.min(an + bn)) };
 }
@@ -98,7 +98,7 @@ pub unsafe fn internal_get_str(s: *mut u8, base: c_int, up: *mut mp_limb_t, un: 
         return on_cpu();
     }
     let Some(levels) = radix::levels_on_gpu(n, base) else {
-        return on_cpu();
+        return stats::on_cpu(Op::GetStr, n, on_cpu);
     };
     log!("mpn_get_str {n} limbs base {base}: {} leaves", 1usize << levels);
     // SAFETY: GMP's contract: {up, un} readable, s holds the digits.
@@ -118,12 +118,12 @@ pub unsafe fn internal_sqrtrem(sp: *mut mp_limb_t, rp: *mut mp_limb_t, np: *cons
         return on_cpu();
     }
     if n < sqrt::MIN_LIMBS || !gpu_wanted(Op::Sqrt, n) || !internal_on_gpu(n) {
-        return on_cpu();
+        return stats::on_cpu(Op::Sqrt, n, on_cpu);
     }
     // SAFETY: GMP's contract: {np, nn} readable, its top limb nonzero.
     let Some(found) = sqrt::root_and_remainder(unsafe { std::slice::from_raw_parts(np, n) }) else {
         log!("mpn_sqrtrem {n} limbs: Newton's estimate refused; GMP's root instead");
-        return on_cpu();
+        return stats::on_cpu(Op::Sqrt, n, on_cpu);
     };
     let (root, remainder) = (found.root(), found.remainder());
     // SAFETY: sp holds ceil(nn/2) limbs (root has exactly that many), rp

@@ -66,7 +66,7 @@ unsafe fn mpz_op(
         let start = std::time::Instant::now();
         match gpu_op(g) {
             Ok(result) => {
-                stats::gpu_call(op, start.elapsed());
+                stats::gpu_call(op, limbs, start.elapsed());
                 if config::get().check {
                     // Before storing: `r` may be an operand.
                     check_against_cpu(what, &result.magnitude, result.negative, &cpu_op);
@@ -80,7 +80,7 @@ unsafe fn mpz_op(
             }
         }
     }
-    cpu_op(r)
+    stats::on_cpu(op, limbs, || cpu_op(r))
 }
 
 #[inline(always)]
@@ -136,7 +136,7 @@ pub unsafe fn mul(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
                 true
             });
             if !on_gpu {
-                embedded::mpz_mul(r, a, b);
+                stats::on_cpu(Op::Mul, short.len(), || embedded::mpz_mul(r, a, b));
             }
             inject_product_fault((*r)._mp_d, gmp::limbs(r).len());
             return;

@@ -61,7 +61,7 @@ pub unsafe fn product_with<P: AsRef<[mp_limb_t]>>(
     let start = std::time::Instant::now();
     match compute(u, v) {
         Ok(product) => {
-            stats::gpu_call(op, start.elapsed());
+            stats::gpu_call(op, un.min(vn), start.elapsed());
             if config::get().check {
                 let want = cpu_reference(|| cpu::product(u, v, modulus));
                 if want != product.as_ref() {
@@ -99,7 +99,7 @@ pub fn own_product(out: &mut [mp_limb_t], a: &[mp_limb_t], b: &[mp_limb_t], what
     // SAFETY: u and v are slices of the lengths given.
     let done = route_at(Op::Internal, u.len(), true).is_some_and(|g| unsafe { product_into(g, Op::Internal, what, (u.as_ptr(), u.len()), (v.as_ptr(), v.len()), &mut *out) });
     if !done {
-        cpu::mul(out, u, v);
+        stats::on_cpu(Op::Internal, v.len(), || cpu::mul(out, u, v));
     }
     // SAFETY: out's own first limb, out non-empty.
     unsafe { inject_product_fault(out.as_mut_ptr(), out.len()) };
@@ -116,7 +116,7 @@ pub fn mpn_on_cpu(n: mp_size_t) -> bool {
 pub unsafe fn mpn_mul(rp: *mut mp_limb_t, up: *const mp_limb_t, un: mp_size_t, vp: *const mp_limb_t, vn: mp_size_t) -> mp_limb_t {
     unsafe {
         if !mpn_product_on_gpu(rp, up, un as usize, vp, vn as usize, "mpn_mul") {
-            embedded::mpn_mul(rp, up, un, vp, vn);
+            stats::on_cpu(Op::Mul, vn as usize, || embedded::mpn_mul(rp, up, un, vp, vn));
         }
         inject_product_fault(rp, (un + vn) as usize);
         *rp.add((un + vn) as usize - 1)
@@ -126,7 +126,7 @@ pub unsafe fn mpn_mul(rp: *mut mp_limb_t, up: *const mp_limb_t, un: mp_size_t, v
 pub unsafe fn mpn_mul_n(rp: *mut mp_limb_t, up: *const mp_limb_t, vp: *const mp_limb_t, n: mp_size_t) {
     unsafe {
         if !mpn_product_on_gpu(rp, up, n as usize, vp, n as usize, "mpn_mul_n") {
-            embedded::mpn_mul_n(rp, up, vp, n);
+            stats::on_cpu(Op::Mul, n as usize, || embedded::mpn_mul_n(rp, up, vp, n));
         }
         inject_product_fault(rp, 2 * n as usize);
     }
@@ -135,7 +135,7 @@ pub unsafe fn mpn_mul_n(rp: *mut mp_limb_t, up: *const mp_limb_t, vp: *const mp_
 pub unsafe fn mpn_sqr(rp: *mut mp_limb_t, up: *const mp_limb_t, n: mp_size_t) {
     unsafe {
         if !mpn_product_on_gpu(rp, up, n as usize, up, n as usize, "mpn_sqr") {
-            embedded::mpn_sqr(rp, up, n);
+            stats::on_cpu(Op::Mul, n as usize, || embedded::mpn_sqr(rp, up, n));
         }
         inject_product_fault(rp, 2 * n as usize);
     }

@@ -85,7 +85,8 @@ pub fn gpu_wanted(op: Op, limbs: usize) -> bool {
 /// Per operation, the operand size (limbs) from which a call takes the slow
 /// path (`route`): `gpu_from`, or 0 while `settle` has not run or where
 /// every call must pass through `route` (CUGMP_STATS counts CPU calls,
-/// CUGMP_LOG logs them, CUGMP_FAULT corrupts or fails them); usize::MAX
+/// CUGMP_PROFILE times them, CUGMP_LOG logs them, CUGMP_FAULT corrupts or
+/// fails them); usize::MAX
 /// once no GPU can be had. Below it the caller goes straight to the
 /// embedded GMP: one relaxed load and a compare, no shared write, no
 /// thread-local, no configuration read (RESULTS.md, "Cost per call").
@@ -99,11 +100,11 @@ pub fn cpu_only(op: Op, limbs: usize) -> bool {
     limbs < SLOW_FROM[op as usize].load(Relaxed)
 }
 
-/// Whether every call must pass through `route` (counted, logged or
-/// faulted): then no call takes the fast path.
+/// Whether every call must pass through `route` (counted, profiled,
+/// logged or faulted): then no call takes the fast path.
 fn every_call_routed() -> bool {
     let cfg = config::get();
-    cfg.stats || cfg.log || cfg.fault.is_some()
+    cfg.stats || cfg.profile || cfg.log || cfg.fault.is_some()
 }
 
 /// Fills the fast path's table from the configuration (once; the load-time

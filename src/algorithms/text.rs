@@ -20,7 +20,7 @@ use super::route::{cpu_only, route};
 use crate::config::log;
 use crate::gmp::{self, embedded, mp_limb_t, mp_size_t, mpz_ptr, mpz_srcptr};
 use crate::parallel;
-use crate::stats::Op;
+use crate::stats::{self, Op};
 use libc::{c_char, c_int};
 
 /// Whether `mpz_set_str` goes straight to the embedded GMP (unless
@@ -33,7 +33,14 @@ pub fn set_str_on_cpu() -> bool {
 /// `mpz_set_str`: GMP's own, counted.
 pub unsafe fn set_str(rop: mpz_ptr, s: *const c_char, base: c_int) -> c_int {
     route(Op::SetStr, 0, false);
-    unsafe { embedded::mpz_set_str(rop, s, base) }
+    // The profile's size: the limbs the digits make (base 0 read as 10).
+    let limbs = if stats::profiling() && !s.is_null() {
+        let digits = unsafe { std::ffi::CStr::from_ptr(s) }.to_bytes().len() as f64;
+        (digits * f64::from(if base == 0 { 10 } else { base.clamp(2, 62) }).log2() / 64.0) as usize
+    } else {
+        0
+    };
+    stats::on_cpu(Op::SetStr, limbs, || unsafe { embedded::mpz_set_str(rop, s, base) })
 }
 
 /// `mpz_get_str`: the digits by radix conversion a whole level at a time
@@ -53,7 +60,7 @@ pub unsafe fn get_str(s: *mut c_char, base: c_int, op: mpz_srcptr) -> *mut c_cha
             return unsafe { write_text(s, digits.as_slice(), negative, alphabet) };
         }
     }
-    with_gmp_digits(limbs, radix, |digits| unsafe { write_text(s, digits, negative, alphabet) })
+    stats::on_cpu(Op::GetStr, limbs.len(), || with_gmp_digits(limbs, radix, |digits| unsafe { write_text(s, digits, negative, alphabet) }))
 }
 
 /// GMP's two sets of digit characters: "0-9a-z" (bases 2 to 36), and

@@ -12,6 +12,7 @@
 //! against 20.4 GB/s; RESULTS.md, "Staged transfers").
 
 use super::device::{addr, Gpu, GpuError};
+use crate::stats::Phase;
 use cudarc::driver::{result, CudaEvent, CudaSlice, CudaStream, PinnedHostSlice};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
@@ -189,7 +190,10 @@ impl Gpu {
     /// Run `work` on each copy thread's lane over `limbs` limbs in chunks.
     fn in_lanes(&self, limbs: usize, work: impl Fn(&mut Lane<'_>) -> Result<(), GpuError> + Sync) -> Result<(), GpuError> {
         let lanes = lanes_for(limbs);
+        // Another thread's transfer holds the slots for its whole length.
+        let asked = std::time::Instant::now();
         let mut kept = lock(&self.staging.0);
+        crate::stats::phase(Phase::Wait, asked.elapsed());
         let kept = &mut *kept;
         while kept.slots.len() < 2 * lanes {
             // Plain page-locked memory: write-combined memory (cudarc's
@@ -219,6 +223,10 @@ impl Gpu {
     /// Host limbs to a new device buffer of the same length (at least one
     /// limb: an empty `x` gives one zero limb, so every buffer has an address).
     pub(super) fn copy_to_device(&self, stream: &Arc<CudaStream>, x: &[u64]) -> Result<CudaSlice<u64>, GpuError> {
+        timed(Phase::Upload, || self.copy_to_device_untimed(stream, x))
+    }
+
+    fn copy_to_device_untimed(&self, stream: &Arc<CudaStream>, x: &[u64]) -> Result<CudaSlice<u64>, GpuError> {
         crate::stats::copied_to_gpu(std::mem::size_of_val(x));
         if x.is_empty() {
             return Ok(stream.alloc_zeros::<u64>(1)?);
@@ -256,6 +264,10 @@ impl Gpu {
 
     /// A device buffer's first `dst.len()` limbs into `dst`.
     pub(super) fn copy_from_device_into(&self, stream: &Arc<CudaStream>, src: &CudaSlice<u64>, dst: &mut [u64]) -> Result<(), GpuError> {
+        timed(Phase::Download, || self.copy_from_device_into_untimed(stream, src, dst))
+    }
+
+    fn copy_from_device_into_untimed(&self, stream: &Arc<CudaStream>, src: &CudaSlice<u64>, dst: &mut [u64]) -> Result<(), GpuError> {
         if 8 * dst.len() < THREADED_MIN_BYTES {
             assert!(dst.len() <= src.len(), "copy_from_device_into past the end of the device buffer");
             crate::stats::copied_from_gpu(std::mem::size_of_val(dst));
@@ -306,6 +318,10 @@ impl Gpu {
 
     /// A device buffer into a new `Vec`.
     pub(super) fn copy_from_device(&self, stream: &Arc<CudaStream>, src: &CudaSlice<u64>) -> Result<Vec<u64>, GpuError> {
+        timed(Phase::Download, || self.copy_from_device_untimed(stream, src))
+    }
+
+    fn copy_from_device_untimed(&self, stream: &Arc<CudaStream>, src: &CudaSlice<u64>) -> Result<Vec<u64>, GpuError> {
         let n = src.len();
         if 8 * n < THREADED_MIN_BYTES {
             crate::stats::copied_from_gpu(8 * n);
@@ -320,6 +336,20 @@ impl Gpu {
         }
         Ok(v)
     }
+}
+
+/// `f`, one copy, its time given to CUGMP_PROFILE as `phase` (less the wait
+/// for the slots, which `in_lanes` gives as its own).
+fn timed<T>(phase: Phase, f: impl FnOnce() -> T) -> T {
+    if !crate::stats::profiling() {
+        return f();
+    }
+    let start = std::time::Instant::now();
+    let waited = crate::stats::phase_so_far(Phase::Wait);
+    let value = f();
+    let waited = crate::stats::phase_so_far(Phase::Wait) - waited;
+    crate::stats::phase(phase, start.elapsed().saturating_sub(waited));
+    value
 }
 
 /// A destination pointer shared by copy threads that write disjoint chunks.

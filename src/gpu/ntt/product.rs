@@ -169,6 +169,10 @@ impl Gpu {
             lap("upload")?;
             let t = compute(&stream, &du, v)?;
             lap("product")?;
+            if crate::stats::profiling() {
+                // The download's time, without the kernels it would wait for.
+                stream.synchronize()?;
+            }
             let out = fetch(&stream, &t)?;
             lap("download")?;
             Ok(out)
