@@ -4,7 +4,7 @@
 //! target/bench-results): speedup.csv, speedup.png (speedup against GMP versus
 //! operand size, one line per operation, log scale) and tables.md.
 //!
-//!   cargo bench --bench speedup [-- --quick] [--only e2e|mul|resident|transfer|hooks] [--sizes n,n,..] [--no-gmp] [--reps N]
+//!   cargo bench --bench speedup [-- --quick] [--only e2e|mul|resident|transfer|hooks|ops] [--sizes n,n,..] [--no-gmp] [--reps N]
 //!                               [--hook tdiv_qr|sqrt|get_str]
 //!   cargo bench --bench speedup -- --from-rows ROWS.md --device NAME --date DATE
 //!
@@ -17,6 +17,10 @@
 //! cuGMP is dlopen'ed in its own namespace (as in the tests) with
 //! CUGMP_GPU=force unless the environment says otherwise, so every size shows
 //! what the GPU does; the "auto" column says where the routing sends it.
+//! `--only ops` (a run of its own, CUGMP_GPU=auto unless set): the GMP
+//! operations whole programs spend their time in that cuGMP passes to GMP
+//! whole (gcd, gcdext, set_str, factorial, binomial, power, powm, invert),
+//! their large products through the hooks.
 //! `--only hooks` (a run of its own, CUGMP_GPU=auto unless set): GMP's own
 //! algorithms whose products reach the GPU through the hooks (division,
 //! square root, radix conversion).
@@ -130,11 +134,12 @@ fn main() {
     // skipped; `mul` is the end-to-end products alone). The hooks section
     // runs only when asked for.
     let only = value("--only");
-    let want = |section: &str| only.as_deref().is_none_or(|o| o == section) && (section != "hooks" || only.is_some());
+    let want = |section: &str| only.as_deref().is_none_or(|o| o == section) && (!matches!(section, "hooks" | "ops") || only.is_some());
     if std::env::var_os("CUGMP_GPU").is_none() {
         // Under force GMP's internal products down to 64 limbs would go to
-        // the GPU: the hooks are measured as a program would run them.
-        std::env::set_var("CUGMP_GPU", if want("hooks") { "auto" } else { "force" });
+        // the GPU: the hooks and the operations made of them are measured
+        // as a program would run them.
+        std::env::set_var("CUGMP_GPU", if want("hooks") || want("ops") { "auto" } else { "force" });
     }
     let api = api();
     let mut name = [0 as c_char; 128];
@@ -280,6 +285,99 @@ fn main() {
             emit(&mut md, Row { op: "get_str base 10", limbs: n, gmp_ms, cugmp_ms }, api.auto("get_str"));
         }
         for mut m in [ma, mdiv, mq, mr] {
+            unsafe { (api.clear)(&mut m) };
+        }
+    }
+
+    // Whole GMP operations, their large products through the hooks: sizes
+    // in limbs of the operands (of the result for factorial, binomial and
+    // power). --sizes and --no-gmp apply; --hook NAME times one.
+    let op_sizes: Vec<usize> = if !want("ops") {
+        vec![]
+    } else if let Some(s) = sizes.clone() {
+        s
+    } else if quick { vec![10_000] } else { vec![10_000, 100_000] };
+    for &n in &op_sizes {
+        let (a, b) = (random(n, &mut rng), random(n, &mut rng));
+        let modulus = random(n, &mut rng) | 1u32;
+        let (ma, mb, mm) = (api.load(&a), api.load(&b), api.load(&modulus));
+        let (mut mr, mut ms, mut mt) = (api.load(&Integer::new()), api.load(&Integer::new()), api.load(&Integer::new()));
+        let mut r = Integer::new();
+        // The factorial, binomial and power whose results have about n limbs.
+        let bits = 64.0 * n as f64;
+        let fac_of = {
+            let mut k = (bits / 20.0).max(2.0);
+            for _ in 0..60 {
+                // log2(k!) ~ k (log2 k - log2 e)
+                k = bits / (k.log2() - std::f64::consts::LOG2_E).max(1.0);
+            }
+            k as u32
+        };
+        let power = (bits / 3f64.log2()) as u32;
+        let mut text = String::new();
+        if hook_wanted("gcd") {
+            let gmp_ms = timed_gmp(&mut || r.assign(a.gcd_ref(&b)));
+            let cugmp_ms = time_ms(reps, || unsafe { (api.gcd)(&mut mr, &ma, &mb) });
+            assert!(mr.value() == r, "MISMATCH: mpz_gcd at {n} limbs");
+            emit(&mut md, Row { op: "gcd", limbs: n, gmp_ms, cugmp_ms }, api.auto("gmp-internal mul"));
+        }
+        if hook_wanted("gcdext") {
+            let (mut g, mut s, mut t) = (Integer::new(), Integer::new(), Integer::new());
+            let gmp_ms = timed_gmp(&mut || (&mut g, &mut s, &mut t).assign(a.extended_gcd_ref(&b)));
+            let cugmp_ms = time_ms(reps, || unsafe { (api.gcdext)(&mut mr, &mut ms, &mut mt, &ma, &mb) });
+            assert!(mr.value() == g && ms.value() == s && mt.value() == t, "MISMATCH: mpz_gcdext at {n} limbs");
+            emit(&mut md, Row { op: "gcdext", limbs: n, gmp_ms, cugmp_ms }, api.auto("gmp-internal mul"));
+        }
+        if hook_wanted("invert") {
+            let gmp_ms = timed_gmp(&mut || r = a.invert_ref(&modulus).map(Integer::from).unwrap_or_default());
+            let cugmp_ms = time_ms(reps, || unsafe {
+                (api.invert)(&mut mr, &ma, &mm);
+            });
+            assert!(r == 0 || mr.value() == r, "MISMATCH: mpz_invert at {n} limbs");
+            emit(&mut md, Row { op: "invert", limbs: n, gmp_ms, cugmp_ms }, api.auto("gmp-internal mul"));
+        }
+        if hook_wanted("powm") {
+            // A 64-bit exponent: 64 modular squarings of n limbs.
+            let e = Integer::from(0x9e37_79b9_7f4a_7c15u64);
+            let me = api.load(&e);
+            let gmp_ms = timed_gmp(&mut || r.assign(a.pow_mod_ref(&e, &modulus).expect("a modulus")));
+            let cugmp_ms = time_ms(reps, || unsafe { (api.powm)(&mut mr, &ma, &me, &mm) });
+            assert!(mr.value() == r, "MISMATCH: mpz_powm at {n} limbs");
+            emit(&mut md, Row { op: "powm (64-bit exponent)", limbs: n, gmp_ms, cugmp_ms }, api.auto("gmp-internal mul"));
+            unsafe { (api.clear)(&mut { me }) };
+        }
+        if hook_wanted("set_str") {
+            text = a.to_string();
+            let c = std::ffi::CString::new(text.as_str()).expect("digits");
+            let gmp_ms = timed_gmp(&mut || r = Integer::from_str_radix(&text, 10).expect("digits"));
+            let cugmp_ms = time_ms(reps, || unsafe {
+                (api.set_str)(&mut mr, c.as_ptr(), 10);
+            });
+            assert!(mr.value() == a, "MISMATCH: mpz_set_str at {n} limbs");
+            emit(&mut md, Row { op: "set_str base 10", limbs: n, gmp_ms, cugmp_ms }, api.auto("gmp-internal mul"));
+        }
+        if hook_wanted("fac") {
+            let gmp_ms = timed_gmp(&mut || r.assign(Integer::factorial(fac_of)));
+            let cugmp_ms = time_ms(reps, || unsafe { (api.fac_ui)(&mut mr, fac_of.into()) });
+            assert!(mr.value() == Integer::from(Integer::factorial(fac_of)), "MISMATCH: mpz_fac_ui({fac_of})");
+            emit(&mut md, Row { op: "fac_ui (result's limbs)", limbs: n, gmp_ms, cugmp_ms }, api.auto("gmp-internal mul"));
+        }
+        if hook_wanted("bin") {
+            // C(2k, k) has about 2k bits.
+            let k = (bits / 2.0) as u32;
+            let gmp_ms = timed_gmp(&mut || r.assign(Integer::binomial_u(2 * k, k)));
+            let cugmp_ms = time_ms(reps, || unsafe { (api.bin_uiui)(&mut mr, (2 * k).into(), k.into()) });
+            assert!(mr.value() == r, "MISMATCH: mpz_bin_uiui({}, {k})", 2 * k);
+            emit(&mut md, Row { op: "bin_uiui (result's limbs)", limbs: n, gmp_ms, cugmp_ms }, api.auto("gmp-internal mul"));
+        }
+        if hook_wanted("pow") {
+            let gmp_ms = timed_gmp(&mut || r.assign(Integer::u_pow_u(3, power)));
+            let cugmp_ms = time_ms(reps, || unsafe { (api.ui_pow_ui)(&mut mr, 3, power.into()) });
+            assert!(mr.value() == r, "MISMATCH: mpz_ui_pow_ui(3, {power})");
+            emit(&mut md, Row { op: "ui_pow_ui (result's limbs)", limbs: n, gmp_ms, cugmp_ms }, api.auto("gmp-internal mul"));
+        }
+        drop(text);
+        for mut m in [ma, mb, mm, mr, ms, mt] {
             unsafe { (api.clear)(&mut m) };
         }
     }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine, over a tree packed by scripts/pack-device.sh:
-#   bash scripts/device-run.sh [gpu|differential|tests|gmp|bench|ab|perf|perf-ab|percall|pi|radix|hostcopy|pipeline|phases|ncu|ncu-source|sanitize|fuzz|all]    (default: all)
+#   bash scripts/device-run.sh [gpu|differential|tests|gmp|bench|ab|perf|perf-ab|percall|pi|ops|python|profile|radix|hostcopy|pipeline|phases|ncu|ncu-source|sanitize|fuzz|all]    (default: all)
 # gpu: the GPU tests alone; differential: the differential suite under
 # CUGMP_GPU=force and the C programs (cuGMP against static GMP); tests: both
 # of those; gmp: GMP's own tests/mpz and tests/mpn on libcugmp.so; fuzz:
@@ -278,6 +278,49 @@ if [ "$what" = perf-ab ]; then
         done
     done
     note "perf-ab: $out/perf-ab.md"
+fi
+
+if [ "$what" = ops ]; then
+    # Operations with no GPU path of their own (gcd, gcdext, invert, powm,
+    # set_str, factorials, binomials, powers): cuGMP under auto against GMP
+    # (benches/speedup.rs --only ops). One file back: ops.md.
+    CUGMP_GPU=auto CUGMP_BENCH_OUT=/tmp/ops pack/bench/speedup --only ops ${CUGMP_OPS_SIZES:+--sizes "$CUGMP_OPS_SIZES"} 2>&1 | grep -E '^\| |MISMATCH|panick' | tee "$out/ops.md"
+    note "ops: $out/ops.md"
+fi
+
+if [ "$what" = python ]; then
+    # benches/programs/python_ops.py on gmpy2's and mpmath's wheels (from
+    # .whl/, carried: the machine has no network), first on the wheel's own
+    # GMP and MPFR, then with libcugmp.so preloaded (CUGMP_GPU=auto); the
+    # checksums must agree. Then the first large operation of a fresh
+    # process, CUGMP_PY_REPEATS times (default 3) each way. One file back:
+    # python.md.
+    site=/tmp/cugmp-site
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target "$site" .whl/*.whl
+    export PYTHONPATH=$site
+    lib=$PWD/pack/deps/libcugmp.so
+    python3 benches/programs/python_ops.py >"$out/py-gmp.md" 2>&1
+    CUGMP_GPU=auto LD_PRELOAD=$lib python3 benches/programs/python_ops.py >"$out/py-cugmp.md" 2>&1
+    { echo "== GMP (gmpy2's wheel)"; cat "$out/py-gmp.md"; echo "== cuGMP (LD_PRELOAD, auto)"; cat "$out/py-cugmp.md"; } >>"$out/python.md"
+    for repeat in $(seq "${CUGMP_PY_REPEATS:-3}"); do
+        echo "== first, GMP ($repeat): $(python3 benches/programs/python_ops.py first 2>&1)" >>"$out/python.md"
+        echo "== first, cuGMP ($repeat): $(CUGMP_GPU=auto LD_PRELOAD=$lib python3 benches/programs/python_ops.py first 2>&1)" >>"$out/python.md"
+    done
+    same=same; [ "$(awk -F'|' '{print $2 $4}' "$out/py-gmp.md")" = "$(awk -F'|' '{print $2 $4}' "$out/py-cugmp.md")" ] || same=DIFFERENT
+    rm -f "$out/py-gmp.md" "$out/py-cugmp.md"
+    cat "$out/python.md"
+    note "python: $out/python.md (checksums $same)"
+fi
+
+if [ "$what" = profile ]; then
+    # CUGMP_PROFILE=1's table for benches/programs/pi.c at CUGMP_PI_DIGITS
+    # (default 10^6) on one thread, under auto. One file back: profile.txt.
+    for digits in ${CUGMP_PI_DIGITS:-1000000}; do
+        echo "== pi.c $digits digits, 1 thread, CUGMP_GPU=auto CUGMP_PROFILE=1" >>"$out/profile.txt"
+        CUGMP_GPU=auto CUGMP_PROFILE=1 pack/c/pi-cugmp "$digits" 1 >>"$out/profile.txt" 2>&1
+    done
+    cat "$out/profile.txt"
+    note "profile: $out/profile.txt"
 fi
 
 echo; echo "SUMMARY"; printf '%s\n' "${summary[@]}"

@@ -1,0 +1,52 @@
+"""Whole-program work in Python on gmpy2 and mpmath, timed: run it on
+gmpy2's own wheel (its own GMP and MPFR), then under LD_PRELOAD of
+libcugmp.so; each line's checksum must be the same both ways.
+
+    python3 python_ops.py [first]
+
+With `first`, only the first large operation of a fresh process (3**x of
+about 10^7 digits), which pays for whatever a library does on its first
+large operation. Prints markdown rows: | work | seconds | checksum |."""
+import sys
+import time
+
+import gmpy2
+
+
+def row(name, seconds, value):
+    print(f"| {name} | {seconds:.3f} | {hash(value) % 1000003} |", flush=True)
+
+
+def timed(name, f):
+    t = time.perf_counter()
+    value = f()
+    row(name, time.perf_counter() - t, value)
+    return value
+
+
+if sys.argv[1:] == ["first"]:
+    timed("first operation of the process: 3**20959032 (10^7 digits)", lambda: gmpy2.mpz(3) ** 20959032)
+    sys.exit(0)
+
+digits = 10**6
+a = gmpy2.mpz(7) ** int(digits / 0.845098) + 12345  # about 10^6 decimal digits
+b = gmpy2.mpz(11) ** int(digits / 1.0413927) + 67890
+timed("gcd of two 10^6-digit numbers", lambda: gmpy2.gcd(a, b))
+timed("gcdext of two 10^6-digit numbers", lambda: gmpy2.gcdext(a, b))
+text = str(gmpy2.mpz(3) ** 20959032)  # 10^7 digits
+x = timed("mpz(str) of 10^7 digits", lambda: gmpy2.mpz(text))
+timed("str(mpz) of 10^7 digits", lambda: str(x))
+timed("fac(10^6)", lambda: gmpy2.fac(10**6))
+timed("3**x, 10^7 digits, after the first", lambda: gmpy2.mpz(3) ** 20959032)
+
+gmpy2.get_context().precision = 10**7
+timed("MPFR const_pi, 10^7 bits", lambda: gmpy2.const_pi())
+gmpy2.get_context().precision = 10**6
+timed("MPFR exp(1/3), 10^6 bits", lambda: gmpy2.exp(gmpy2.mpfr(1) / 3))
+timed("MPFR log(3), 10^6 bits", lambda: gmpy2.log(gmpy2.mpfr(3)))
+
+import mpmath  # noqa: E402
+
+assert mpmath.libmp.BACKEND == "gmpy", mpmath.libmp.BACKEND
+mpmath.mp.dps = 10**6
+timed("mpmath pi, 10^6 digits", lambda: str(+mpmath.pi))
