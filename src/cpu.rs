@@ -49,6 +49,42 @@ pub fn fold_mod_bnm1(p: &[mp_limb_t], r: &mut [mp_limb_t]) {
     }
 }
 
+/// The modulus size GMP's mpn_mulmod_bnm1 computes best at for products of
+/// up to `n` limbs: GMP's own mpn_mulmod_bnm1_next_size, never the GPU's.
+pub fn gmp_mulmod_bnm1_size(n: usize) -> usize {
+    // SAFETY: a pure function of n.
+    let size = unsafe { embedded::mpn_mulmod_bnm1_next_size(n as mp_size_t) };
+    usize::try_from(size).unwrap_or(n).max(n)
+}
+
+/// `{rp, an+bn} = {ap, an} * {bp, bn}` (`an >= bn >= 1`; the same operand
+/// twice squares) by GMP's mpn_mulmod_bnm1 (mpn_sqrmod_bnm1) with no
+/// wrap-around, at GMP's own size for a product of an + bn limbs: what GMP's
+/// algorithms ask of mulmod_bnm1 with any rn >= an + bn, at the cost GMP
+/// has at its best such rn. Its scratch is its own.
+///
+/// # Safety
+/// `ap`, `bp` point at `an`, `bn` limbs; `rp` at an + bn limbs overlapping
+/// neither.
+pub unsafe fn product_by_mulmod_bnm1(rp: *mut mp_limb_t, ap: *const mp_limb_t, an: usize, bp: *const mp_limb_t, bn: usize) {
+    let rn = gmp_mulmod_bnm1_size(an + bn);
+    let half = rn >> 1;
+    let square = ap == bp && an == bn;
+    // GMP's mpn_mulmod_bnm1_itch and mpn_sqrmod_bnm1_itch (gmp-impl.h).
+    let itch = if square { rn + 3 + if an > half { an } else { 0 } } else { rn + 4 + if an > half { if bn > half { rn } else { half } } else { 0 } };
+    let mut scratch: Vec<mp_limb_t> = vec![0; itch];
+    let (rn, an, bn) = (rn as mp_size_t, an as mp_size_t, bn as mp_size_t);
+    // SAFETY: 0 < bn <= an <= an + bn <= rn, scratch of GMP's itch for
+    // (rn, an, bn), rp as the caller promises.
+    unsafe {
+        if square {
+            embedded::mpn_sqrmod_bnm1(rp, rn, ap, an, scratch.as_mut_ptr());
+        } else {
+            embedded::mpn_mulmod_bnm1(rp, rn, ap, an, bp, bn, scratch.as_mut_ptr());
+        }
+    }
+}
+
 /// `a * b`, or with `modulus` Some(rn) that product mod B^rn - 1 in
 /// min(rn, a.len() + b.len()) limbs as GMP's mulmod_bnm1 gives it: the
 /// reference a GPU product is checked against.
@@ -103,5 +139,40 @@ mod tests {
         unsafe { embedded::mpn_mulmod_bnm1(want.as_mut_ptr(), 3, [m, m].as_ptr(), 2, [m, m].as_ptr(), 2, scratch.as_mut_ptr()) };
         assert_eq!(p, want);
         assert_eq!(product(&[3], &[5], Some(4)), [15, 0]);
+    }
+
+    #[test]
+    fn product_by_mulmod_bnm1_is_the_product() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut limbs = |n: usize| -> Vec<mp_limb_t> {
+            (0..n)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    state
+                })
+                .collect()
+        };
+        // Small, GMP's recursion's sizes, the shapes of its gcd at 10^4
+        // limbs, all-ones operands; then squares (one operand twice).
+        for (an, bn) in [(1, 1), (5, 3), (300, 100), (3218, 804), (6666, 1666), (4999, 2499)] {
+            let (a, b) = (limbs(an), limbs(bn));
+            let (ones_a, ones_b) = (vec![mp_limb_t::MAX; an], vec![mp_limb_t::MAX; bn]);
+            for (a, b) in [(&a, &b), (&ones_a, &ones_b)] {
+                let mut want = vec![0; an + bn];
+                mul(&mut want, a, b);
+                let mut got = vec![7; an + bn];
+                // SAFETY: got holds an + bn limbs apart from a and b.
+                unsafe { product_by_mulmod_bnm1(got.as_mut_ptr(), a.as_ptr(), an, b.as_ptr(), bn) };
+                assert!(got == want, "{an} x {bn} limbs");
+            }
+            let mut want = vec![0; 2 * an];
+            mul(&mut want, &a, &a);
+            let mut got = vec![7; 2 * an];
+            // SAFETY: as above, the one operand twice.
+            unsafe { product_by_mulmod_bnm1(got.as_mut_ptr(), a.as_ptr(), an, a.as_ptr(), an) };
+            assert!(got == want, "{an} limbs squared");
+        }
     }
 }

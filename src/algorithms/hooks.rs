@@ -61,7 +61,15 @@ pub unsafe fn internal_mulmod_bnm1(rp: *mut mp_limb_t, rn: usize, ap: *const mp_
         }
     });
     if !done {
-        stats::on_cpu(Op::Internal, bn, on_cpu);
+        if an + bn <= rn && cpu::gmp_mulmod_bnm1_size(an + bn) < rn {
+            // No wrap-around, at a size GMP would not have taken (sized for
+            // the GPU, which left it to the CPU): GMP's mulmod_bnm1 at its
+            // own size is the same product, 10% to 20% faster in its gcd at
+            // 10^4 limbs.
+            stats::on_cpu(Op::Internal, bn, || unsafe { cpu::product_by_mulmod_bnm1(rp, ap, an, bp, bn) });
+        } else {
+            stats::on_cpu(Op::Internal, bn, on_cpu);
+        }
     }
     unsafe { inject_product_fault(rp, rn.min(an + bn)) };
 }
