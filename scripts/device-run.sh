@@ -288,7 +288,9 @@ if [ "$what" = ops ]; then
     note "ops: $out/ops.md"
 fi
 
-if [ "$what" = python ]; then
+if [ "$what" = python ] && ! compgen -G ".whl/*.whl" >/dev/null; then
+    note "python: no wheels in .whl/ (scripts/pack-device.sh fetches them; carry .whl)"
+elif [ "$what" = python ]; then
     # benches/programs/python_ops.py on gmpy2's and mpmath's wheels (from
     # .whl/, carried: the machine has no network), first on the wheel's own
     # GMP and MPFR, then with libcugmp.so preloaded (CUGMP_GPU=auto); the

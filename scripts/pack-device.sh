@@ -13,6 +13,7 @@
 #                     through the installed tree) and on static GMP (-ref);
 #                     benches/programs/pi.c the same two ways
 #   pack/fuzz/        the fuzz targets (scripts/fuzz.sh) and their corpus
+#   .whl/             gmpy2's and mpmath's wheels for `device-run.sh python`
 #   pack/alt/SHORT/   with --alt REV (repeatable): libcugmp.so built from git
 #                     revision REV (SHORT: its short hash), for
 #                     `device-run.sh ab` (the same benchmark binaries timing
@@ -28,6 +29,13 @@ while [ $# -gt 0 ]; do
     esac
 done
 bash scripts/install-prereqs.sh
+# The wheels `device-run.sh python` installs there (the GPU machine has no
+# network; carry `.whl` as well): gmpy2 and mpmath for its Python 3.12.
+if ! compgen -G ".whl/gmpy2-*.whl" >/dev/null; then
+    python3 -m pip download -q --disable-pip-version-check --only-binary=:all: --no-deps --python-version 3.12 \
+        --platform manylinux2014_x86_64 -d .whl 'gmpy2==2.3.2' 'mpmath==1.3.0' ||
+        echo "pack-device.sh: no wheels in .whl/ (device-run.sh python will not run)" >&2
+fi
 rm -rf pack
 mkdir -p pack/deps pack/alias pack/gmp-tests pack/bench
 

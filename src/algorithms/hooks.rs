@@ -64,8 +64,10 @@ pub unsafe fn internal_mulmod_bnm1(rp: *mut mp_limb_t, rn: usize, ap: *const mp_
         if an + bn <= rn && cpu::gmp_mulmod_bnm1_size(an + bn) < rn {
             // No wrap-around, at a size GMP would not have taken (sized for
             // the GPU, which left it to the CPU): GMP's mulmod_bnm1 at its
-            // own size is the same product, 10% to 20% faster in its gcd at
-            // 10^4 limbs.
+            // own size is the same product. GMP's gcd at 10^4 limbs with
+            // its products at the GPU's sizes on the CPU ran at 0.81x to
+            // 0.92x GMP's speed, at GMP's sizes where they do not wrap 0.96x
+            // to 0.97x (RESULTS.md, "Operations with no GPU path of their own").
             stats::on_cpu(Op::Internal, bn, || unsafe { cpu::product_by_mulmod_bnm1(rp, ap, an, bp, bn) });
         } else {
             stats::on_cpu(Op::Internal, bn, on_cpu);
