@@ -132,7 +132,7 @@ fi
 if [ "$what" = radix ]; then
     # mpz_get_str base 10 (hooks, auto) at CUGMP_RADIX_SIZES with this
     # tree's library over CUGMP_RADIX_SWEEP_LEVELS (CUGMP_RADIX_LEVELS,
-    # src/algorithms/radix.rs; "-" is the library's default), then with each of
+    # src/algorithms/radix/to_digits.rs; "-" is the library's default), then with each of
     # pack/alt's libraries at their defaults, CUGMP_RADIX_REPEATS times in
     # turn. GMP is timed in the first run only. One file back: radix.md.
     gmp_flag=()

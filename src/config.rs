@@ -17,7 +17,7 @@
 //!   device runs of those suites use 16, and say so).
 //! * `CUGMP_RADIX_LEVELS=k` (tuning only): radix conversion splits at most
 //!   k times (2^k leaves for GMP's own conversion) instead of down to leaves
-//!   of about 128 limbs (src/algorithms/radix.rs).
+//!   of about 128 limbs (src/algorithms/radix/to_digits.rs).
 //! * `CUGMP_STATS=1`: print per-operation counts, bytes copied, GPU time and
 //!   fallbacks to stderr when the process exits.
 //! * `CUGMP_PROFILE=1`: print, at exit, where the time went: per operation

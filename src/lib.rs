@@ -16,7 +16,7 @@
 //! | 3.4   | `algorithms::text`         | mpz_get_str, mpz_set_str                                             |
 //! | 3.4   | `algorithms::hooks`        | the targets of the hooks into the embedded GMP                       |
 //! | 3.4   | `algorithms::self_test`    | the GPU engine checked against the CPU engine                        |
-//! | 3.3   | `algorithms::radix`        | radix conversion a whole level of divisions at a time                |
+//! | 3.3   | `algorithms::radix`        | radix conversion a whole level at a time, both ways                  |
 //! | 3.3   | `algorithms::sqrt`         | square roots by Newton's iteration                                   |
 //! | 3.2   | `algorithms::product`      | every GPU product: counted, checked, faults, fallback to the CPU     |
 //! | 3.1   | `algorithms::route`        | the routing policy: CUGMP_GPU, thresholds, which engine              |

@@ -6,7 +6,7 @@
 //! Used where a call's work is large and its threads are few and short
 //! lived: the store of a large result into an mpz or GMP's limbs
 //! ([`copy_limbs`]: a GPU product's, a square root's), radix conversion's
-//! levels and leaves (src/algorithms/radix.rs).
+//! levels and leaves (src/algorithms/radix/to_digits.rs).
 //! The staged transfers keep threads of their own instead (the crew of
 //! src/gpu/staging.rs): they run many times a second.
 //!

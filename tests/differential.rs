@@ -161,7 +161,7 @@ fn get_str_matches_gmp() {
 
 /// Radix conversion of large numbers: where the GPU takes GMP's internal
 /// products (under force on the GPU machine), mpz_get_str converts in pieces
-/// on several threads (src/algorithms/radix.rs); the digits, signs and letters must be
+/// on several threads (src/algorithms/radix/to_digits.rs); the digits, signs and letters must be
 /// GMP's. Random numbers, powers of the base and one less (the pieces'
 /// edges: runs of zeros and of the top digit), negative numbers, and bases
 /// with upper- and lower-case letters. On CI this checks GMP's own path.
@@ -201,6 +201,36 @@ fn set_str_matches_gmp() {
     }
     for (s, base) in cases {
         check_set_str(&CString::new(s).unwrap(), base);
+    }
+}
+
+/// Radix conversion of large numbers from text: where the GPU takes GMP's
+/// internal products (under force on the GPU machine), mpz_set_str reads
+/// the text on threads and joins whole levels of leaves at once
+/// (src/algorithms/radix/from_digits.rs); the value and the return must be
+/// GMP's. Random numbers, powers of the base, one less and one more (runs
+/// of zeros and of the top digit across the leaves' edges), signs, leading
+/// zeros, white space within the digits, and a bad character at the end
+/// (an error after a long valid prefix). On CI this checks GMP's own path.
+#[test]
+fn large_set_str_matches_gmp() {
+    let mut r = rng();
+    for n in [300u32, 2_500, 9_000, 40_000] {
+        let random = Integer::from(Integer::random_bits(64 * n, &mut r));
+        let ten = Integer::from(Integer::u_pow_u(10, (64 * n) * 3 / 10));
+        let cases = [random.clone(), -random, ten.clone(), ten.clone() - 1u32, -(ten + 1u32)];
+        for (i, x) in cases.iter().enumerate() {
+            let bases: &[i32] = if n == 40_000 { &[10] } else { &[10, 3, 36, 62] };
+            for &base in bases {
+                let text = reference_get_str(x, base).unwrap();
+                check_set_str(&CString::new(text.as_str()).unwrap(), base);
+                if i == 0 {
+                    let spaced = format!("  000{}\n", &text[..text.len() / 2]) + " " + &text[text.len() / 2..];
+                    check_set_str(&CString::new(spaced).unwrap(), base);
+                    check_set_str(&CString::new(text.clone() + "!").unwrap(), base);
+                }
+            }
+        }
     }
 }
 

@@ -315,7 +315,7 @@ fn fork_child(api: &Api) -> String {
 }
 
 /// GMP's own algorithms through the hooks (src/abi/hooks.rs): division,
-/// square root and radix conversion must match GMP and must have put
+/// square root and radix conversion both ways must match GMP and must have put
 /// products on the GPU (under force, GMP's internal products from 64 limbs).
 fn hooks(api: &Api) -> String {
     let mut rng = RandState::new();
@@ -341,8 +341,16 @@ fn hooks(api: &Api) -> String {
         unsafe { (*api.free_func)(s as *mut libc::c_void, text.len() + 1) };
         assert!(text == d.to_string(), "MISMATCH: mpz_get_str base 10, {n} limbs");
         let str_ops = ops() - before;
-        assert!(div_ops > 0 && sqrt_ops > 0 && str_ops > 0, "a GMP algorithm made no GPU product: division {div_ops}, sqrt {sqrt_ops}, get_str {str_ops}");
-        report.push(format!("{n} limbs: GPU products in tdiv_qr {div_ops}, sqrt {sqrt_ops}, get_str {str_ops}"));
+        let before = ops();
+        let c_text = std::ffi::CString::new(text).expect("digits have no NUL");
+        assert_eq!(unsafe { (api.set_str)(&mut *r, c_text.as_ptr(), 10) }, 0, "mpz_set_str refused GMP's own digits");
+        assert!(from_mpz(&r) == d, "MISMATCH: mpz_set_str base 10, {n} limbs");
+        let from_str_ops = ops() - before;
+        assert!(
+            div_ops > 0 && sqrt_ops > 0 && str_ops > 0 && from_str_ops > 0,
+            "a GMP algorithm made no GPU product: division {div_ops}, sqrt {sqrt_ops}, get_str {str_ops}, set_str {from_str_ops}"
+        );
+        report.push(format!("{n} limbs: GPU products in tdiv_qr {div_ops}, sqrt {sqrt_ops}, get_str {str_ops}, set_str {from_str_ops}"));
         for mut m in [ma, md, q, r] {
             unsafe { (api.clear)(&mut *m) };
         }

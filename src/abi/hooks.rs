@@ -10,9 +10,10 @@
 //! on the CPU.
 //! Then division, roots, gcd, powm, radix conversion, mpf and mpq get GPU
 //! products with no code of their own. Two of GMP's algorithms are hooked
-//! whole, radix conversion (`mpn_get_str`) and the square root
-//! (`mpn_sqrtrem`): above their thresholds cuGMP computes them its own way
-//! (src/algorithms/radix.rs, src/algorithms/sqrt.rs), with GPU products.
+//! whole, radix conversion both ways (`mpn_get_str`, `mpn_set_str`) and
+//! the square root (`mpn_sqrtrem`): above their thresholds cuGMP computes
+//! them its own way (src/algorithms/radix/, src/algorithms/sqrt.rs), with
+//! GPU products.
 //!
 //! These are not exported: scripts/link-cdylib.sh leaves `__wrap_` names
 //! out of the library's symbol table.
@@ -79,6 +80,14 @@ unsafe extern "C" fn __wrap___cugmp_cpu__gmpn_sqrmod_bnm1(rp: *mut mp_limb_t, rn
 #[unsafe(no_mangle)]
 unsafe extern "C" fn __wrap___cugmp_cpu__gmpn_get_str(s: *mut u8, base: c_int, up: *mut mp_limb_t, un: mp_size_t) -> size_t {
     boundary!("mpn_get_str", unsafe { hooks::internal_get_str(s, base, up, un, || embedded::mpn_get_str(s, base, up, un)) })
+}
+
+/// GMP's conversion from digits (mpz_set_str, mpz_inp_str, mpf_set_str
+/// and mpq_set_str reach it): `{rp, returned}` = the number whose digit
+/// values, most significant first, are `{s, len}` in `base`.
+#[unsafe(no_mangle)]
+unsafe extern "C" fn __wrap___cugmp_cpu__gmpn_set_str(rp: *mut mp_limb_t, s: *const u8, len: size_t, base: c_int) -> mp_size_t {
+    boundary!("mpn_set_str", unsafe { hooks::internal_set_str(rp, s, len, base, || embedded::mpn_set_str(rp, s, len, base)) })
 }
 
 /// GMP's square root (mpz_sqrt, mpz_sqrtrem, mpz_root and mpz_rootrem for

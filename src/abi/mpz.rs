@@ -26,7 +26,7 @@ pub unsafe extern "C" fn __gmpz_clear(x: mpz_ptr) {
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn __gmpz_set_str(rop: mpz_ptr, s: *const c_char, base: c_int) -> c_int {
-    routed!("mpz_set_str", text::set_str_on_cpu() => embedded::mpz_set_str(rop, s, base), text::set_str(rop, s, base))
+    routed!("mpz_set_str", text::set_str_on_cpu(s) => embedded::mpz_set_str(rop, s, base), text::set_str(rop, s, base))
 }
 
 #[unsafe(no_mangle)]

@@ -100,7 +100,7 @@ pub fn mulmod_bnm1_next_size(n: usize, gmp: usize) -> usize {
 }
 
 /// GMP's `mpn_get_str` (`s`, `base`, `{up, un}` as GMP takes them): by
-/// divisions a whole level at a time (src/algorithms/radix.rs) where `levels_on_gpu`
+/// divisions a whole level at a time (src/algorithms/radix/to_digits.rs) where `levels_on_gpu`
 /// says so, else `on_cpu` (GMP's own).
 pub unsafe fn internal_get_str(s: *mut u8, base: c_int, up: *mut mp_limb_t, un: mp_size_t, on_cpu: impl FnOnce() -> size_t) -> size_t {
     let n = usize::try_from(un).unwrap_or(0);
@@ -116,6 +116,33 @@ pub unsafe fn internal_get_str(s: *mut u8, base: c_int, up: *mut mp_limb_t, un: 
     let digits = digits.as_slice();
     unsafe { std::ptr::copy_nonoverlapping(digits.as_ptr(), s, digits.len()) };
     digits.len()
+}
+
+/// GMP's `mpn_set_str` (`rp`, `{s, len}`, `base` as GMP takes them): by
+/// products a whole level at a time (src/algorithms/radix/from_digits.rs)
+/// where `set_str_levels_on_gpu` says so and the first digit is nonzero
+/// (GMP's result is then trimmed, as this one always is), else `on_cpu`
+/// (GMP's own).
+pub unsafe fn internal_set_str(rp: *mut mp_limb_t, s: *const u8, len: size_t, base: c_int, on_cpu: impl FnOnce() -> mp_size_t) -> mp_size_t {
+    let base = u32::try_from(base).unwrap_or(0);
+    let n = radix::limbs_of_digits(len, base);
+    if cpu_only(Op::SetStr, n) {
+        return on_cpu();
+    }
+    // SAFETY: GMP's contract: {s, len} readable, len >= 1.
+    let digits = unsafe { std::slice::from_raw_parts(s, len) };
+    let levels = radix::set_str_levels_on_gpu(len, base).filter(|_| digits.first().is_some_and(|&d| d != 0));
+    let Some(levels) = levels else {
+        return stats::on_cpu(Op::SetStr, n, on_cpu);
+    };
+    log!("mpn_set_str {len} digits base {base}: {} leaves", 1usize << levels);
+    let x = radix::number(digits, base, levels);
+    // Only digits that are not digits could make more than rp's room.
+    let x = &x[..x.len().min(radix::room_for_digits(len, base))];
+    // SAFETY: rp holds room_for_digits limbs (GMP's contract) and overlaps
+    // nothing of ours.
+    parallel::copy_limbs(unsafe { std::slice::from_raw_parts_mut(rp, x.len()) }, x);
+    x.len() as mp_size_t
 }
 
 /// GMP's `mpn_sqrtrem` (`sp`, `rp`, `{np, nn}` as GMP takes them, `rp`

@@ -6,7 +6,7 @@
 //! |---------------|----------------------------------------------------------------------|
 //! | [`route`]     | the policy: CUGMP_GPU, the measured thresholds, which engine; a thread's CPU references |
 //! | [`product`]   | every GPU product (counted, checked, faults, fallback to the CPU); GMP's mpn products |
-//! | [`radix`]     | radix conversion a whole level of divisions at a time (GMP's mpn_get_str) |
+//! | [`radix`]     | radix conversion a whole level at a time, both ways (GMP's mpn_get_str, mpn_set_str) |
 //! | [`sqrt`]      | square roots by Newton's iteration (GMP's mpn_sqrtrem)                |
 //! | [`hooks`]     | the targets of the hooks into the embedded GMP                        |
 //! | [`text`]      | mpz_get_str and mpz_set_str                                           |

@@ -88,7 +88,7 @@ unsafe fn mpn_product_on_gpu(rp: *mut mp_limb_t, up: *const mp_limb_t, un: usize
 
 /// `out = a * b` (`out` of a.len() + b.len() limbs, both non-empty, none
 /// overlapping; the same slice twice squares) for cuGMP's own algorithms in
-/// GMP's place (radix conversion, src/algorithms/radix.rs, whose products each stand
+/// GMP's place (radix conversion, src/algorithms/radix/to_digits.rs, whose products each stand
 /// for a whole level's small ones laid side by side; square roots,
 /// src/algorithms/sqrt.rs): routed as GMP's internal products by the longer operand's
 /// size (its work), on the GPU there and else, or after a GPU failure,

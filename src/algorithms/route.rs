@@ -33,11 +33,16 @@ pub fn auto_threshold(op: Op) -> Option<usize> {
         // leaves GMP's smallest FFT-range products on the CPU, where the
         // GPU's gain is least; the hooks' rows were measured with it.
         Op::Internal => Some(2048),
-        // Radix conversion by whole-level divisions (src/algorithms/radix.rs),
+        // Radix conversion by whole-level divisions (src/algorithms/radix/to_digits.rs),
         // from its number's size: 0.99x to 1.0x GMP at 2000 limbs, 1.1x to
         // 1.3x at 5000, 2.8x at 10^4. Below, GMP's own conversion (its
         // products reach the GPU from Internal's threshold, as everywhere).
         Op::GetStr => Some(4096),
+        // Radix conversion from digits by whole-level products
+        // (src/algorithms/radix/from_digits.rs), from the number's size in
+        // limbs: 0.96x to 1.01x GMP at 2048 and 3072 limbs, 0.99x to 1.21x
+        // at 4096, 1.52x at 6144 (RESULTS.md, "Radix conversion from digits").
+        Op::SetStr => Some(6144),
         // Square roots by Newton's iteration (src/algorithms/sqrt.rs), from
         // the operand's size (they also need GMP's internal products on the
         // GPU: Internal's threshold). Against GMP's root with GPU products:
@@ -98,6 +103,13 @@ static SETTLED: Once = Once::new();
 #[inline(always)]
 pub fn cpu_only(op: Op, limbs: usize) -> bool {
     limbs < SLOW_FROM[op as usize].load(Relaxed)
+}
+
+/// The operand size (limbs) from which `op` takes the slow path: 0 where
+/// every call does, usize::MAX where none does (`cpu_only`'s table).
+#[inline(always)]
+pub fn slow_from(op: Op) -> usize {
+    SLOW_FROM[op as usize].load(Relaxed)
 }
 
 /// Whether every call must pass through `route` (counted, profiled,

@@ -1,9 +1,19 @@
 //! Numbers to and from text: `mpz_get_str` and `mpz_set_str`.
 //!
+//! `mpz_set_str` reads a string long enough for radix conversion by whole
+//! levels (src/algorithms/radix/from_digits.rs) itself, by GMP's rules (its
+//! white space, sign, leading zeros, digit characters, and -1 with the
+//! number unchanged for a string it refuses), mapping characters to digits
+//! on threads: GMP's own reading of 10^7 decimal digits, one character at a
+//! time through isspace and a table, cost as much as the whole conversion
+//! on the GPU (RESULTS.md, "Radix conversion from digits"). Everything else
+//! is GMP's own `mpz_set_str`, whose `mpn_set_str` the hooks take
+//! (src/abi/hooks.rs).
+//!
 //! `mpz_get_str` keeps GMP's rules (its characters, NULL for a base it
 //! refuses, the caller's buffer or a block of exactly strlen + 1 bytes from
 //! GMP's allocation function) and GMP's digits (its `mpn_get_str`, or radix
-//! conversion a whole level at a time, src/algorithms/radix.rs, where that
+//! conversion a whole level at a time, src/algorithms/radix/to_digits.rs, where that
 //! takes the number), and writes the characters itself at every size: GMP's
 //! loop maps one byte a step through a table, at a speed that depends on
 //! where the loop lands in the library (8% slower in libcugmp.so than in
@@ -16,31 +26,152 @@
 #![allow(clippy::missing_safety_doc)]
 
 use super::radix;
-use super::route::{cpu_only, route};
+use super::route::{cpu_only, route, slow_from};
 use crate::config::log;
 use crate::gmp::{self, embedded, mp_limb_t, mp_size_t, mpz_ptr, mpz_srcptr};
 use crate::parallel;
 use crate::stats::{self, Op};
 use libc::{c_char, c_int};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
 
-/// Whether `mpz_set_str` goes straight to the embedded GMP (unless
-/// CUGMP_STATS or CUGMP_LOG want to see it).
+/// Characters a number of one limb takes at least, in any base up to 62
+/// (64 / log2(62) = 10.75): a string shorter than a threshold's limbs times
+/// this is below it in every base.
+const MIN_CHARS_PER_LIMB: usize = 10;
+
+/// Whether `mpz_set_str` on `s` goes straight to the embedded GMP: no
+/// string can take another path (no GPU, or it is off), or `s` is shorter
+/// than any that can (a bounded strnlen).
 #[inline(always)]
-pub fn set_str_on_cpu() -> bool {
-    cpu_only(Op::SetStr, 0)
+pub unsafe fn set_str_on_cpu(s: *const c_char) -> bool {
+    let from = slow_from(Op::SetStr);
+    if from == usize::MAX || s.is_null() {
+        return true;
+    }
+    let chars = from.saturating_mul(MIN_CHARS_PER_LIMB);
+    // SAFETY: s is a C string (GMP's contract); strnlen reads at most to
+    // its NUL.
+    unsafe { libc::strnlen(s, chars) < chars }
 }
 
-/// `mpz_set_str`: GMP's own, counted.
+/// `mpz_set_str` on a string that may be long: read here and converted by
+/// whole levels where `set_str_levels_on_gpu` takes its digits, else GMP's.
 pub unsafe fn set_str(rop: mpz_ptr, s: *const c_char, base: c_int) -> c_int {
-    route(Op::SetStr, 0, false);
-    // The profile's size: the limbs the digits make (base 0 read as 10).
-    let limbs = if stats::profiling() && !s.is_null() {
-        let digits = unsafe { std::ffi::CStr::from_ptr(s) }.to_bytes().len() as f64;
-        (digits * f64::from(if base == 0 { 10 } else { base.clamp(2, 62) }).log2() / 64.0) as usize
-    } else {
+    // SAFETY: s is a C string (GMP's contract; set_str_on_cpu let NULL pass to GMP).
+    let text = unsafe { std::ffi::CStr::from_ptr(s) }.to_bytes();
+    route(Op::SetStr, text.len() / MIN_CHARS_PER_LIMB, false);
+    // SAFETY: rop is an initialised mpz_t (GMP's contract).
+    match unsafe { read_by_levels(rop, text, base, radix::set_str_levels_on_gpu) } {
+        Some(result) => result,
+        None => stats::on_cpu(Op::SetStr, text.len() / MIN_CHARS_PER_LIMB, || unsafe { embedded::mpz_set_str(rop, s, base) }),
+    }
+}
+
+/// `mpz_set_str(rop, text, base)` by radix conversion in `levels(digits,
+/// radix)` levels where that is Some and `plain_digits` reads `text`: GMP's
+/// result (0, or -1 with `rop` unchanged); None where GMP's own must read it.
+unsafe fn read_by_levels(rop: mpz_ptr, text: &[u8], base: c_int, levels: impl Fn(usize, u32) -> Option<u32>) -> Option<c_int> {
+    let (negative, body, radix) = plain_digits(text, base)?;
+    let levels = levels(body.len(), radix)?;
+    let limbs = radix::limbs_of_digits(body.len(), radix);
+    Some(stats::on_cpu(Op::SetStr, limbs, || {
+        let Some(digits) = digit_values(body, radix) else {
+            return -1;
+        };
+        log!("mpz_set_str {} digits base {radix}: {} leaves", digits.len(), 1usize << levels);
+        let x = radix::number(&digits, radix, levels);
+        // SAFETY: rop is an initialised mpz_t (the caller's contract); x is ours.
+        unsafe { gmp::mpz::store(rop, &x, negative) };
         0
+    }))
+}
+
+/// The digits of a string GMP reads as sign, leading zeros and digits
+/// (white space allowed before the sign and among the zeros and digits):
+/// (negative, the characters from the first nonzero digit, the base).
+/// None for everything else, which GMP's own mpz_set_str reads: bases it
+/// refuses or that are powers of two (GMP reads those in linear time), base
+/// 0 with a prefix or a leading 0, no digit, a string of zeros, or an error
+/// before the first nonzero digit.
+fn plain_digits(text: &[u8], base: c_int) -> Option<(bool, &[u8], u32)> {
+    let radix = match base {
+        0 => 10,
+        3..=62 if !(base as u32).is_power_of_two() => base as u32,
+        _ => return None,
     };
-    stats::on_cpu(Op::SetStr, limbs, || unsafe { embedded::mpz_set_str(rop, s, base) })
+    let space = |c: u8| unsafe { libc::isspace(c_int::from(c)) } != 0;
+    let mut at = text.iter().take_while(|&&c| space(c)).count();
+    let negative = text.get(at) == Some(&b'-');
+    at += usize::from(negative);
+    // GMP's first character after the sign must be a digit (for base 0, a
+    // leading 0 starts a prefix: left to GMP).
+    let table = digit_table(radix);
+    let first = *text.get(at)?;
+    if table[usize::from(first)] >= radix as u8 || (base == 0 && first == b'0') {
+        return None;
+    }
+    at += text[at..].iter().take_while(|&&c| c == b'0' || space(c)).count();
+    let body = &text[at..];
+    (!body.is_empty() && table[usize::from(body[0])] < radix as u8).then_some((negative, body, radix))
+}
+
+/// GMP's digit values for `radix` (2 to 62): bases up to 36 read letters of
+/// either case as 10 to 35, larger bases 'A'-'Z' as 10 to 35 and 'a'-'z'
+/// as 36 to 61; 255 for every other character.
+fn digit_table(radix: u32) -> [u8; 256] {
+    let mut table = [255u8; 256];
+    for d in 0..10u8 {
+        table[usize::from(b'0' + d)] = d;
+    }
+    for d in 0..26u8 {
+        let (upper, lower) = (usize::from(b'A' + d), usize::from(b'a' + d));
+        table[upper] = 10 + d;
+        table[lower] = if radix > 36 { 36 + d } else { 10 + d };
+    }
+    table
+}
+
+/// Characters mapped to digit values by GMP's rules, white space dropped,
+/// on threads; None where one is neither a digit below `radix` nor white
+/// space (GMP's -1).
+fn digit_values(text: &[u8], radix: u32) -> Option<Vec<u8>> {
+    const CHARS_PER_THREAD: usize = 1 << 20;
+    digit_values_in_chunks(text, radix, text.len().div_ceil(parallel::cores().min(16)).max(CHARS_PER_THREAD))
+}
+
+/// `digit_values` with the text cut into chunks of `chunk` characters,
+/// one at a time per thread.
+fn digit_values_in_chunks(text: &[u8], radix: u32, chunk: usize) -> Option<Vec<u8>> {
+    let table = digit_table(radix);
+    let mut out = vec![0u8; text.len()];
+    let kept: Vec<AtomicUsize> = (0..text.len().div_ceil(chunk)).map(|_| AtomicUsize::new(0)).collect();
+    let refused = AtomicBool::new(false);
+    parallel::each_item(&mut out, chunk, kept.len().min(parallel::cores()), |i, out| {
+        let from = &text[i * chunk..][..out.len()];
+        let mut n = 0;
+        for &c in from {
+            let d = table[usize::from(c)];
+            if u32::from(d) < radix {
+                out[n] = d;
+                n += 1;
+            } else if unsafe { libc::isspace(c_int::from(c)) } == 0 {
+                refused.store(true, Relaxed);
+                return;
+            }
+        }
+        kept[i].store(n, Relaxed);
+    });
+    if refused.into_inner() {
+        return None;
+    }
+    // White space within the digits (rare): close the gaps.
+    let mut len = 0;
+    for (i, n) in kept.into_iter().map(AtomicUsize::into_inner).enumerate() {
+        out.copy_within(i * chunk..i * chunk + n, len);
+        len += n;
+    }
+    out.truncate(len);
+    Some(out)
 }
 
 /// `mpz_get_str`: the digits by radix conversion a whole level at a time
@@ -246,6 +377,66 @@ mod tests {
     }
 
     /// Every digit value of every base has GMP's character.
+    /// mpz_set_str read here (every level count, the digits mapped on
+    /// threads) against GMP's own on the same strings: values, returns,
+    /// and the number left as it was after a refusal; the strings GMP must
+    /// read itself are told apart.
+    #[test]
+    fn set_str_by_levels_matches_gmp() {
+        let x = sample(3000);
+        let mut cases: Vec<(Vec<u8>, c_int, bool)> = Vec::new();
+        for base in [10, 3, 36, 37, 62, 0] {
+            let radix = if base == 0 { 10 } else { base };
+            let digits = with_gmp_digits(&x, radix, |d| d.to_vec());
+            let text: Vec<u8> = digits.iter().map(|&d| character(d, if radix > 36 { Alphabet::Both } else { Alphabet::Lower })).collect();
+            let half = text.len() / 2;
+            let spaced = [&b" \t-00 0"[..], &text[..half], b" \n ", &text[half..], b"\n"].concat();
+            cases.push((text.clone(), base, true));
+            // Base 0 reads a leading 0 as a prefix: GMP's to read.
+            cases.push((spaced, base, base != 0));
+            cases.push(([&text[..], b"!"].concat(), base, true));
+            cases.push(([&text[..half], b"\xa0", &text[half..]].concat(), base, true));
+            cases.push((text.to_ascii_uppercase(), base, true));
+        }
+        for (text, base) in [(&b"0x1f"[..], 0), (b"017", 0), (b"-", 10), (b"- 5", 10), (b"", 10), (b"000", 10), (b"12", 16), (b"12", 1), (b"12", 63)] {
+            cases.push((text.to_vec(), base, false));
+        }
+        for (text, base, ours) in cases {
+            let c_text = std::ffi::CString::new(text.clone()).unwrap();
+            let mut want = gmp::mpz::Int::new();
+            unsafe { embedded::mpz_set_str(want.m(), c"7".as_ptr(), 10) };
+            let want_result = unsafe { embedded::mpz_set_str(want.m(), c_text.as_ptr(), base) };
+            for levels in 0..4 {
+                let mut got = gmp::mpz::Int::new();
+                unsafe { embedded::mpz_set_str(got.m(), c"7".as_ptr(), 10) };
+                let result = unsafe { read_by_levels(got.m(), &text, base, |_, _| Some(levels)) };
+                let what = format!("{:?}... base {base}, {levels} levels", String::from_utf8_lossy(&text[..text.len().min(12)]));
+                assert_eq!(result.is_some(), ours, "{what}: read here or by GMP");
+                if let Some(result) = result {
+                    assert_eq!(result, want_result, "{what}: result");
+                    assert!(got.equals(want.limbs(), want.sign() < 0), "{what}: value");
+                }
+            }
+        }
+    }
+
+    /// Digits mapped in chunks (white space closed up across them, a
+    /// refusal in any chunk) against one pass over the text.
+    #[test]
+    fn digit_values_in_any_chunks() {
+        let text = b" 12 3\t45z 678 9 ".repeat(50);
+        for (text, radix) in [(&text[..], 36u32), (&text[..], 10), (&b"123456789"[..], 10)] {
+            let table = digit_table(radix);
+            let space = |c: u8| unsafe { libc::isspace(c_int::from(c)) } != 0;
+            let refused = text.iter().any(|&c| u32::from(table[usize::from(c)]) >= radix && !space(c));
+            let want: Vec<u8> = text.iter().filter(|&&c| !space(c)).map(|&c| table[usize::from(c)]).collect();
+            for chunk in [1, 2, 7, 64, 1000, 10_000] {
+                let got = digit_values_in_chunks(text, radix, chunk);
+                assert_eq!(got, (!refused).then(|| want.clone()), "radix {radix}, chunks of {chunk}");
+            }
+        }
+    }
+
     #[test]
     fn characters_are_gmps() {
         const LOWER: &[u8] = b"0123456789abcdefghijklmnopqrstuvwxyz";

@@ -89,6 +89,8 @@ unsafe extern "C" {
     pub fn mpn_mulmod_bnm1_next_size(n: mp_size_t) -> mp_size_t;
     #[link_name = "__real___cugmp_cpu__gmpn_get_str"]
     pub fn mpn_get_str(s: *mut u8, base: c_int, up: *mut mp_limb_t, un: mp_size_t) -> size_t;
+    #[link_name = "__real___cugmp_cpu__gmpn_set_str"]
+    pub fn mpn_set_str(rp: *mut mp_limb_t, s: *const u8, len: size_t, base: c_int) -> mp_size_t;
     #[link_name = "__real___cugmp_cpu__gmpn_sqrtrem"]
     pub fn mpn_sqrtrem(sp: *mut mp_limb_t, rp: *mut mp_limb_t, np: *const mp_limb_t, nn: mp_size_t) -> mp_size_t;
     #[link_name = "__cugmp_cpu__gmpn_tdiv_qr"]

@@ -1,5 +1,5 @@
-//! Radix conversion of large numbers (GMP's `mpn_get_str`) by divisions
-//! done a whole level of the tree at a time.
+//! Numbers to digits (GMP's `mpn_get_str`) by divisions done a whole
+//! level of the tree at a time.
 //!
 //! Divide and conquer, as GMP does: x < P^2 splits into x / P and x mod P,
 //! each converted to half the digits, down to small leaves that GMP's own
@@ -33,11 +33,11 @@
 //! e.g. one that needs a lock the caller holds, sees only calls from the
 //! calling thread, as with GMP).
 
-use super::product::own_product;
-use super::route::{gmp_allocates_by_default, gpu_wanted, internal_on_gpu};
-use crate::config::{self, log};
+use super::{add_assign, gather, increment, less, levels_for, ms, power, product, square, sub_assign, sub_into, threads_for, trimmed};
+use crate::algorithms::route::{gmp_allocates_by_default, gpu_wanted, internal_on_gpu};
+use crate::config::log;
 use crate::gmp::{embedded, mp_limb_t, mp_size_t};
-use crate::parallel::{self, each_item};
+use crate::parallel::each_item;
 use crate::stats::Op;
 use libc::c_int;
 use std::time::Instant;
@@ -46,18 +46,6 @@ use std::time::Instant;
 /// P of k limbs. With 4, the Newton step of `inverse_of_square` leaves an
 /// error of at most a unit or two (its comment has the bound).
 const GUARD: usize = 4;
-/// Most splits `CUGMP_RADIX_LEVELS` may ask for (2^24 leaves).
-const MAX_LEVELS: u32 = 24;
-/// Leaves hold at least this many limbs. GMP's conversion costs per limb
-/// about 0.07 us at 128 limbs, 0.095 at 256, 0.18 at 1024 (one core of the
-/// build machine, GMP 6.3): smaller leaves cost less on the CPU and one more
-/// level (two products) on the GPU.
-const MIN_LEAF_LIMBS: usize = 128;
-/// Most threads for the host's share of a level and for the leaves.
-const MAX_THREADS: usize = 16;
-/// Limbs of work that make a thread worth starting.
-const LIMBS_PER_THREAD: usize = 1 << 15;
-
 /// A number's digits (`digits`): a buffer of whole leaves, and where the
 /// first nonzero digit is in it.
 pub struct Digits {
@@ -149,17 +137,6 @@ pub fn digits(limbs: &[mp_limb_t], base: u32, levels: u32) -> Digits {
     Digits { padded, first }
 }
 
-/// Milliseconds since `start` (CUGMP_LOG's phase times).
-fn ms(start: Instant) -> f64 {
-    start.elapsed().as_secs_f64() * 1e3
-}
-
-/// `x` without its zero limbs at the top.
-fn trimmed(x: &[mp_limb_t]) -> &[mp_limb_t] {
-    let n = x.len() - x.iter().rev().take_while(|&&l| l == 0).count();
-    &x[..n]
-}
-
 /// A level's buffers, kept from level to level (each at the largest size a
 /// level needs): the numbers' tops and then the quotients' estimates laid
 /// side by side, and the products of each by the inverse and the power.
@@ -227,30 +204,6 @@ fn split_level(numbers: &[mp_limb_t], slot: usize, p: &[mp_limb_t], nu: &[mp_lim
     });
 }
 
-/// Slot i of `out` (`apart` limbs each) = limbs `offset .. offset + len` of
-/// slot i of `from` (`from_apart` each), zeros after them: on `threads`
-/// threads in runs of whole limbs, not whole slots, so that a level of one
-/// or two numbers is copied on as many threads as one of thousands.
-fn gather(out: &mut [mp_limb_t], apart: usize, len: usize, from: &[mp_limb_t], from_apart: usize, offset: usize, threads: usize) {
-    let run = out.len().div_ceil(threads).max(1);
-    each_item(out, run, threads, |t, chunk| {
-        let start = t * run;
-        let mut at = start;
-        while at < start + chunk.len() {
-            let (i, within) = (at / apart, at % apart);
-            let end = ((i + 1) * apart).min(start + chunk.len());
-            let piece = &mut chunk[at - start..end - start];
-            // The slot's limbs within..within + piece.len(): data below len.
-            let data = len.saturating_sub(within).min(piece.len());
-            if data > 0 {
-                piece[..data].copy_from_slice(&from[i * from_apart + offset + within..][..data]);
-            }
-            piece[data..].fill(0);
-            at = end;
-        }
-    });
-}
-
 /// A leaf (below the smallest power): GMP's conversion, right-aligned in
 /// `out` (`width` digits, zeros before it).
 fn leaf(x: &[mp_limb_t], base: u32, out: &mut [u8]) {
@@ -270,43 +223,6 @@ fn leaf(x: &[mp_limb_t], base: u32, out: &mut [u8]) {
     assert!(written <= out.len(), "a leaf of radix conversion has more digits than its width");
     let at = out.len() - written;
     out[at..].copy_from_slice(&buf[..written]);
-}
-
-/// Threads for `limbs` limbs of copying: one per LIMBS_PER_THREAD, at most
-/// one a core and MAX_THREADS.
-fn threads_for(limbs: usize) -> usize {
-    parallel::cores().min(MAX_THREADS).min(limbs / LIMBS_PER_THREAD + 1)
-}
-
-/// `out = a * b` (out: a.len() + b.len() limbs, all written; a and b non-empty).
-fn product(out: &mut [mp_limb_t], a: &[mp_limb_t], b: &[mp_limb_t]) {
-    own_product(out, a, b, "radix conversion's product");
-}
-
-/// base^e (e >= 1), trimmed, by squarings and multiplications by the base.
-fn power(base: u32, e: usize) -> Vec<mp_limb_t> {
-    let mut p: Vec<mp_limb_t> = vec![mp_limb_t::from(base)];
-    for bit in (0..usize::BITS - 1 - e.leading_zeros()).rev() {
-        p = square(&p);
-        if (e >> bit) & 1 == 1 {
-            let n = p.len();
-            let ptr = p.as_mut_ptr();
-            // SAFETY: p has n limbs; GMP's mul_1 may work in place.
-            let carry = unsafe { embedded::mpn_mul_1(ptr, ptr, n as mp_size_t, mp_limb_t::from(base)) };
-            if carry != 0 {
-                p.push(carry);
-            }
-        }
-    }
-    p
-}
-
-/// x^2, trimmed (`x` trimmed, non-empty).
-fn square(x: &[mp_limb_t]) -> Vec<mp_limb_t> {
-    let mut s = vec![0; 2 * x.len()];
-    product(&mut s, x, x);
-    s.truncate(trimmed(&s).len());
-    s
 }
 
 /// p's inverse floor(B^(2k + GUARD) / p), k = p.len() (top limb nonzero, p
@@ -392,77 +308,6 @@ fn divide(x: &[mp_limb_t], d: &[mp_limb_t]) -> (Vec<mp_limb_t>, Vec<mp_limb_t>) 
     (q, r)
 }
 
-/// x < y, both of y.len() limbs.
-fn less(x: &[mp_limb_t], y: &[mp_limb_t]) -> bool {
-    x.iter().rev().cmp(y.iter().rev()) == std::cmp::Ordering::Less
-}
-
-/// x -= y (y no longer than x): the borrow out (GMP's mpn_sub).
-fn sub_assign(x: &mut [mp_limb_t], y: &[mp_limb_t]) -> mp_limb_t {
-    carry_through(x, y, embedded::mpn_sub_n, embedded::mpn_sub_1)
-}
-
-/// x = (x op y) mod B^x.len() with GMP's `n` (y.len() limbs) and `one` (the
-/// carry or borrow through the rest) functions: the carry or borrow out.
-fn carry_through(
-    x: &mut [mp_limb_t],
-    y: &[mp_limb_t],
-    n: unsafe extern "C" fn(*mut mp_limb_t, *const mp_limb_t, *const mp_limb_t, mp_size_t) -> mp_limb_t,
-    one: unsafe extern "C" fn(*mut mp_limb_t, *const mp_limb_t, mp_size_t, mp_limb_t) -> mp_limb_t,
-) -> mp_limb_t {
-    let (xn, yn) = (x.len(), y.len());
-    assert!(yn <= xn, "carry_through: {yn} limbs into {xn}");
-    if yn == 0 {
-        return 0;
-    }
-    let xp = x.as_mut_ptr();
-    // SAFETY: x holds xn >= yn >= 1 limbs, y yn; GMP's functions work in
-    // place (rp == up).
-    unsafe {
-        let c = n(xp, xp, y.as_ptr(), yn as mp_size_t);
-        if c != 0 && xn > yn { one(xp.add(yn), xp.add(yn), (xn - yn) as mp_size_t, c) } else { c }
-    }
-}
-
-/// out = (x - y) mod B^out.len() (all three of one length, not empty), in
-/// one pass.
-fn sub_into(out: &mut [mp_limb_t], x: &[mp_limb_t], y: &[mp_limb_t]) {
-    assert!(!out.is_empty() && x.len() == out.len() && y.len() == out.len(), "sub_into takes slices of one length");
-    // SAFETY: three slices of out.len() >= 1 limbs; out overlaps neither.
-    unsafe { embedded::mpn_sub_n(out.as_mut_ptr(), x.as_ptr(), y.as_ptr(), out.len() as mp_size_t) };
-}
-
-/// x += y, x growing by the carry out (GMP's mpn_add).
-fn add_assign(x: &mut Vec<mp_limb_t>, y: &[mp_limb_t]) {
-    if x.len() < y.len() {
-        x.resize(y.len(), 0);
-    }
-    if carry_through(x, y, embedded::mpn_add_n, embedded::mpn_add_1) != 0 {
-        x.push(1);
-    }
-}
-
-/// x += 1 in place (the caller knows it does not carry out).
-fn increment(x: &mut [mp_limb_t]) {
-    for xi in x.iter_mut() {
-        *xi = xi.wrapping_add(1);
-        if *xi != 0 {
-            break;
-        }
-    }
-}
-
-/// Splits for a number of `limbs` limbs: as many as leave leaves of at
-/// least MIN_LEAF_LIMBS, at most `CUGMP_RADIX_LEVELS`.
-pub fn levels_for(limbs: usize) -> u32 {
-    let wanted = config::get().radix_levels.map_or(MAX_LEVELS, |l| l.min(MAX_LEVELS as usize) as u32);
-    let mut levels = 0;
-    while levels < wanted && limbs >> (levels + 1) >= MIN_LEAF_LIMBS {
-        levels += 1;
-    }
-    levels
-}
-
 /// The levels radix conversion splits a number of `n` limbs into when it
 /// converts it in `base` by whole levels on the GPU: where GMP's internal
 /// products of that size go to the GPU, only with GMP's own allocation
@@ -534,32 +379,6 @@ mod tests {
         }
         assert_eq!(digits(&[], 10, 3).as_slice(), [0]);
         assert_eq!(digits(&[0, 0], 10, 2).as_slice(), [0]);
-    }
-
-    #[test]
-    fn levels_leave_leaves_of_min_size() {
-        assert_eq!(levels_for(2 * MIN_LEAF_LIMBS - 1), 0);
-        assert_eq!(levels_for(2 * MIN_LEAF_LIMBS), 1);
-        for n in [2 * MIN_LEAF_LIMBS, 5 * MIN_LEAF_LIMBS, 1_000_000, 1 << 30] {
-            let levels = levels_for(n);
-            assert!(n >> levels >= MIN_LEAF_LIMBS && n >> (levels + 1) < MIN_LEAF_LIMBS, "{levels} levels for {n} limbs");
-        }
-    }
-
-    /// gather's runs of limbs, on any number of threads, against slot by slot.
-    #[test]
-    fn gather_copies_each_item() {
-        let (count, from_apart, apart, offset, len) = (7usize, 17usize, 19usize, 5usize, 11usize);
-        let from = pseudo_random(count * from_apart, 3);
-        let mut want = vec![0; count * apart];
-        for i in 0..count {
-            want[i * apart..][..len].copy_from_slice(&from[i * from_apart + offset..][..len]);
-        }
-        for threads in 1..=40 {
-            let mut out = vec![mp_limb_t::MAX; count * apart];
-            gather(&mut out, apart, len, &from, from_apart, offset, threads);
-            assert_eq!(out, want, "{threads} threads");
-        }
     }
 
     /// The inverses of the powers: within split_level's bound (at most 2 below
