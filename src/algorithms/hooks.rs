@@ -11,7 +11,7 @@
 #![allow(clippy::missing_safety_doc)]
 
 use super::product::{inject_product_fault, product_into, product_on_gpu, product_with};
-use super::route::{cpu_only, gpu_wanted, internal_on_gpu, internal_sized_for_gpu, product_route};
+use super::route::{cpu_only, gpu_wanted, internal_on_gpu, internal_sized_for_gpu, product_route, product_size};
 use super::{radix, sqrt};
 use crate::config::log;
 use crate::gmp::{mp_limb_t, mp_size_t};
@@ -24,7 +24,7 @@ use libc::{c_int, size_t};
 /// `{pp, an+bn} = {ap, an} * {bp, bn}`, `an >= bn > 0`, on the GPU when
 /// routed there, else `on_cpu` (GMP's own routine).
 pub unsafe fn internal_product(pp: *mut mp_limb_t, ap: *const mp_limb_t, an: usize, bp: *const mp_limb_t, bn: usize, on_cpu: impl FnOnce()) {
-    if cpu_only(Op::Internal, bn) {
+    if cpu_only(Op::Internal, product_size(an, bn)) {
         return on_cpu();
     }
     let out = unsafe { std::slice::from_raw_parts_mut(pp, an + bn) };
@@ -44,7 +44,7 @@ pub unsafe fn internal_product(pp: *mut mp_limb_t, ap: *const mp_limb_t, an: usi
 /// folded once.
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn internal_mulmod_bnm1(rp: *mut mp_limb_t, rn: usize, ap: *const mp_limb_t, an: usize, bp: *const mp_limb_t, bn: usize, on_cpu: impl FnOnce()) {
-    if cpu_only(Op::Internal, bn) {
+    if cpu_only(Op::Internal, product_size(an, bn)) {
         return on_cpu();
     }
     let out = unsafe { std::slice::from_raw_parts_mut(rp, rn.min(an + bn)) };
