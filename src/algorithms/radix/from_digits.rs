@@ -7,7 +7,7 @@
 //! at a time, and below its FFT threshold its products run on the CPU on
 //! one thread: with GPU products for the upper levels only, GMP's
 //! conversion of 10^7 decimal digits was 3.2x its own speed without them
-//! (RESULTS.md, "gmpy2, MPFR and mpmath under LD_PRELOAD"). Here every pair
+//! (RESULTS.md, "Python: gmpy2, MPFR and mpmath"). Here every pair
 //! of a level meets the same power P_j = base^(width 2^j), so the level's
 //! high halves are laid side by side, each in a slot of twice P_j's length
 //! (a high half times P_j fits it), multiplied by P_j in one product of
