@@ -167,6 +167,8 @@ void __gmpz_clear(mpz_ptr x);
 
 int __gmpz_set_str(mpz_ptr rop, const char *s, int base);
 
+void __gmpz_fac_ui(mpz_ptr r, unsigned long n);
+
 char *__gmpz_get_str(char *s, int base, mpz_srcptr op);
 
 void __gmpz_add(mpz_ptr r, mpz_srcptr a, mpz_srcptr b);
@@ -239,6 +241,8 @@ extern void mpz_tdiv_q(mpz_ptr q, mpz_srcptr n, mpz_srcptr d);
 
 extern void mpz_sqrt(mpz_ptr r, mpz_srcptr a);
 
+extern void mpz_fac_ui(mpz_ptr r, unsigned long n);
+
 extern void mpz_init(mpz_ptr r);
 
 extern void mpz_clear(mpz_ptr r);
@@ -260,6 +264,8 @@ extern mp_limb_t mpn_add_1(mp_limb_t *rp, const mp_limb_t *up, mp_size_t n, mp_l
 extern mp_limb_t mpn_sub_1(mp_limb_t *rp, const mp_limb_t *up, mp_size_t n, mp_limb_t v);
 
 extern mp_limb_t mpn_mul_1(mp_limb_t *rp, const mp_limb_t *up, mp_size_t n, mp_limb_t v);
+
+extern mp_limb_t mpn_lshift(mp_limb_t *rp, const mp_limb_t *up, mp_size_t n, unsigned int count);
 
 extern mp_limb_t mpn_addmul_1(mp_limb_t *rp, const mp_limb_t *up, mp_size_t n, mp_limb_t v);
 
