@@ -34,6 +34,9 @@ pub enum Op {
     Com,
     /// A square root (GMP's mpn_sqrtrem) by Newton's iteration.
     Sqrt,
+    /// A factorial (mpz_fac_ui) from its primes' exponents; its size is
+    /// the result's limbs.
+    Fac,
     /// A product inside GMP's own algorithms (division, roots, radix
     /// conversion, ...), reached through the hooks.
     Internal,
@@ -53,12 +56,13 @@ impl Op {
             Op::Xor => "xor",
             Op::Com => "com",
             Op::Sqrt => "sqrt",
+            Op::Fac => "fac_ui",
             Op::Internal => "gmp-internal mul",
         }
     }
 
-    pub const ALL: [Op; 12] =
-        [Op::SetStr, Op::GetStr, Op::Add, Op::Sub, Op::Mul, Op::Shift, Op::And, Op::Ior, Op::Xor, Op::Com, Op::Sqrt, Op::Internal];
+    pub const ALL: [Op; 13] =
+        [Op::SetStr, Op::GetStr, Op::Add, Op::Sub, Op::Mul, Op::Shift, Op::And, Op::Ior, Op::Xor, Op::Com, Op::Sqrt, Op::Fac, Op::Internal];
 }
 
 /// Why a GPU attempt ended on the CPU (the columns of the fallback count).

@@ -234,6 +234,21 @@ fn large_set_str_matches_gmp() {
     }
 }
 
+/// mpz_fac_ui: where the GPU takes GMP's internal products (under force on
+/// the GPU machine), n! from its primes' exponents
+/// (src/algorithms/factorial.rs); below, and on CI, GMP's own. Small n
+/// (GMP's table), powers of two and their neighbours (the power of two's
+/// shift), and n up to 3 x 10^5 (a 4.8 million-digit result); into a
+/// variable that held a larger number, and one that held a negative one.
+#[test]
+fn factorials_match_gmp() {
+    let mut z = Z::from(&-Integer::from(Integer::u_pow_u(7, 100_000)));
+    for n in [0u32, 1, 2, 20, 21, 63, 64, 65, 400, 1023, 1024, 1025, 5000, 65_536, 100_003, 300_000] {
+        unsafe { (api().fac_ui)(z.ptr(), n.into()) };
+        same(&format!("mpz_fac_ui({n})"), &z.get(), &Integer::from(Integer::factorial(n)));
+    }
+}
+
 #[test]
 fn mpn_products_match_gmp() {
     let mut r = rng();

@@ -315,7 +315,7 @@ fn fork_child(api: &Api) -> String {
 }
 
 /// GMP's own algorithms through the hooks (src/abi/hooks.rs): division,
-/// square root and radix conversion both ways must match GMP and must have put
+/// square root, radix conversion both ways and factorials must match GMP and must have put
 /// products on the GPU (under force, GMP's internal products from 64 limbs).
 fn hooks(api: &Api) -> String {
     let mut rng = RandState::new();
@@ -346,11 +346,19 @@ fn hooks(api: &Api) -> String {
         assert_eq!(unsafe { (api.set_str)(&mut *r, c_text.as_ptr(), 10) }, 0, "mpz_set_str refused GMP's own digits");
         assert!(from_mpz(&r) == d, "MISMATCH: mpz_set_str base 10, {n} limbs");
         let from_str_ops = ops() - before;
+        // n! of about n limbs (n log2(n) / 64 bits).
+        let fac_of = n * 4;
+        let before = ops();
+        unsafe { (api.fac_ui)(&mut *r, fac_of.into()) };
+        assert!(from_mpz(&r) == Integer::from(Integer::factorial(fac_of)), "MISMATCH: mpz_fac_ui({fac_of})");
+        let fac_ops = ops() - before;
         assert!(
-            div_ops > 0 && sqrt_ops > 0 && str_ops > 0 && from_str_ops > 0,
-            "a GMP algorithm made no GPU product: division {div_ops}, sqrt {sqrt_ops}, get_str {str_ops}, set_str {from_str_ops}"
+            div_ops > 0 && sqrt_ops > 0 && str_ops > 0 && from_str_ops > 0 && fac_ops > 0,
+            "a GMP algorithm made no GPU product: division {div_ops}, sqrt {sqrt_ops}, get_str {str_ops}, set_str {from_str_ops}, fac_ui {fac_ops}"
         );
-        report.push(format!("{n} limbs: GPU products in tdiv_qr {div_ops}, sqrt {sqrt_ops}, get_str {str_ops}, set_str {from_str_ops}"));
+        report.push(format!(
+            "{n} limbs: GPU products in tdiv_qr {div_ops}, sqrt {sqrt_ops}, get_str {str_ops}, set_str {from_str_ops}, fac_ui({fac_of}) {fac_ops}"
+        ));
         for mut m in [ma, md, q, r] {
             unsafe { (api.clear)(&mut *m) };
         }

@@ -30,6 +30,11 @@ pub unsafe extern "C" fn __gmpz_set_str(rop: mpz_ptr, s: *const c_char, base: c_
 }
 
 #[unsafe(no_mangle)]
+pub unsafe extern "C" fn __gmpz_fac_ui(r: mpz_ptr, n: libc::c_ulong) {
+    routed!("mpz_fac_ui", mpz::fac_ui_on_cpu(n) => embedded::mpz_fac_ui(r, n), mpz::fac_ui(r, n))
+}
+
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn __gmpz_get_str(s: *mut c_char, base: c_int, op: mpz_srcptr) -> *mut c_char {
     boundary!("mpz_get_str", unsafe { text::get_str(s, base, op) })
 }

@@ -8,14 +8,17 @@
 //! | [`product`]   | every GPU product (counted, checked, faults, fallback to the CPU); GMP's mpn products |
 //! | [`radix`]     | radix conversion a whole level at a time, both ways (GMP's mpn_get_str, mpn_set_str) |
 //! | [`sqrt`]      | square roots by Newton's iteration (GMP's mpn_sqrtrem)                |
+//! | [`factorial`] | n! from the exponents of its primes (mpz_fac_ui)                     |
 //! | [`hooks`]     | the targets of the hooks into the embedded GMP                        |
 //! | [`text`]      | mpz_get_str and mpz_set_str                                           |
 //! | [`mpz`]       | the mpz operations cuGMP routes itself (add, sub, mul, shifts, logic) |
 //! | [`self_test`] | `cugmp_self_test`: GPU results against the CPU engine                 |
 //!
-//! Within this layer the order is route, product, then radix and sqrt, then
-//! the rest (tests/layers.rs holds it, from src/lib.rs's table).
+//! Within this layer the order is route, product, then radix, sqrt and
+//! factorial, then the rest (tests/layers.rs holds it, from src/lib.rs's
+//! table).
 
+pub mod factorial;
 pub mod hooks;
 pub mod mpz;
 pub mod product;

@@ -12,6 +12,7 @@
 //! That one contract is stated here, not per function.
 #![allow(clippy::missing_safety_doc)]
 
+use super::factorial;
 use super::product::{inject_product_fault, product_into};
 use super::route::{cpu_only, cpu_reference, product_route, route};
 use crate::config::{self, log};
@@ -91,6 +92,27 @@ fn longer(a: mpz_srcptr, b: mpz_srcptr) -> usize {
 #[inline(always)]
 fn shorter(a: mpz_srcptr, b: mpz_srcptr) -> usize {
     unsafe { gmp::limbs(a).len().min(gmp::limbs(b).len()) }
+}
+
+/// Whether `mpz_fac_ui(r, n)` goes straight to the embedded GMP: n! below
+/// the size from which it could be computed here (`route::cpu_only` by
+/// the result's limbs).
+#[inline(always)]
+pub fn fac_ui_on_cpu(n: libc::c_ulong) -> bool {
+    cpu_only(Op::Fac, factorial::fac_limbs(n))
+}
+
+/// `mpz_fac_ui`: from the exponents of n!'s primes (src/algorithms/factorial.rs)
+/// where `fac_ui_on_gpu` says so, else GMP's own.
+pub unsafe fn fac_ui(r: mpz_ptr, n: libc::c_ulong) {
+    let limbs = factorial::fac_limbs(n);
+    route(Op::Fac, limbs, false);
+    if factorial::fac_ui_on_gpu(n) {
+        log!("mpz_fac_ui({n}): from its primes' exponents");
+        stats::on_cpu(Op::Fac, limbs, || unsafe { mpz::store(r, &factorial::factorial(n), false) });
+    } else {
+        stats::on_cpu(Op::Fac, limbs, || unsafe { embedded::mpz_fac_ui(r, n) });
+    }
 }
 
 #[inline(never)]

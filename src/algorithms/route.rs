@@ -48,6 +48,11 @@ pub fn auto_threshold(op: Op) -> Option<usize> {
         // GPU: Internal's threshold). Against GMP's root with GPU products:
         // slower at 6000 limbs, faster at 10^4; 8192 lies between.
         Op::Sqrt => Some(8192),
+        // Factorials from their primes' exponents
+        // (src/algorithms/factorial.rs), from the result's size in limbs:
+        // 0.93x and 0.99x GMP at 2048 limbs, 1.00x and 1.03x at 4096, 1.23x
+        // and 1.28x at 8192 (RESULTS.md, "Factorials").
+        Op::Fac => Some(8192),
         // Add and sub, on the shorter operand's size (a sum with a short
         // operand, x += 1 on a long x, is cheap for GMP and would cost the GPU
         // every limb twice over PCIe). O(n) work on O(n) bytes that cross

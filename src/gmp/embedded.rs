@@ -73,6 +73,8 @@ unsafe extern "C" {
     pub fn mpz_tdiv_q(q: mpz_ptr, n: mpz_srcptr, d: mpz_srcptr);
     #[link_name = "__cugmp_cpu__gmpz_sqrt"]
     pub fn mpz_sqrt(r: mpz_ptr, a: mpz_srcptr);
+    #[link_name = "__cugmp_cpu__gmpz_fac_ui"]
+    pub fn mpz_fac_ui(r: mpz_ptr, n: libc::c_ulong);
     #[link_name = "__cugmp_cpu__gmpz_init"]
     pub fn mpz_init(r: mpz_ptr);
     #[link_name = "__cugmp_cpu__gmpz_clear"]
@@ -124,6 +126,8 @@ unsafe extern "C" {
     pub fn mpn_sub_1(rp: *mut mp_limb_t, up: *const mp_limb_t, n: mp_size_t, v: mp_limb_t) -> mp_limb_t;
     #[link_name = "__cugmp_cpu__gmpn_mul_1"]
     pub fn mpn_mul_1(rp: *mut mp_limb_t, up: *const mp_limb_t, n: mp_size_t, v: mp_limb_t) -> mp_limb_t;
+    #[link_name = "__cugmp_cpu__gmpn_lshift"]
+    pub fn mpn_lshift(rp: *mut mp_limb_t, up: *const mp_limb_t, n: mp_size_t, count: libc::c_uint) -> mp_limb_t;
     #[link_name = "__cugmp_cpu__gmpn_addmul_1"]
     pub fn mpn_addmul_1(rp: *mut mp_limb_t, up: *const mp_limb_t, n: mp_size_t, v: mp_limb_t) -> mp_limb_t;
     #[link_name = "__cugmp_cpu__gmpn_modexact_1c_odd"]

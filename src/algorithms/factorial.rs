@@ -1,0 +1,250 @@
+//! n! (GMP's `mpz_fac_ui`) for large n from the exponents of its primes.
+//!
+//! n! = 2^e_2 * prod over odd primes p <= n of p^e_p, e_p = sum over i of
+//! floor(n / p^i) (Legendre). With P_k the product of the odd primes whose
+//! e_p has bit k set, the odd part is ((P_K^2 P_(K-1))^2 ...)^2 P_0: a
+//! ladder of K squarings and products of ever larger numbers, which go to
+//! the GPU, and the P_k, products of many small primes, made as product
+//! trees on all cores. GMP computes n! by its prime-swing recursion on one
+//! thread, its mid-sized products on the CPU: fac(10^6) gained 4.1x from GPU
+//! products alone (RESULTS.md, "Python: gmpy2, MPFR and mpmath"). The power
+//! of two is a shift.
+//!
+//! GMP's code (its products) runs on other threads, so this is taken only
+//! while GMP's allocation functions are its own (`fac_ui_on_gpu`).
+
+use super::product::own_product;
+use super::route::{gmp_allocates_by_default, gpu_wanted, internal_on_gpu};
+use crate::config::log;
+use crate::gmp::{embedded, mp_limb_t, mp_size_t};
+use crate::parallel::{self, each_item};
+use crate::stats::Op;
+use std::time::Instant;
+
+/// The largest n taken here: the sieve holds n / 16 bytes, and n! has about
+/// n log2(n) bits (2^32! would be 17 GB).
+const MAX_N: u64 = 1 << 32;
+/// Primes a run of the product trees holds at least (`products_of`).
+const PRIMES_PER_RUN: usize = 1 << 10;
+/// Most threads for the product trees.
+const MAX_THREADS: usize = 16;
+
+/// Limbs of n! at most (n log2(n) / 64 bits, rounded up): the operation's
+/// size for the routing, cheap enough for the fast path.
+#[inline(always)]
+pub fn fac_limbs(n: u64) -> usize {
+    let bits = u64::from(64 - n.leading_zeros());
+    (n.saturating_mul(bits) / 64) as usize + 1
+}
+
+/// Whether `mpz_fac_ui(r, n)` is computed here: n! of GPU size, GMP's
+/// internal products on the GPU now, GMP's own allocation functions.
+pub fn fac_ui_on_gpu(n: u64) -> bool {
+    let limbs = fac_limbs(n);
+    (2..=MAX_N).contains(&n) && gpu_wanted(Op::Fac, limbs) && gmp_allocates_by_default() && internal_on_gpu(limbs)
+}
+
+/// n! (n >= 2, at most MAX_N), trimmed.
+pub fn factorial(n: u64) -> Vec<mp_limb_t> {
+    assert!((2..=MAX_N).contains(&n), "factorial of {n} taken here");
+    let start = Instant::now();
+    let primes = odd_primes_up_to(n);
+    // lists[k]: the odd primes whose exponent has bit k set.
+    let mut lists: Vec<Vec<u64>> = Vec::new();
+    for &p in &primes {
+        let mut e = 0u64;
+        let mut q = n / p;
+        while q > 0 {
+            e += q;
+            q /= p;
+        }
+        for k in 0..(64 - e.leading_zeros()) as usize {
+            if e >> k & 1 == 1 {
+                if lists.len() <= k {
+                    lists.resize(k + 1, Vec::new());
+                }
+                lists[k].push(p);
+            }
+        }
+    }
+    log!("factorial {n}: {} odd primes, {} exponent bits at {:.3} ms", primes.len(), lists.len(), ms(start));
+    let products = products_of(&lists);
+    log!("factorial {n}: prime products at {:.3} ms", ms(start));
+    let mut odd: Vec<mp_limb_t> = vec![1];
+    for p in products.iter().rev() {
+        if odd != [1] {
+            let mut square = vec![0; 2 * odd.len()];
+            own_product(&mut square, &odd, &odd, "factorial's square");
+            odd = trimmed(square);
+        }
+        if *p != [1] {
+            let mut next = vec![0; odd.len() + p.len()];
+            own_product(&mut next, &odd, p, "factorial's product");
+            odd = trimmed(next);
+        }
+    }
+    log!("factorial {n}: odd part of {} limbs at {:.3} ms", odd.len(), ms(start));
+    // e_2 = n - (the number of ones of n).
+    let twos = n - u64::from(n.count_ones());
+    let shifted = shifted_left(&odd, twos);
+    log!("factorial {n}: {} limbs in {:.3} ms", shifted.len(), ms(start));
+    shifted
+}
+
+/// The odd primes up to n (n >= 2), by a sieve of the odd numbers.
+fn odd_primes_up_to(n: u64) -> Vec<u64> {
+    // composite[i]: 2i + 1 is composite (i >= 1).
+    let count = (n as usize).div_ceil(2);
+    let mut composite = vec![false; count];
+    let mut i = 1;
+    while (2 * i + 1) * (2 * i + 1) <= n as usize {
+        if !composite[i] {
+            let p = 2 * i + 1;
+            let mut j = p * p / 2;
+            while j < count {
+                composite[j] = true;
+                j += p;
+            }
+        }
+        i += 1;
+    }
+    (1..count).filter(|&i| !composite[i] && 2 * i + 1 <= n as usize).map(|i| 2 * i as u64 + 1).collect()
+}
+
+/// The product of each list of `lists` (values below 2^32), trimmed ([1]
+/// for an empty list): every list cut into runs, all the runs' product
+/// trees on all cores at once (the lists are of very different lengths),
+/// then each list's runs joined by products that go to the GPU where GMP's
+/// internal products do.
+fn products_of(lists: &[Vec<u64>]) -> Vec<Vec<mp_limb_t>> {
+    let total: usize = lists.iter().map(Vec::len).sum();
+    let threads = parallel::cores().min(MAX_THREADS).min(total / PRIMES_PER_RUN).max(1);
+    // Runs of at most `run` values: about four per thread in all.
+    let run = total.div_ceil(4 * threads).max(PRIMES_PER_RUN);
+    let runs: Vec<(usize, &[u64])> = lists.iter().enumerate().flat_map(|(k, l)| l.chunks(run).map(move |c| (k, c))).collect();
+    let mut parts: Vec<Vec<mp_limb_t>> = vec![Vec::new(); runs.len()];
+    each_item(&mut parts, 1, threads, |i, part| part[0] = tree_product(runs[i].1));
+    let mut products: Vec<Vec<Vec<mp_limb_t>>> = vec![Vec::new(); lists.len()];
+    for ((k, _), part) in runs.iter().zip(parts) {
+        products[*k].push(part);
+    }
+    products.into_iter().map(joined).collect()
+}
+
+/// The product of `parts` (trimmed; [1] for none), pairwise in a balanced
+/// tree.
+fn joined(mut parts: Vec<Vec<mp_limb_t>>) -> Vec<mp_limb_t> {
+    while parts.len() > 1 {
+        let mut next = Vec::with_capacity(parts.len().div_ceil(2));
+        for pair in parts.chunks(2) {
+            match pair {
+                [a, b] => {
+                    let mut p = vec![0; a.len() + b.len()];
+                    own_product(&mut p, a, b, "factorial's prime product");
+                    next.push(trimmed(p));
+                }
+                [a] => next.push(a.clone()),
+                _ => unreachable!("chunks of two"),
+            }
+        }
+        parts = next;
+    }
+    parts.pop().unwrap_or_else(|| vec![1])
+}
+
+/// The product of `values` (each below 2^32) on this thread: GMP's
+/// products down a balanced tree, runs of a few values by single limbs.
+fn tree_product(values: &[u64]) -> Vec<mp_limb_t> {
+    const RUN: usize = 16;
+    if values.len() <= RUN {
+        let mut x: Vec<mp_limb_t> = vec![1];
+        // Two values below 2^32 make one limb.
+        for pair in values.chunks(2) {
+            let v = pair.iter().product::<u64>();
+            let n = x.len();
+            // SAFETY: x holds n limbs; GMP's mul_1 works in place.
+            let carry = unsafe { embedded::mpn_mul_1(x.as_mut_ptr(), x.as_ptr(), n as mp_size_t, v) };
+            if carry != 0 {
+                x.push(carry);
+            }
+        }
+        return x;
+    }
+    let (low, high) = values.split_at(values.len() / 2);
+    let (a, b) = (tree_product(low), tree_product(high));
+    let mut p = vec![0; a.len() + b.len()];
+    crate::cpu::mul(&mut p, &a, &b);
+    trimmed(p)
+}
+
+/// `x` without its zero limbs at the top (at least one limb kept).
+fn trimmed(mut x: Vec<mp_limb_t>) -> Vec<mp_limb_t> {
+    while x.len() > 1 && x[x.len() - 1] == 0 {
+        x.pop();
+    }
+    x
+}
+
+/// x * 2^bits (x trimmed, nonzero), trimmed.
+fn shifted_left(x: &[mp_limb_t], bits: u64) -> Vec<mp_limb_t> {
+    let (limbs, bits) = ((bits / 64) as usize, (bits % 64) as u32);
+    let mut out = vec![0; limbs + x.len() + 1];
+    if bits == 0 {
+        out[limbs..limbs + x.len()].copy_from_slice(x);
+    } else {
+        // SAFETY: out holds x.len() + 1 limbs from `limbs`; GMP's lshift
+        // writes x.len() of them and returns the bits out of the top.
+        let top = unsafe { embedded::mpn_lshift(out.as_mut_ptr().add(limbs), x.as_ptr(), x.len() as mp_size_t, bits) };
+        out[limbs + x.len()] = top;
+    }
+    trimmed(out)
+}
+
+/// Milliseconds since `start` (CUGMP_LOG's phase times).
+fn ms(start: Instant) -> f64 {
+    start.elapsed().as_secs_f64() * 1e3
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// GMP's own n! (the embedded GMP's mpz_fac_ui).
+    fn gmp_factorial(n: u64) -> Vec<mp_limb_t> {
+        let mut x = crate::gmp::mpz::Int::new();
+        unsafe { embedded::mpz_fac_ui(x.m(), n as libc::c_ulong) };
+        x.limbs().to_vec()
+    }
+
+    #[test]
+    fn factorials_match_gmp() {
+        for n in [2u64, 3, 4, 5, 15, 16, 17, 31, 32, 33, 100, 127, 128, 1000, 4095, 4096, 4097, 65_537, 200_003] {
+            assert!(factorial(n) == gmp_factorial(n), "{n}!");
+        }
+    }
+
+    #[test]
+    fn primes_are_the_odd_primes() {
+        assert_eq!(odd_primes_up_to(2), Vec::<u64>::new());
+        assert_eq!(odd_primes_up_to(3), [3]);
+        assert_eq!(odd_primes_up_to(30), [3, 5, 7, 11, 13, 17, 19, 23, 29]);
+        assert_eq!(odd_primes_up_to(1_000_000).len(), 78_497);
+    }
+
+    /// Products of lists of any lengths, cut into runs across threads,
+    /// against one thread's tree of each.
+    #[test]
+    fn products_of_any_length() {
+        let values: Vec<u64> = (0..20_000u64).map(|i| (i * 2_654_435_761 % 4_294_967_291) | 1).collect();
+        let lists: Vec<Vec<u64>> = [0usize, 1, 2, 17, 1024, 1025, 4097, 20_000].iter().map(|&len| values[..len].to_vec()).collect();
+        let got = products_of(&lists);
+        for (list, product) in lists.iter().zip(&got) {
+            let want = if list.is_empty() { vec![1] } else { tree_product(list) };
+            assert!(*product == want, "{} values", list.len());
+        }
+        assert!(products_of(&[]).is_empty());
+        assert_eq!(shifted_left(&[1], 0), [1]);
+        assert_eq!(shifted_left(&[3], 64), [0, 3]);
+        assert_eq!(shifted_left(&[1 << 63], 1), [0, 1]);
+    }
+}
