@@ -233,6 +233,8 @@ extern void mpz_set(mpz_ptr r, mpz_srcptr a);
 
 extern void mpz_set_ui(mpz_ptr r, unsigned long v);
 
+extern void mpz_mul_ui(mpz_ptr r, mpz_srcptr a, unsigned long v);
+
 extern void mpz_add_ui(mpz_ptr r, mpz_srcptr a, unsigned long v);
 
 extern void mpz_sub_ui(mpz_ptr r, mpz_srcptr a, unsigned long v);

@@ -24,8 +24,11 @@ use std::time::Instant;
 /// The largest n taken here: the sieve holds n / 16 bytes, and n! has about
 /// n log2(n) bits (2^32! would be 17 GB).
 const MAX_N: u64 = 1 << 32;
-/// Primes a run of the product trees holds at least (`products_of`).
-const PRIMES_PER_RUN: usize = 1 << 10;
+/// Values a run of the product trees holds at least (`products_of`).
+const MIN_RUN: usize = 512;
+/// The product trees' joins on threads stop at parts of this many limbs
+/// (GMP's internal products go to the GPU from 2048).
+const JOIN_ON_THREADS_BELOW: usize = 2048;
 /// Most threads for the product trees.
 const MAX_THREADS: usize = 16;
 
@@ -112,29 +115,40 @@ fn odd_primes_up_to(n: u64) -> Vec<u64> {
 }
 
 /// The product of each list of `lists` (values below 2^32), trimmed ([1]
-/// for an empty list): every list cut into runs, all the runs' product
-/// trees on all cores at once (the lists are of very different lengths),
-/// then each list's runs joined by products that go to the GPU where GMP's
-/// internal products do.
+/// for an empty list). The lists are of very different lengths (for
+/// fac(10^6) the longest has 53,428 primes and makes 15,611 limbs, its tree
+/// 9.2 ms of one core of the build machine; the fourth 7961 primes, 0.4
+/// ms): every list is cut into runs of about one length, all the runs'
+/// product trees made on all cores at once, then each list's runs joined
+/// pairwise, the lists on threads of their own, by products that go to the
+/// GPU where GMP's internal products do.
 fn products_of(lists: &[Vec<u64>]) -> Vec<Vec<mp_limb_t>> {
     let total: usize = lists.iter().map(Vec::len).sum();
-    let threads = parallel::cores().min(MAX_THREADS).min(total / PRIMES_PER_RUN).max(1);
-    // Runs of at most `run` values: about four per thread in all.
-    let run = total.div_ceil(4 * threads).max(PRIMES_PER_RUN);
+    let threads = parallel::cores().min(MAX_THREADS);
+    let run = total.div_ceil(2 * threads).max(MIN_RUN);
     let runs: Vec<(usize, &[u64])> = lists.iter().enumerate().flat_map(|(k, l)| l.chunks(run).map(move |c| (k, c))).collect();
     let mut parts: Vec<Vec<mp_limb_t>> = vec![Vec::new(); runs.len()];
-    each_item(&mut parts, 1, threads, |i, part| part[0] = tree_product(runs[i].1));
-    let mut products: Vec<Vec<Vec<mp_limb_t>>> = vec![Vec::new(); lists.len()];
+    each_item(&mut parts, 1, threads.min(runs.len()), |i, part| part[0] = tree_product(runs[i].1));
+    let mut by_list: Vec<Vec<Vec<mp_limb_t>>> = vec![Vec::new(); lists.len()];
     for ((k, _), part) in runs.iter().zip(parts) {
-        products[*k].push(part);
+        by_list[*k].push(part);
     }
-    products.into_iter().map(joined).collect()
+    // The lower joins on the CPU, the lists on threads; the upper ones,
+    // GPU products (GMP's internal products' sizes), one at a time: GPU
+    // products from 16 threads at once spent most of their time in their
+    // uploads (12 ms for 14 products of 2048 to 4095 limbs; RESULTS.md,
+    // "Factorials").
+    each_item(&mut by_list, 1, threads.min(lists.len()), |_, list| {
+        let parts = std::mem::take(&mut list[0]);
+        list[0] = joined(parts, JOIN_ON_THREADS_BELOW);
+    });
+    by_list.into_iter().map(|list| joined(list, usize::MAX).pop().unwrap_or_else(|| vec![1])).collect()
 }
 
-/// The product of `parts` (trimmed; [1] for none), pairwise in a balanced
-/// tree.
-fn joined(mut parts: Vec<Vec<mp_limb_t>>) -> Vec<mp_limb_t> {
-    while parts.len() > 1 {
+/// `parts` (trimmed) joined pairwise, a level of a balanced tree at a time,
+/// while their longest is below `below` limbs (or until one is left).
+fn joined(mut parts: Vec<Vec<mp_limb_t>>, below: usize) -> Vec<Vec<mp_limb_t>> {
+    while parts.len() > 1 && parts.iter().map(Vec::len).max().unwrap_or(0) < below {
         let mut next = Vec::with_capacity(parts.len().div_ceil(2));
         for pair in parts.chunks(2) {
             match pair {
@@ -149,7 +163,7 @@ fn joined(mut parts: Vec<Vec<mp_limb_t>>) -> Vec<mp_limb_t> {
         }
         parts = next;
     }
-    parts.pop().unwrap_or_else(|| vec![1])
+    parts
 }
 
 /// The product of `values` (each below 2^32) on this thread: GMP's
@@ -231,16 +245,20 @@ mod tests {
         assert_eq!(odd_primes_up_to(1_000_000).len(), 78_497);
     }
 
-    /// Products of lists of any lengths, cut into runs across threads,
-    /// against one thread's tree of each.
+    /// Products of lists of any lengths, on threads, against GMP's value
+    /// by value.
     #[test]
     fn products_of_any_length() {
         let values: Vec<u64> = (0..20_000u64).map(|i| (i * 2_654_435_761 % 4_294_967_291) | 1).collect();
         let lists: Vec<Vec<u64>> = [0usize, 1, 2, 17, 1024, 1025, 4097, 20_000].iter().map(|&len| values[..len].to_vec()).collect();
         let got = products_of(&lists);
         for (list, product) in lists.iter().zip(&got) {
-            let want = if list.is_empty() { vec![1] } else { tree_product(list) };
-            assert!(*product == want, "{} values", list.len());
+            let mut want = crate::gmp::mpz::Int::new();
+            unsafe { embedded::mpz_set_ui(want.m(), 1) };
+            for &v in list {
+                unsafe { embedded::mpz_mul_ui(want.m(), want.p(), v as libc::c_ulong) };
+            }
+            assert!(product.as_slice() == want.limbs(), "{} values", list.len());
         }
         assert!(products_of(&[]).is_empty());
         assert_eq!(shifted_left(&[1], 0), [1]);
