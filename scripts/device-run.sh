@@ -295,8 +295,9 @@ elif [ "$what" = python ]; then
     # .whl/, carried: the machine has no network), first on the wheel's own
     # GMP and MPFR, then with libcugmp.so preloaded (CUGMP_GPU=auto); the
     # checksums must agree. Then the first large operation of a fresh
-    # process, CUGMP_PY_REPEATS times (default 3) each way. One file back:
-    # python.md.
+    # process, CUGMP_PY_REPEATS times (default 3) each way. With
+    # CUGMP_PY_LARGE=1 also python_ops.py large (minutes on GMP). One file
+    # back: python.md.
     site=/tmp/cugmp-site
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target "$site" .whl/*.whl
     export PYTHONPATH=$site
@@ -304,6 +305,14 @@ elif [ "$what" = python ]; then
     python3 benches/programs/python_ops.py >"$out/py-gmp.md" 2>&1
     CUGMP_GPU=auto LD_PRELOAD=$lib python3 benches/programs/python_ops.py >"$out/py-cugmp.md" 2>&1
     { echo "== GMP (gmpy2's wheel)"; cat "$out/py-gmp.md"; echo "== cuGMP (LD_PRELOAD, auto)"; cat "$out/py-cugmp.md"; } >>"$out/python.md"
+    if [ -n "${CUGMP_PY_LARGE:-}" ]; then
+        # The large rows (python_ops.py large), once each way.
+        python3 benches/programs/python_ops.py large >"$out/py-gmp-large.md" 2>&1
+        CUGMP_GPU=auto LD_PRELOAD=$lib python3 benches/programs/python_ops.py large >"$out/py-cugmp-large.md" 2>&1
+        { echo "== GMP (gmpy2's wheel), large"; cat "$out/py-gmp-large.md"; echo "== cuGMP (LD_PRELOAD, auto), large"; cat "$out/py-cugmp-large.md"; } >>"$out/python.md"
+        [ "$(awk -F'|' '{print $2 $4}' "$out/py-gmp-large.md")" = "$(awk -F'|' '{print $2 $4}' "$out/py-cugmp-large.md")" ] || echo "== large: checksums DIFFERENT" >>"$out/python.md"
+        rm -f "$out/py-gmp-large.md" "$out/py-cugmp-large.md"
+    fi
     for repeat in $(seq "${CUGMP_PY_REPEATS:-3}"); do
         echo "== first, GMP ($repeat): $(python3 benches/programs/python_ops.py first 2>&1)" >>"$out/python.md"
         echo "== first, cuGMP ($repeat): $(CUGMP_GPU=auto LD_PRELOAD=$lib python3 benches/programs/python_ops.py first 2>&1)" >>"$out/python.md"

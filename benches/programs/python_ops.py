@@ -2,11 +2,12 @@
 gmpy2's own wheel (its own GMP and MPFR), then under LD_PRELOAD of
 libcugmp.so; each line's checksum must be the same both ways.
 
-    python3 python_ops.py [first]
+    python3 python_ops.py [first|large]
 
 With `first`, only the first large operation of a fresh process (3**x of
 about 10^7 digits), which pays for whatever a library does on its first
-large operation. Prints markdown rows: | work | seconds | checksum |."""
+large operation; with `large`, gcd of 10^7 digits, MPFR's pi to 10^8 bits
+and mpmath's pi to 10^7 digits (minutes on GMP). Prints markdown rows: | work | seconds | checksum |."""
 import sys
 import time
 import zlib
@@ -31,6 +32,22 @@ def timed(name, f):
     row(name, time.perf_counter() - t, value)
     return value
 
+
+if sys.argv[1:] == ["large"]:
+    # The issue-sized work: gcd of 10^7 digits, MPFR's pi to 10^8 bits,
+    # mpmath's pi to 10^7 digits.
+    digits = 10**7
+    a = gmpy2.mpz(7) ** int(digits / 0.845098) + 12345
+    b = gmpy2.mpz(11) ** int(digits / 1.0413927) + 67890
+    timed("gcd of two 10^7-digit numbers", lambda: gmpy2.gcd(a, b))
+    gmpy2.get_context().precision = 10**8
+    timed("MPFR const_pi, 10^8 bits", lambda: gmpy2.const_pi())
+    import mpmath  # noqa: E402
+
+    assert mpmath.libmp.BACKEND == "gmpy", mpmath.libmp.BACKEND
+    mpmath.mp.dps = 10**7
+    timed("mpmath pi, 10^7 digits", lambda: str(+mpmath.pi))
+    sys.exit(0)
 
 if sys.argv[1:] == ["first"]:
     timed("first operation of the process: 3**20959032 (10^7 digits)", lambda: gmpy2.mpz(3) ** 20959032)
