@@ -86,7 +86,8 @@ int cugmp_gpu_name(char *buf, size_t size);
 
 /*
  The operand size in limbs from which CUGMP_GPU=auto sends `op` ("mul",
- "add", "sub", "shift", "and", "ior", "xor", "com", "set_str", "get_str", "fac_ui")
+ "add", "sub", "shift", "and", "ior", "xor", "com", "set_str", "get_str", "fac_ui",
+ "bin_uiui")
  to the GPU; -1 where it always stays on the CPU, -2 for an unknown name.
  */
 long cugmp_threshold(const char *op);
@@ -169,6 +170,8 @@ int __gmpz_set_str(mpz_ptr rop, const char *s, int base);
 
 void __gmpz_fac_ui(mpz_ptr r, unsigned long n);
 
+void __gmpz_bin_uiui(mpz_ptr r, unsigned long n, unsigned long k);
+
 char *__gmpz_get_str(char *s, int base, mpz_srcptr op);
 
 void __gmpz_add(mpz_ptr r, mpz_srcptr a, mpz_srcptr b);
@@ -242,6 +245,8 @@ extern void mpz_sub_ui(mpz_ptr r, mpz_srcptr a, unsigned long v);
 extern void mpz_tdiv_q(mpz_ptr q, mpz_srcptr n, mpz_srcptr d);
 
 extern void mpz_sqrt(mpz_ptr r, mpz_srcptr a);
+
+extern void mpz_bin_uiui(mpz_ptr r, unsigned long n, unsigned long k);
 
 extern void mpz_fac_ui(mpz_ptr r, unsigned long n);
 

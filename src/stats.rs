@@ -37,6 +37,9 @@ pub enum Op {
     /// A factorial (mpz_fac_ui) from its primes' exponents; its size is
     /// the result's limbs.
     Fac,
+    /// A binomial coefficient (mpz_bin_uiui) the same way; its size is
+    /// the result's limbs.
+    Bin,
     /// A product inside GMP's own algorithms (division, roots, radix
     /// conversion, ...), reached through the hooks.
     Internal,
@@ -57,12 +60,27 @@ impl Op {
             Op::Com => "com",
             Op::Sqrt => "sqrt",
             Op::Fac => "fac_ui",
+            Op::Bin => "bin_uiui",
             Op::Internal => "gmp-internal mul",
         }
     }
 
-    pub const ALL: [Op; 13] =
-        [Op::SetStr, Op::GetStr, Op::Add, Op::Sub, Op::Mul, Op::Shift, Op::And, Op::Ior, Op::Xor, Op::Com, Op::Sqrt, Op::Fac, Op::Internal];
+    pub const ALL: [Op; 14] = [
+        Op::SetStr,
+        Op::GetStr,
+        Op::Add,
+        Op::Sub,
+        Op::Mul,
+        Op::Shift,
+        Op::And,
+        Op::Ior,
+        Op::Xor,
+        Op::Com,
+        Op::Sqrt,
+        Op::Fac,
+        Op::Bin,
+        Op::Internal,
+    ];
 }
 
 /// Why a GPU attempt ended on the CPU (the columns of the fallback count).

@@ -249,6 +249,21 @@ fn factorials_match_gmp() {
     }
 }
 
+/// mpz_bin_uiui: where the GPU takes GMP's internal products (under force
+/// on the GPU machine) and C(n, k) is large against n, from its primes'
+/// exponents (src/algorithms/factorial.rs); else, and on CI, GMP's own.
+/// k = 0, k = n, k > n, both halves, powers of two (the carries of k + (n -
+/// k) in base 2), small k of a large n (GMP's), and C(2k, k) to 4 x 10^5.
+#[test]
+fn binomials_match_gmp() {
+    let mut z = Z::from(&-Integer::from(Integer::u_pow_u(7, 100_000)));
+    let cases = [(0u32, 0u32), (5, 0), (5, 5), (5, 6), (1000, 1), (1000, 999), (4096, 2048), (4097, 2048), (65_536, 1000), (65_536, 64_536), (10_000_000, 3), (400_000, 200_000), (300_001, 77_777)];
+    for (n, k) in cases {
+        unsafe { (api().bin_uiui)(z.ptr(), n.into(), k.into()) };
+        same(&format!("mpz_bin_uiui({n}, {k})"), &z.get(), &Integer::from(Integer::binomial_u(n, k)));
+    }
+}
+
 #[test]
 fn mpn_products_match_gmp() {
     let mut r = rng();
@@ -480,6 +495,7 @@ fn thresholds_are_reported() {
     assert_eq!(ask("get_str"), 4096, "radix conversion by whole levels (RESULTS.md)");
     assert_eq!(ask("set_str"), 6144, "radix conversion from digits by whole levels (RESULTS.md)");
     assert_eq!(ask("fac_ui"), 8192, "factorials from their primes' exponents (RESULTS.md)");
+    assert_eq!(ask("bin_uiui"), 8192, "binomials from their primes' exponents (RESULTS.md)");
     assert_eq!(ask("sqrt"), 8192, "square roots by Newton's iteration (RESULTS.md)");
     assert_eq!(ask("add"), 100_000_000, "add wins end to end only from 10^8 limbs (RESULTS.md)");
     assert_eq!(ask("and"), -1, "logic never goes to the GPU under auto");

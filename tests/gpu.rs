@@ -315,7 +315,8 @@ fn fork_child(api: &Api) -> String {
 }
 
 /// GMP's own algorithms through the hooks (src/abi/hooks.rs): division,
-/// square root, radix conversion both ways and factorials must match GMP and must have put
+/// square root, radix conversion both ways, factorials and binomials must
+/// match GMP and must have put
 /// products on the GPU (under force, GMP's internal products from 64 limbs).
 fn hooks(api: &Api) -> String {
     let mut rng = RandState::new();
@@ -352,12 +353,17 @@ fn hooks(api: &Api) -> String {
         unsafe { (api.fac_ui)(&mut *r, fac_of.into()) };
         assert!(from_mpz(&r) == Integer::from(Integer::factorial(fac_of)), "MISMATCH: mpz_fac_ui({fac_of})");
         let fac_ops = ops() - before;
+        let before = ops();
+        unsafe { (api.bin_uiui)(&mut *r, (2 * fac_of).into(), fac_of.into()) };
+        assert!(from_mpz(&r) == Integer::from(Integer::binomial_u(2 * fac_of, fac_of)), "MISMATCH: mpz_bin_uiui({}, {fac_of})", 2 * fac_of);
+        let bin_ops = ops() - before;
         assert!(
-            div_ops > 0 && sqrt_ops > 0 && str_ops > 0 && from_str_ops > 0 && fac_ops > 0,
-            "a GMP algorithm made no GPU product: division {div_ops}, sqrt {sqrt_ops}, get_str {str_ops}, set_str {from_str_ops}, fac_ui {fac_ops}"
+            div_ops > 0 && sqrt_ops > 0 && str_ops > 0 && from_str_ops > 0 && fac_ops > 0 && bin_ops > 0,
+            "a GMP algorithm made no GPU product: division {div_ops}, sqrt {sqrt_ops}, get_str {str_ops}, set_str {from_str_ops}, fac_ui {fac_ops}, bin_uiui {bin_ops}"
         );
         report.push(format!(
-            "{n} limbs: GPU products in tdiv_qr {div_ops}, sqrt {sqrt_ops}, get_str {str_ops}, set_str {from_str_ops}, fac_ui({fac_of}) {fac_ops}"
+            "{n} limbs: GPU products in tdiv_qr {div_ops}, sqrt {sqrt_ops}, get_str {str_ops}, set_str {from_str_ops}, fac_ui({fac_of}) {fac_ops}, bin_uiui({}, {fac_of}) {bin_ops}",
+            2 * fac_of
         ));
         for mut m in [ma, md, q, r] {
             unsafe { (api.clear)(&mut *m) };

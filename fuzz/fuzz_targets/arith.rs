@@ -5,19 +5,22 @@
 //! GPU machine every operation goes through the GPU engine. `sqrt`, `tdiv_qr`
 //! and `gcd` are GMP's own algorithms, whose inner products (and, for sqrt,
 //! Newton's iteration in src/algorithms/sqrt.rs) reach the GPU through the hooks.
+//! `fac_ui` and `bin_uiui` take n from the shift count (times 4) and k from
+//! the first operand (src/algorithms/factorial.rs); `set_str` reads the first
+//! operand's text in one of five bases back (src/algorithms/radix/).
 #![no_main]
 
 #[path = "harness.rs"]
 mod harness;
 
 use gmp_mpfr_sys::gmp;
-use harness::{api, same, Z};
+use harness::{api, reference_get_str, same, Z};
 use libfuzzer_sys::fuzz_target;
 use rug::Integer;
 
-const OPS: [&str; 14] = [
+const OPS: [&str; 17] = [
     "add", "sub", "mul", "and", "ior", "xor", "com", "mul_2exp", "tdiv_q_2exp", "fdiv_q_2exp", "cdiv_q_2exp", "sqrt", "tdiv_qr",
-    "gcd",
+    "gcd", "fac_ui", "bin_uiui", "set_str",
 ];
 
 fn max_limbs() -> usize {
@@ -91,6 +94,11 @@ fuzz_target!(|data: &[u8]| {
     // tdiv_qr's remainder, in a variable of its own (GMP's quotient and
     // remainder must be distinct); the quotient aliases as the other results.
     let mut want_rem = Integer::new();
+    // fac_ui and bin_uiui: n and k; set_str: the text and its base.
+    let n = bits * 4;
+    let k = a.to_u64_wrapping() % (n + 2);
+    let base = [10, 3, 36, 62, 7][head[7] as usize % 5];
+    let text = std::ffi::CString::new(reference_get_str(&a, base).unwrap_or_default()).unwrap_or_default();
 
     // The reference, through GMP's own functions on fresh variables.
     let mut want = Integer::new();
@@ -110,6 +118,9 @@ fuzz_target!(|data: &[u8]| {
             "cdiv_q_2exp" => gmp::mpz_cdiv_q_2exp(w, x, bits),
             "sqrt" => gmp::mpz_sqrt(w, x),
             "tdiv_qr" => gmp::mpz_tdiv_qr(w, want_rem.as_raw_mut(), x, y),
+            "fac_ui" => gmp::mpz_fac_ui(w, n),
+            "bin_uiui" => gmp::mpz_bin_uiui(w, n, k),
+            "set_str" => assert_eq!(gmp::mpz_set_str(w, text.as_ptr(), base), 0, "GMP reads its own text"),
             _ => gmp::mpz_gcd(w, x, y),
         }
     }
@@ -138,6 +149,9 @@ fuzz_target!(|data: &[u8]| {
             "cdiv_q_2exp" => (api.cdiv_q_2exp)(pr, pa, bits),
             "sqrt" => (api.sqrt)(pr, pa),
             "tdiv_qr" => (api.tdiv_qr)(pr, zrem.ptr(), pa, pb),
+            "fac_ui" => (api.fac_ui)(pr, n),
+            "bin_uiui" => (api.bin_uiui)(pr, n, k),
+            "set_str" => assert_eq!((api.set_str)(pr, text.as_ptr(), base), 0, "mpz_set_str of GMP's own text"),
             _ => (api.gcd)(pr, pa, pb),
         }
     }

@@ -35,6 +35,11 @@ pub unsafe extern "C" fn __gmpz_fac_ui(r: mpz_ptr, n: libc::c_ulong) {
 }
 
 #[unsafe(no_mangle)]
+pub unsafe extern "C" fn __gmpz_bin_uiui(r: mpz_ptr, n: libc::c_ulong, k: libc::c_ulong) {
+    routed!("mpz_bin_uiui", mpz::bin_uiui_on_cpu(n, k) => embedded::mpz_bin_uiui(r, n, k), mpz::bin_uiui(r, n, k))
+}
+
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn __gmpz_get_str(s: *mut c_char, base: c_int, op: mpz_srcptr) -> *mut c_char {
     boundary!("mpz_get_str", unsafe { text::get_str(s, base, op) })
 }

@@ -8,7 +8,7 @@
 //! | [`product`]   | every GPU product (counted, checked, faults, fallback to the CPU); GMP's mpn products |
 //! | [`radix`]     | radix conversion a whole level at a time, both ways (GMP's mpn_get_str, mpn_set_str) |
 //! | [`sqrt`]      | square roots by Newton's iteration (GMP's mpn_sqrtrem)                |
-//! | [`factorial`] | n! from the exponents of its primes (mpz_fac_ui)                     |
+//! | [`factorial`] | n! and C(n, k) from the exponents of their primes (mpz_fac_ui, mpz_bin_uiui) |
 //! | [`hooks`]     | the targets of the hooks into the embedded GMP                        |
 //! | [`text`]      | mpz_get_str and mpz_set_str                                           |
 //! | [`mpz`]       | the mpz operations cuGMP routes itself (add, sub, mul, shifts, logic) |

@@ -102,6 +102,31 @@ pub fn fac_ui_on_cpu(n: libc::c_ulong) -> bool {
     cpu_only(Op::Fac, factorial::fac_limbs(n))
 }
 
+/// Whether `mpz_bin_uiui(r, n, k)` goes straight to the embedded GMP: C(n,
+/// k) below the size from which it could be computed here, told cheaply
+/// (k or n - k of fewer limbs' worth than the threshold's: C(n, k) <
+/// n^min(k, n-k)).
+#[inline(always)]
+pub fn bin_uiui_on_cpu(n: libc::c_ulong, k: libc::c_ulong) -> bool {
+    let small = k.min(n.saturating_sub(k));
+    let bits = u64::from(64 - n.leading_zeros());
+    cpu_only(Op::Bin, (small.saturating_mul(bits) / 64) as usize + 1)
+}
+
+/// `mpz_bin_uiui`: from the exponents of C(n, k)'s primes
+/// (src/algorithms/factorial.rs) where `bin_uiui_on_gpu` says so, else
+/// GMP's own.
+pub unsafe fn bin_uiui(r: mpz_ptr, n: libc::c_ulong, k: libc::c_ulong) {
+    let limbs = factorial::bin_limbs(n, k);
+    route(Op::Bin, limbs, false);
+    if factorial::bin_uiui_on_gpu(n, k) {
+        log!("mpz_bin_uiui({n}, {k}): from its primes' exponents");
+        stats::on_cpu(Op::Bin, limbs, || unsafe { mpz::store(r, &factorial::binomial(n, k), false) });
+    } else {
+        stats::on_cpu(Op::Bin, limbs, || unsafe { embedded::mpz_bin_uiui(r, n, k) });
+    }
+}
+
 /// `mpz_fac_ui`: from the exponents of n!'s primes (src/algorithms/factorial.rs)
 /// where `fac_ui_on_gpu` says so, else GMP's own.
 pub unsafe fn fac_ui(r: mpz_ptr, n: libc::c_ulong) {

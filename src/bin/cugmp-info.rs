@@ -68,7 +68,7 @@ fn main() {
 
     println!("thresholds (CUGMP_GPU=auto sends an operation to the GPU from this many limbs):");
     let threshold: Option<unsafe extern "C" fn(*const c_char) -> c_long> = sym(handle, "cugmp_threshold");
-    for op in ["mul", "add", "sub", "shift", "and", "ior", "xor", "com", "set_str", "get_str", "fac_ui"] {
+    for op in ["mul", "add", "sub", "shift", "and", "ior", "xor", "com", "set_str", "get_str", "fac_ui", "bin_uiui"] {
         let c = CString::new(op).unwrap_or_default();
         let t = threshold.map_or(-2, |f| unsafe { f(c.as_ptr()) });
         println!("  {op:<8} {}", if t >= 0 { format!("{t}") } else { "never (CPU)".into() });

@@ -75,6 +75,8 @@ unsafe extern "C" {
     pub fn mpz_tdiv_q(q: mpz_ptr, n: mpz_srcptr, d: mpz_srcptr);
     #[link_name = "__cugmp_cpu__gmpz_sqrt"]
     pub fn mpz_sqrt(r: mpz_ptr, a: mpz_srcptr);
+    #[link_name = "__cugmp_cpu__gmpz_bin_uiui"]
+    pub fn mpz_bin_uiui(r: mpz_ptr, n: libc::c_ulong, k: libc::c_ulong);
     #[link_name = "__cugmp_cpu__gmpz_fac_ui"]
     pub fn mpz_fac_ui(r: mpz_ptr, n: libc::c_ulong);
     #[link_name = "__cugmp_cpu__gmpz_init"]
