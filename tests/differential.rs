@@ -495,7 +495,7 @@ fn thresholds_are_reported() {
     assert_eq!(ask("get_str"), 4096, "radix conversion by whole levels (RESULTS.md)");
     assert_eq!(ask("set_str"), 6144, "radix conversion from digits by whole levels (RESULTS.md)");
     assert_eq!(ask("fac_ui"), 8192, "factorials from their primes' exponents (RESULTS.md)");
-    assert_eq!(ask("bin_uiui"), 8192, "binomials from their primes' exponents (RESULTS.md)");
+    assert_eq!(ask("bin_uiui"), 32768, "binomials from their primes' exponents (RESULTS.md)");
     assert_eq!(ask("sqrt"), 8192, "square roots by Newton's iteration (RESULTS.md)");
     assert_eq!(ask("add"), 100_000_000, "add wins end to end only from 10^8 limbs (RESULTS.md)");
     assert_eq!(ask("and"), -1, "logic never goes to the GPU under auto");

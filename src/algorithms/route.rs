@@ -53,9 +53,11 @@ pub fn auto_threshold(op: Op) -> Option<usize> {
         // 0.93x and 0.99x GMP at 2048 limbs, 1.00x and 1.03x at 4096, 1.23x
         // and 1.28x at 8192 (RESULTS.md, "Factorials").
         Op::Fac => Some(8192),
-        // Binomial coefficients the same way, from the result's size
-        // (RESULTS.md, "Factorials").
-        Op::Bin => Some(8192),
+        // Binomial coefficients the same way, from the result's size: 0.65x
+        // and 0.77x GMP at 8192 limbs, 1.05x and 1.15x at 16384, 1.40x and
+        // 2.66x at 32768; below, GMP's own binomial with GPU products
+        // (1.23x and 1.86x at 4096) (RESULTS.md, "Binomial coefficients").
+        Op::Bin => Some(32768),
         // Add and sub, on the shorter operand's size (a sum with a short
         // operand, x += 1 on a long x, is cheap for GMP and would cost the GPU
         // every limb twice over PCIe). O(n) work on O(n) bytes that cross
