@@ -18,6 +18,11 @@
 //! * `CUGMP_RADIX_LEVELS=k` (tuning only): radix conversion splits at most
 //!   k times (2^k leaves for GMP's own conversion) instead of down to leaves
 //!   of about 128 limbs (src/algorithms/radix/to_digits.rs).
+//! * `CUGMP_CPU_SHARE=n` (limbs; 0: never): `mpz_mul` products whose
+//!   shorter operand has n limbs or more and which stay on the CPU are
+//!   shared with two kept helper threads (src/cpu.rs, `mul_on_cores`).
+//!   Unset: from `route::CPU_SHARE_FROM` limbs on hosts of 4 cores or more while
+//!   a GPU serves the process, else never (without a GPU, cuGMP is GMP).
 //! * `CUGMP_STATS=1`: print per-operation counts, bytes copied, GPU time and
 //!   fallbacks to stderr when the process exits.
 //! * `CUGMP_PROFILE=1`: print, at exit, where the time went: per operation
@@ -61,6 +66,8 @@ pub struct Config {
     /// frees (`CUGMP_GPU_POOL`, default DEFAULT_GPU_POOL); 0 gives every
     /// free back to the device at once.
     pub gpu_pool: usize,
+    /// `CUGMP_CPU_SHARE` as set (Some(0): never); None for the default.
+    pub cpu_share: Option<usize>,
 }
 
 /// Default of `CUGMP_GPU_POOL`: room for the buffers of a product of about
@@ -99,6 +106,7 @@ impl Config {
         let gpu_pool = bytes("CUGMP_GPU_POOL", "using the default").unwrap_or(DEFAULT_GPU_POOL);
         let force_min_limbs = count("CUGMP_FORCE_MIN_LIMBS").unwrap_or(0);
         let radix_levels = count("CUGMP_RADIX_LEVELS");
+        let cpu_share = count("CUGMP_CPU_SHARE");
         Config {
             gpu,
             log: flag("CUGMP_LOG"),
@@ -110,6 +118,7 @@ impl Config {
             force_min_limbs,
             radix_levels,
             gpu_pool,
+            cpu_share,
         }
     }
 }

@@ -7,6 +7,7 @@
 //! the GPU or of routing.
 
 use crate::gmp::{embedded, mp_limb_t, mp_size_t};
+use crate::helpers;
 
 /// `out = a * b` (`out` of a.len() + b.len() limbs, both operands
 /// non-empty, none overlapping `out`; the same slice twice squares, as
@@ -17,6 +18,132 @@ pub fn mul(out: &mut [mp_limb_t], a: &[mp_limb_t], b: &[mp_limb_t]) {
     // SAFETY: out holds u.len() + v.len() limbs apart from u and v; GMP's
     // mpn_mul takes un >= vn >= 1.
     unsafe { embedded::mpn_mul(out.as_mut_ptr(), u.as_ptr(), u.len() as mp_size_t, v.as_ptr(), v.len() as mp_size_t) };
+}
+
+/// `out = a * b` as [`mul`] takes them, its work shared with the kept
+/// helper threads (src/helpers.rs): one level of Karatsuba's method when
+/// the operands are of about one size (three products of half the size,
+/// two of them handed out), else the longer operand cut in two (two
+/// products). GMP computes each part. Where the helpers are asleep or
+/// busy with another caller's work, GMP's product whole (cut for a single
+/// thread, the parts would cost it 1.15x the whole). Returns whether the
+/// helpers were asked.
+pub fn mul_on_cores(out: &mut [mp_limb_t], a: &[mp_limb_t], b: &[mp_limb_t]) -> bool {
+    if !helpers::awake() {
+        mul(out, a, b);
+        return false;
+    }
+    mul_cut(out, a, b)
+}
+
+/// `mul_on_cores`'s product cut for the helpers, whether or not they are
+/// awake.
+fn mul_cut(out: &mut [mp_limb_t], a: &[mp_limb_t], b: &[mp_limb_t]) -> bool {
+    let square = std::ptr::eq(a, b);
+    let (u, v) = if a.len() >= b.len() { (a, b) } else { (b, a) };
+    let (un, vn) = (u.len(), v.len());
+    assert!(!v.is_empty() && out.len() == un + vn, "cpu::mul_cut: {un} x {vn} limbs into {}", out.len());
+    if un < 2 {
+        mul(out, a, b);
+        return false;
+    }
+    let k = un.div_ceil(2);
+    if vn > k { karatsuba_on_cores(out, u, v, k, square) } else { halves_on_cores(out, u, v, k) }
+}
+
+/// `|x - y|` into `d` (x.len() limbs, y not longer, not empty), and whether
+/// x < y.
+fn difference(d: &mut [mp_limb_t], x: &[mp_limb_t], y: &[mp_limb_t]) -> bool {
+    let (n, m) = (x.len(), y.len());
+    debug_assert!(m <= n && d.len() == n && m > 0);
+    let x_high_zero = x[m..].iter().all(|&l| l == 0);
+    // SAFETY: d holds n limbs apart from x and y; GMP's cmp and subs on the
+    // lengths given (m >= 1).
+    unsafe {
+        let below = x_high_zero && embedded::mpn_cmp(x.as_ptr(), y.as_ptr(), m as mp_size_t) < 0;
+        if below {
+            // y - x: x's limbs above m are zero, so y - x has m limbs.
+            embedded::mpn_sub_n(d.as_mut_ptr(), y.as_ptr(), x.as_ptr(), m as mp_size_t);
+            d[m..].fill(0);
+        } else {
+            let borrow = embedded::mpn_sub_n(d.as_mut_ptr(), x.as_ptr(), y.as_ptr(), m as mp_size_t);
+            if n > m {
+                embedded::mpn_sub_1(d.as_mut_ptr().add(m), x.as_ptr().add(m), (n - m) as mp_size_t, borrow);
+            }
+        }
+        below
+    }
+}
+
+/// `r += x` (x no longer than r), by GMP's adds: the carry out of r.
+fn add_into(r: &mut [mp_limb_t], x: &[mp_limb_t]) -> mp_limb_t {
+    let (rn, xn) = (r.len(), x.len());
+    debug_assert!(xn <= rn);
+    if xn == 0 {
+        return 0;
+    }
+    // SAFETY: r in place (GMP allows rp == up), x apart, lengths as given.
+    unsafe {
+        let rp = r.as_mut_ptr();
+        let carry = embedded::mpn_add_n(rp, rp, x.as_ptr(), xn as mp_size_t);
+        if carry != 0 && rn > xn { embedded::mpn_add_1(rp.add(xn), rp.add(xn), (rn - xn) as mp_size_t, carry) } else { carry }
+    }
+}
+
+/// u v with u = u0 + u1 B^k, v = v0 + v1 B^k (v1 not empty): u0 v0 at the
+/// bottom of `out`, u1 v1 above it, t = |u0 - u1| |v0 - v1| beside, on up
+/// to three threads; then the middle u0 v1 + u1 v0 = u0 v0 + u1 v1 -+ t
+/// added at B^k.
+fn karatsuba_on_cores(out: &mut [mp_limb_t], u: &[mp_limb_t], v: &[mp_limb_t], k: usize, square: bool) -> bool {
+    let (u0, u1) = u.split_at(k);
+    let (v0, v1) = v.split_at(k);
+    let mut du = vec![0; k];
+    let u_below = difference(&mut du, u0, u1);
+    let mut dv = if square { Vec::new() } else { vec![0; k] };
+    let v_below = if square { u_below } else { difference(&mut dv, v0, v1) };
+    let mut t = vec![0; 2 * k];
+    let helped = {
+        let (low, high) = out.split_at_mut(2 * k);
+        // The same slices twice where the product is a square: GMP squares.
+        let (v0, v1, dv): (&[mp_limb_t], &[mp_limb_t], &[mp_limb_t]) = if square { (u0, u1, &du) } else { (v0, v1, &dv) };
+        let (mut p_low, mut p_high, mut p_mid) = (|| mul(low, u0, v0), || mul(high, u1, v1), || mul(&mut t, &du, dv));
+        helpers::share(&mut [&mut p_low, &mut p_high, &mut p_mid])
+    };
+    // m = u0 v0 + u1 v1 (2k + 1 limbs), then - t where the differences'
+    // signs agree, + t where they differ: u0 v1 + u1 v0 >= 0.
+    let mut m = vec![0; 2 * k + 1];
+    m[..2 * k].copy_from_slice(&out[..2 * k]);
+    m[2 * k] = add_into(&mut m[..2 * k], &out[2 * k..]);
+    if u_below == v_below {
+        // SAFETY: m in place, t apart, 2k limbs.
+        let borrow = unsafe { embedded::mpn_sub_n(m.as_mut_ptr(), m.as_ptr(), t.as_ptr(), (2 * k) as mp_size_t) };
+        m[2 * k] -= borrow;
+    } else {
+        m[2 * k] += add_into(&mut m[..2 * k], &t);
+    }
+    // The middle is below B^(un + vn - k) (it is part of the product), so it
+    // fits above B^k once its zero limbs are dropped.
+    let mn = m.len() - m.iter().rev().take_while(|&&l| l == 0).count();
+    let carry = add_into(&mut out[k..], &m[..mn]);
+    debug_assert_eq!(carry, 0);
+    helped
+}
+
+/// u v with u = u0 + u1 B^k and v no longer than u0: u0 v into the bottom
+/// of `out` and u1 v beside it on two threads, then u1 v added at B^k.
+fn halves_on_cores(out: &mut [mp_limb_t], u: &[mp_limb_t], v: &[mp_limb_t], k: usize) -> bool {
+    let (u0, u1) = u.split_at(k);
+    let vn = v.len();
+    let mut t = vec![0; u1.len() + vn];
+    let helped = {
+        let (low, high) = out.split_at_mut(k + vn);
+        high.fill(0);
+        let (mut p_low, mut p_high) = (|| mul(low, u0, v), || mul(&mut t, u1, v));
+        helpers::share(&mut [&mut p_low, &mut p_high])
+    };
+    let carry = add_into(&mut out[k..], &t);
+    debug_assert_eq!(carry, 0);
+    helped
 }
 
 /// `r = p mod (B^r.len() - 1)` for `p` of r.len() to 2 r.len() limbs: the
@@ -139,6 +266,51 @@ mod tests {
         unsafe { embedded::mpn_mulmod_bnm1(want.as_mut_ptr(), 3, [m, m].as_ptr(), 2, [m, m].as_ptr(), 2, scratch.as_mut_ptr()) };
         assert_eq!(p, want);
         assert_eq!(product(&[3], &[5], Some(4)), [15, 0]);
+    }
+
+    /// Products shared with the helpers equal GMP's: balanced and odd
+    /// sizes, unbalanced ones (both ways of cutting), squares, operands
+    /// whose halves are equal or all ones (the differences' signs and
+    /// zeros), with helpers and on this thread alone.
+    #[test]
+    fn products_on_cores_match_gmp() {
+        helpers::set_helpers(2);
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut limbs = |n: usize| -> Vec<mp_limb_t> {
+            (0..n)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    state
+                })
+                .collect()
+        };
+        let shapes = [(2, 1), (2, 2), (3, 2), (3, 3), (7, 5), (64, 64), (65, 33), (65, 32), (300, 151), (511, 300), (512, 512), (1023, 1000), (1000, 17), (4000, 700)];
+        for (an, bn) in shapes {
+            let (a, b) = (limbs(an), limbs(bn));
+            let mut halves_equal = limbs(an);
+            let k = an.div_ceil(2);
+            let (lo, hi) = halves_equal.split_at_mut(k);
+            hi.copy_from_slice(&lo[..an - k]);
+            let ones = vec![mp_limb_t::MAX; an];
+            let mut low_zero = limbs(an);
+            low_zero[..k].fill(0);
+            for (a, b) in [(&a, &b), (&halves_equal, &b), (&ones, &vec![mp_limb_t::MAX; bn]), (&low_zero, &b), (&b, &a)] {
+                let mut want = vec![0; an + bn];
+                mul(&mut want, a, b);
+                let mut got = vec![7; an + bn];
+                mul_cut(&mut got, a, b);
+                assert!(got == want, "{} x {} limbs", a.len(), b.len());
+            }
+            for a in [&a, &halves_equal, &ones, &low_zero] {
+                let mut want = vec![0; 2 * an];
+                mul(&mut want, a, a);
+                let mut got = vec![7; 2 * an];
+                mul_cut(&mut got, a, a);
+                assert!(got == want, "{an} limbs squared");
+            }
+        }
     }
 
     #[test]

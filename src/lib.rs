@@ -28,6 +28,7 @@
 //! | 0     | `config`                   | the environment, read once                                           |
 //! | 0     | `stats`                    | counts, bytes and times per operation (`CUGMP_STATS`)                |
 //! | 0     | `parallel`                 | a call's work on threads started for it                              |
+//! | 0     | `helpers`                  | threads kept to take part of a short call's work                     |
 
 pub mod abi;
 pub mod algorithms;
@@ -35,5 +36,6 @@ pub mod config;
 pub mod cpu;
 pub mod gmp;
 pub mod gpu;
+pub mod helpers;
 pub mod parallel;
 pub mod stats;

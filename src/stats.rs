@@ -293,6 +293,19 @@ pub fn fallback(op: Op, why: Fallback) {
     s.cpu.fetch_add(1, Relaxed);
 }
 
+/// `mpz_mul` products shared among cores, and of them those the helper
+/// threads were asked to take part in (the board was free).
+static SHARED: [AtomicU64; 2] = [const { AtomicU64::new(0) }; 2];
+
+/// A product shared among cores (src/cpu.rs, `mul_on_cores`); `helped`:
+/// the helpers were asked.
+pub fn shared_product(helped: bool) {
+    SHARED[0].fetch_add(1, Relaxed);
+    if helped {
+        SHARED[1].fetch_add(1, Relaxed);
+    }
+}
+
 /// Operations completed on the GPU, all kinds.
 pub fn gpu_total() -> u64 {
     STATS.iter().map(|s| s.gpu.load(Relaxed)).sum()
@@ -338,6 +351,10 @@ pub fn table() -> String {
     }
     if !any {
         t.push_str("(no operation cuGMP routes was called)\n");
+    }
+    let shared = SHARED[0].load(Relaxed);
+    if shared > 0 {
+        let _ = writeln!(t, "mpz_mul products shared among cores: {shared}, the helper threads asked in {}", SHARED[1].load(Relaxed));
     }
     t
 }

@@ -484,6 +484,35 @@ fn planted_fault_is_caught() {
     }
 }
 
+/// Products shared among cores (`CUGMP_CPU_SHARE`, src/cpu.rs's
+/// `mul_on_cores`): mpz_mul's cases (signs, aliasing, squares, unbalanced
+/// and large operands) and 16 threads at once, in a child run that shares
+/// every product from 2 limbs with the GPU off, equal GMP's; the child's
+/// statistics prove that products were shared. (Whether the helpers were
+/// free to take part depends on the host's load; src/helpers.rs's tests
+/// prove that they take tasks, src/cpu.rs's that the cut products are
+/// right.)
+#[test]
+fn shared_products_match_gmp() {
+    let exe = std::env::current_exe().unwrap();
+    let out = std::process::Command::new(&exe)
+        .args(["--exact", "mul_matches_gmp", "threads_match_gmp", "--test-threads=1"])
+        .env_remove("CUGMP_FAULT")
+        .env("CUGMP_CPU_SHARE", "2")
+        .env("CUGMP_GPU", "off")
+        .env("CUGMP_STATS", "1")
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && log.contains("2 passed"), "the shared products' run failed:\n{log}");
+    let counts: Vec<u64> = log
+        .lines()
+        .find_map(|l| l.strip_prefix("mpz_mul products shared among cores: "))
+        .map(|rest| rest.split(|c: char| !c.is_ascii_digit()).filter_map(|w| w.parse().ok()).collect())
+        .unwrap_or_default();
+    assert!(counts.len() == 2 && counts[0] > 0, "no product was shared: {counts:?}\n{log}");
+}
+
 /// cugmp_threshold reports the routing's crossovers, and rejects bad names.
 #[test]
 fn thresholds_are_reported() {

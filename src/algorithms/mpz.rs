@@ -14,14 +14,16 @@
 
 use super::factorial;
 use super::product::{inject_product_fault, product_into};
-use super::route::{cpu_only, cpu_reference, product_route, route};
+use super::route::{cpu_only, cpu_reference, product_route, route, shared_on_cpu};
 use crate::config::{self, log};
 use crate::gmp::mpz::{self, Int};
 use crate::gmp::{self, embedded, mp_bitcnt_t, mp_limb_t, mp_size_t, mpz_ptr, mpz_srcptr};
 use crate::gpu::linear::{Logic, Owned, Shift, Signed};
 use crate::gpu::{self, Gpu};
 use crate::stats::{self, Op};
+use crate::cpu;
 use libc::c_int;
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
 /// Whether a sum, difference or product (`op`) of `a` and `b` goes
 /// straight to the embedded GMP: `route::cpu_only` by the shorter operand.
@@ -183,15 +185,47 @@ pub unsafe fn mul(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
                 true
             });
             if !on_gpu {
-                stats::on_cpu(Op::Mul, short.len(), || embedded::mpz_mul(r, a, b));
+                stats::on_cpu(Op::Mul, short.len(), || mul_on_cpu(r, a, b));
             }
             inject_product_fault((*r)._mp_d, gmp::limbs(r).len());
             return;
         }
         // Same limbs (a == b) square: Gpu::mul takes one transform.
         let gpu_op = |g: &Gpu| g.mul(la, lb).map(|p| Owned::new(negative, p));
-        mpz_op(Op::Mul, "mpz_mul", la.len().min(lb.len()), !la.is_empty() && !lb.is_empty(), r, gpu_op, |t| embedded::mpz_mul(t, a, b));
+        mpz_op(Op::Mul, "mpz_mul", la.len().min(lb.len()), !la.is_empty() && !lb.is_empty(), r, gpu_op, |t| mul_on_cpu(t, a, b));
         inject_product_fault((*r)._mp_d, gmp::limbs(r).len());
+    }
+}
+
+/// Threads inside `mul_on_cpu` at a size it may share: it shares only when
+/// it is the one, so that a program's own threads, busy with products of
+/// their own, are not joined by the helpers on the cores they use.
+static SHARING: AtomicUsize = AtomicUsize::new(0);
+
+/// `r = a b` on the CPU (`r` may be an operand): shared with the kept
+/// helper threads (`cpu::mul_on_cores`) where the routing says so and no
+/// other thread is at such a product, else GMP's mpz_mul.
+unsafe fn mul_on_cpu(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
+    unsafe {
+        let (sa, sb) = (signed(a), signed(b));
+        let (la, lb) = (sa.magnitude, sb.magnitude);
+        if la.is_empty() || lb.is_empty() || !shared_on_cpu(la.len().min(lb.len())) {
+            return embedded::mpz_mul(r, a, b);
+        }
+        struct Leave;
+        impl Drop for Leave {
+            fn drop(&mut self) {
+                SHARING.fetch_sub(1, Relaxed);
+            }
+        }
+        let _leave = Leave;
+        if SHARING.fetch_add(1, Relaxed) != 0 {
+            return embedded::mpz_mul(r, a, b);
+        }
+        // A new buffer: r may be an operand. Same limbs (a == b) square.
+        let mut p = vec![0; la.len() + lb.len()];
+        stats::shared_product(cpu::mul_on_cores(&mut p, la, lb));
+        mpz::store(r, &p, sa.negative != sb.negative);
     }
 }
 

@@ -15,6 +15,7 @@ use crate::config::{self, log, GpuMode};
 use crate::gmp::embedded;
 use crate::gpu::{self, Availability, Gpu};
 use crate::stats::{self, Op};
+use crate::{helpers, parallel};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::Once;
 
@@ -108,6 +109,38 @@ pub fn gpu_wanted(op: Op, limbs: usize) -> bool {
 static SLOW_FROM: [AtomicUsize; Op::ALL.len()] = [const { AtomicUsize::new(0) }; Op::ALL.len()];
 static SETTLED: Once = Once::new();
 
+/// The shorter operand's size (limbs) from which an `mpz_mul` left to the
+/// CPU is shared with the kept helper threads by default (`CUGMP_CPU_SHARE`
+/// unset, a GPU in use, 4 cores or more): one level of Karatsuba's method,
+/// three half-size products on three threads, was 1.05x GMP at 256 limbs
+/// and 1.20x to 1.32x from 384 with one helper on a 2-core host
+/// (RESULTS.md, "Products shared among cores").
+const CPU_SHARE_FROM: usize = 256;
+/// Helper threads kept for shared products: Karatsuba's level hands out two
+/// of its three products (fewer where the host has fewer cores to spare).
+const CPU_SHARE_HELPERS: usize = 2;
+/// `shared_on_cpu`'s size: usize::MAX for never.
+static SHARE_FROM: AtomicUsize = AtomicUsize::new(usize::MAX);
+
+/// The size products are shared from, as configured: CUGMP_CPU_SHARE
+/// where set (0: never), else the default where a GPU may serve and the
+/// host has cores to spare.
+fn share_from(gpu_may_serve: bool) -> usize {
+    match config::get().cpu_share {
+        Some(0) => usize::MAX,
+        Some(n) => n,
+        None if gpu_may_serve && config::get().gpu != GpuMode::Off && parallel::cores() >= 4 => CPU_SHARE_FROM,
+        None => usize::MAX,
+    }
+}
+
+/// Whether an `mpz_mul` whose shorter operand has `limbs` limbs, left to the
+/// CPU, is shared with the helper threads (`cpu::mul_on_cores`).
+#[inline(always)]
+pub fn shared_on_cpu(limbs: usize) -> bool {
+    limbs >= SHARE_FROM.load(Relaxed) && gmp_allocates_by_default()
+}
+
 /// Whether `op` on operands of `limbs` limbs runs on the embedded GMP with
 /// nothing else to do (the fast path).
 #[inline(always)]
@@ -134,8 +167,14 @@ fn every_call_routed() -> bool {
 pub fn settle() {
     SETTLED.call_once(|| {
         let every = every_call_routed();
+        let share = share_from(true);
+        if share != usize::MAX {
+            helpers::set_helpers(CPU_SHARE_HELPERS.min(parallel::cores().saturating_sub(1)).max(1));
+        }
+        SHARE_FROM.store(share, Relaxed);
         for op in Op::ALL {
-            SLOW_FROM[op as usize].store(if every { 0 } else { gpu_from(op) }, Relaxed);
+            let from = if op == Op::Mul { gpu_from(op).min(share) } else { gpu_from(op) };
+            SLOW_FROM[op as usize].store(if every { 0 } else { from }, Relaxed);
         }
     });
 }
@@ -166,9 +205,13 @@ fn engine() -> Option<&'static Gpu> {
 /// No GPU will serve this process (none found, or a forked child): every
 /// operation's fast path widens to every size.
 fn no_gpu() {
+    // Products are shared among cores without a GPU only where
+    // CUGMP_CPU_SHARE asks for it.
+    let share = share_from(false);
+    SHARE_FROM.store(share, Relaxed);
     if !every_call_routed() {
-        for slot in &SLOW_FROM {
-            slot.store(usize::MAX, Relaxed);
+        for op in Op::ALL {
+            SLOW_FROM[op as usize].store(if op == Op::Mul { share } else { usize::MAX }, Relaxed);
         }
     }
 }

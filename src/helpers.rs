@@ -1,0 +1,276 @@
+//! Threads kept to take part of one short call's work: a product of a few
+//! hundred limbs takes tens of microseconds, less than starting a thread
+//! (src/parallel.rs starts them per call, for work of milliseconds). A
+//! caller lays its tasks on a board of slots, runs the first itself, and
+//! then runs every task no helper has taken yet: a task runs exactly once,
+//! on whichever thread claims it first, so the work is done whether or not
+//! any helper is there (none started, all asleep, or a forked child, which
+//! has none). Helpers spin a while after their last task, then sleep until
+//! a caller wakes them.
+//!
+//! One caller holds the board at a time; another finds it held and runs
+//! its tasks itself (`share`'s caller decides, from how many threads are at
+//! such work, whether to ask at all).
+//!
+//! A leaf: it imports nothing of the crate.
+
+use std::cell::UnsafeCell;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering::*};
+use std::sync::OnceLock;
+use std::thread::Thread;
+use std::time::{Duration, Instant};
+
+/// Tasks one caller may lay out at once beyond its own first.
+const SLOTS: usize = 8;
+/// How long a helper spins, looking for tasks, after its last one: the
+/// products of a binary splitting come tens of microseconds apart.
+const SPIN: Duration = Duration::from_micros(300);
+/// Stack of a helper: GMP's products keep their temporaries below 64 KiB on
+/// the stack (its TMP_ALLOC).
+const STACK_BYTES: usize = 1 << 20;
+
+const EMPTY: u32 = 0;
+const READY: u32 = 1;
+const TAKEN: u32 = 2;
+
+/// A task laid on the board: the caller's closure, alive until the caller
+/// has seen it done.
+type Task = *mut (dyn FnMut() + Send);
+
+struct Slot {
+    state: AtomicU32,
+    task: UnsafeCell<Option<Task>>,
+    /// Set by the thread that ran the task, when it has returned.
+    done: AtomicBool,
+}
+
+struct Board {
+    held: AtomicBool,
+    slots: [Slot; SLOTS],
+    /// Helpers parked or about to park.
+    sleeping: AtomicUsize,
+    helpers: Vec<Thread>,
+}
+
+// SAFETY: a slot's task is written by the board's holder while the slot is
+// EMPTY and read only by the one thread whose compare-exchange took it from
+// READY to TAKEN; the closure behind it is Send.
+unsafe impl Sync for Board {}
+// SAFETY: as above; the board lives in a static and never moves between threads by value.
+unsafe impl Send for Board {}
+
+static BOARD: OnceLock<Board> = OnceLock::new();
+/// Helpers wanted (`set_helpers`), fixed at the board's start.
+static WANTED: AtomicUsize = AtomicUsize::new(0);
+
+/// How many helper threads the board starts with, when it starts (the first
+/// `share` that asks for help); 0 keeps every task on its caller.
+pub fn set_helpers(n: usize) {
+    WANTED.store(n.min(SLOTS), Relaxed);
+}
+
+fn board() -> &'static Board {
+    BOARD.get_or_init(|| {
+        let wanted = WANTED.load(Relaxed);
+        let mut helpers = Vec::with_capacity(wanted);
+        for i in 0..wanted {
+            let started = std::thread::Builder::new()
+                .name(format!("cugmp-helper-{i}"))
+                .stack_size(STACK_BYTES)
+                .spawn(|| help(BOARD.wait()));
+            match started {
+                Ok(h) => helpers.push(h.thread().clone()),
+                Err(_) => break,
+            }
+        }
+        Board {
+            held: AtomicBool::new(false),
+            slots: std::array::from_fn(|_| Slot { state: AtomicU32::new(EMPTY), task: UnsafeCell::new(None), done: AtomicBool::new(false) }),
+            sleeping: AtomicUsize::new(0),
+            helpers,
+        }
+    })
+}
+
+/// Runs the task in `slot` if this thread takes it (READY to TAKEN).
+fn try_run(slot: &Slot) -> bool {
+    if slot.state.load(Acquire) != READY || slot.state.compare_exchange(READY, TAKEN, AcqRel, Relaxed).is_err() {
+        return false;
+    }
+    // SAFETY: this thread took the slot; the holder wrote the task before
+    // READY (Release) and keeps it alive until `done`.
+    if let Some(task) = unsafe { *slot.task.get() } {
+        // A panic must not leave the caller waiting: it is caught, the task
+        // counted done, and the caller learns of it by its result (the
+        // tasks here are GMP's routines, which abort rather than unwind).
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| unsafe { (*task)() }));
+    }
+    slot.done.store(true, Release);
+    true
+}
+
+fn help(board: &'static Board) {
+    let mut last = Instant::now();
+    let mut spins = 0u32;
+    loop {
+        if board.slots.iter().any(try_run) {
+            last = Instant::now();
+            continue;
+        }
+        spins = spins.wrapping_add(1);
+        if spins % 64 != 0 || last.elapsed() < SPIN {
+            std::hint::spin_loop();
+            continue;
+        }
+        // Asleep until a holder unparks: counted first, then one more look
+        // (a task laid before the count was seen is found here; one laid
+        // after it is followed by an unpark, whose token park returns on).
+        board.sleeping.fetch_add(1, SeqCst);
+        if !board.slots.iter().any(|s| s.state.load(SeqCst) == READY) {
+            std::thread::park();
+        }
+        board.sleeping.fetch_sub(1, SeqCst);
+        last = Instant::now();
+    }
+}
+
+/// Whether the helpers are awake and the board is free: worth cutting work
+/// for them now. Helpers found asleep are woken for the caller's next
+/// work (a sleeping thread takes longer to wake than a short task lasts).
+pub fn awake() -> bool {
+    let board = board();
+    if board.helpers.is_empty() || board.held.load(Relaxed) {
+        return false;
+    }
+    if board.sleeping.load(SeqCst) == 0 {
+        return true;
+    }
+    for h in &board.helpers {
+        h.unpark();
+    }
+    false
+}
+
+/// Runs every task of `tasks` exactly once and returns when all have run:
+/// the first on this thread, the others on helpers where they take them,
+/// else here after the first. Returns whether helpers were asked (the
+/// board was free and has helpers); the tasks run either way.
+pub fn share(tasks: &mut [&mut (dyn FnMut() + Send)]) -> bool {
+    let Some((first, rest)) = tasks.split_first_mut() else { return false };
+    let board = board();
+    let ask = !rest.is_empty() && rest.len() <= SLOTS && !board.helpers.is_empty() && board.held.compare_exchange(false, true, Acquire, Relaxed).is_ok();
+    if !ask {
+        first();
+        for task in rest {
+            task();
+        }
+        return false;
+    }
+    for (slot, task) in board.slots.iter().zip(rest.iter_mut()) {
+        let task: *mut (dyn FnMut() + Send + '_) = &mut **task;
+        // SAFETY: the slot is EMPTY and this thread holds the board; the
+        // task's lifetime is erased for the board, and it outlives its use:
+        // this function returns only when every slot is done or its own.
+        unsafe {
+            *slot.task.get() = Some(std::mem::transmute::<*mut (dyn FnMut() + Send + '_), Task>(task));
+        }
+        slot.done.store(false, Relaxed);
+        slot.state.store(READY, SeqCst);
+    }
+    if board.sleeping.load(SeqCst) > 0 {
+        for h in board.helpers.iter().take(rest.len()) {
+            h.unpark();
+        }
+    }
+    // Waits for every slot laid out, also when `first` unwinds: no helper
+    // may be left holding a task whose closure is gone.
+    struct Collect(&'static Board, usize);
+    impl Drop for Collect {
+        fn drop(&mut self) {
+            let used = &self.0.slots[..self.1];
+            for slot in used {
+                try_run(slot);
+            }
+            for slot in used {
+                while !slot.done.load(Acquire) {
+                    std::hint::spin_loop();
+                }
+                // SAFETY: done: no thread reads the task any more.
+                unsafe { *slot.task.get() = None };
+                slot.state.store(EMPTY, Relaxed);
+            }
+            self.0.held.store(false, Release);
+        }
+    }
+    let collect = Collect(board, rest.len());
+    first();
+    drop(collect);
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every task runs once, whoever runs it, with and without helpers.
+    #[test]
+    fn every_task_runs_once() {
+        set_helpers(2);
+        for round in 0..2000usize {
+            let mut counts = [0usize; 4];
+            let [a, b, c, d] = &mut counts;
+            let (mut ta, mut tb, mut tc, mut td) = (|| *a += 1, || *b += round, || *c += 2, || *d += 3);
+            share(&mut [&mut ta, &mut tb, &mut tc, &mut td]);
+            assert_eq!(counts, [1, round, 2, 3]);
+        }
+        let mut only = 0;
+        share(&mut [&mut || only += 1]);
+        assert_eq!(only, 1);
+        share(&mut []);
+    }
+
+    /// A helper takes a task while the caller is busy with its own: the
+    /// caller's task waits until the other has run, which only a helper can
+    /// do meanwhile (asleep, it is woken by `share`).
+    #[test]
+    fn helpers_take_tasks() {
+        set_helpers(2);
+        loop {
+            let taken = AtomicBool::new(false);
+            let by = std::sync::Mutex::new(String::new());
+            let deadline = Instant::now() + Duration::from_secs(20);
+            let mut wait = || {
+                while !taken.load(Acquire) && Instant::now() < deadline {
+                    std::hint::spin_loop();
+                }
+            };
+            let mut mark = || {
+                *by.lock().unwrap() = std::thread::current().name().unwrap_or("").to_string();
+                taken.store(true, Release);
+            };
+            // Not asked while another test holds the board: again.
+            if share(&mut [&mut wait, &mut mark]) {
+                assert!(by.lock().unwrap().starts_with("cugmp-helper"), "the task ran on {:?}", by.lock().unwrap());
+                break;
+            }
+        }
+    }
+
+    /// Callers on several threads at once: the board serves one, the others
+    /// run their tasks themselves; nothing is lost or run twice.
+    #[test]
+    fn callers_at_once() {
+        set_helpers(2);
+        std::thread::scope(|s| {
+            for t in 0..4u64 {
+                s.spawn(move || {
+                    for i in 0..500u64 {
+                        let (mut x, mut y, mut z) = (0u64, 0u64, 0u64);
+                        share(&mut [&mut || x = t * i, &mut || y = i + 1, &mut || z = t + 7]);
+                        assert_eq!((x, y, z), (t * i, i + 1, t + 7));
+                    }
+                });
+            }
+        });
+    }
+}
