@@ -22,9 +22,12 @@ use std::time::{Duration, Instant};
 
 /// Tasks one caller may lay out at once beyond its own first.
 const SLOTS: usize = 8;
-/// How long a helper spins, looking for tasks, after its last one: the
-/// products of a binary splitting come tens of microseconds apart.
-const SPIN: Duration = Duration::from_micros(300);
+/// How long a helper spins, looking for tasks, after its last one (a
+/// sleeping helper is woken for the next product, not the one that finds
+/// it asleep): pi.c's products of 256 to 1023 limbs came 380 us apart on
+/// average at 10^7 digits, and with 300 us of spinning they were mostly
+/// left to the caller alone (RESULTS.md, "Products shared among cores").
+const SPIN: Duration = Duration::from_millis(2);
 /// Stack of a helper: GMP's products keep their temporaries below 64 KiB on
 /// the stack (its TMP_ALLOC).
 const STACK_BYTES: usize = 1 << 20;
