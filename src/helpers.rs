@@ -219,12 +219,12 @@ mod tests {
     #[test]
     fn every_task_runs_once() {
         set_helpers(2);
-        for round in 0..2000usize {
+        for turn in 0..2000usize {
             let mut counts = [0usize; 4];
             let [a, b, c, d] = &mut counts;
-            let (mut ta, mut tb, mut tc, mut td) = (|| *a += 1, || *b += round, || *c += 2, || *d += 3);
+            let (mut ta, mut tb, mut tc, mut td) = (|| *a += 1, || *b += turn, || *c += 2, || *d += 3);
             share(&mut [&mut ta, &mut tb, &mut tc, &mut td]);
-            assert_eq!(counts, [1, round, 2, 3]);
+            assert_eq!(counts, [1, turn, 2, 3]);
         }
         let mut only = 0;
         share(&mut [&mut || only += 1]);
