@@ -268,6 +268,18 @@ mod tests {
         assert_eq!(product(&[3], &[5], Some(4)), [15, 0]);
     }
 
+    /// `n` limbs of a xorshift sequence from `state`.
+    fn random_limbs(state: &mut u64, n: usize) -> Vec<mp_limb_t> {
+        (0..n)
+            .map(|_| {
+                *state ^= *state << 13;
+                *state ^= *state >> 7;
+                *state ^= *state << 17;
+                *state
+            })
+            .collect()
+    }
+
     /// Products shared with the helpers equal GMP's: balanced and odd
     /// sizes, unbalanced ones (both ways of cutting), squares, operands
     /// whose halves are equal or all ones (the differences' signs and
@@ -276,16 +288,7 @@ mod tests {
     fn products_on_cores_match_gmp() {
         helpers::set_helpers(2);
         let mut state = 0x2545_f491_4f6c_dd1du64;
-        let mut limbs = |n: usize| -> Vec<mp_limb_t> {
-            (0..n)
-                .map(|_| {
-                    state ^= state << 13;
-                    state ^= state >> 7;
-                    state ^= state << 17;
-                    state
-                })
-                .collect()
-        };
+        let mut limbs = |n: usize| random_limbs(&mut state, n);
         let shapes = [(2, 1), (2, 2), (3, 2), (3, 3), (7, 5), (64, 64), (65, 33), (65, 32), (300, 151), (511, 300), (512, 512), (1023, 1000), (1000, 17), (4000, 700)];
         for (an, bn) in shapes {
             let (a, b) = (limbs(an), limbs(bn));
@@ -316,16 +319,7 @@ mod tests {
     #[test]
     fn product_by_mulmod_bnm1_is_the_product() {
         let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut limbs = |n: usize| -> Vec<mp_limb_t> {
-            (0..n)
-                .map(|_| {
-                    state ^= state << 13;
-                    state ^= state >> 7;
-                    state ^= state << 17;
-                    state
-                })
-                .collect()
-        };
+        let mut limbs = |n: usize| random_limbs(&mut state, n);
         // Small, GMP's recursion's sizes, the shapes of its gcd at 10^4
         // limbs, all-ones operands; then squares (one operand twice).
         for (an, bn) in [(1, 1), (5, 3), (300, 100), (3218, 804), (6666, 1666), (4999, 2499)] {
