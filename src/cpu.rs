@@ -97,21 +97,24 @@ fn add_into(r: &mut [mp_limb_t], x: &[mp_limb_t]) -> mp_limb_t {
 fn karatsuba_on_cores(out: &mut [mp_limb_t], u: &[mp_limb_t], v: &[mp_limb_t], k: usize, square: bool) -> bool {
     let (u0, u1) = u.split_at(k);
     let (v0, v1) = v.split_at(k);
-    let mut du = vec![0; k];
-    let u_below = difference(&mut du, u0, u1);
-    let mut dv = if square { Vec::new() } else { vec![0; k] };
-    let v_below = if square { u_below } else { difference(&mut dv, v0, v1) };
-    let mut t = vec![0; 2 * k];
+    // One scratch for |u0 - u1|, |v0 - v1| (none for a square), their
+    // product t and the middle m.
+    let mut scratch = vec![0; if square { 5 * k + 1 } else { 6 * k + 1 }];
+    let (du, rest) = scratch.split_at_mut(k);
+    let (dv, rest) = rest.split_at_mut(if square { 0 } else { k });
+    let (t, m) = rest.split_at_mut(2 * k);
+    let u_below = difference(du, u0, u1);
+    let v_below = if square { u_below } else { difference(dv, v0, v1) };
     let helped = {
         let (low, high) = out.split_at_mut(2 * k);
         // The same slices twice where the product is a square: GMP squares.
-        let (v0, v1, dv): (&[mp_limb_t], &[mp_limb_t], &[mp_limb_t]) = if square { (u0, u1, &du) } else { (v0, v1, &dv) };
-        let (mut p_low, mut p_high, mut p_mid) = (|| mul(low, u0, v0), || mul(high, u1, v1), || mul(&mut t, &du, dv));
+        let (v0, v1, dv): (&[mp_limb_t], &[mp_limb_t], &[mp_limb_t]) = if square { (u0, u1, &*du) } else { (v0, v1, &*dv) };
+        let du: &[mp_limb_t] = du;
+        let (mut p_low, mut p_high, mut p_mid) = (|| mul(low, u0, v0), || mul(high, u1, v1), || mul(&mut *t, du, dv));
         helpers::share(&mut [&mut p_low, &mut p_high, &mut p_mid])
     };
     // m = u0 v0 + u1 v1 (2k + 1 limbs), then - t where the differences'
     // signs agree, + t where they differ: u0 v1 + u1 v0 >= 0.
-    let mut m = vec![0; 2 * k + 1];
     m[..2 * k].copy_from_slice(&out[..2 * k]);
     m[2 * k] = add_into(&mut m[..2 * k], &out[2 * k..]);
     if u_below == v_below {
@@ -119,7 +122,7 @@ fn karatsuba_on_cores(out: &mut [mp_limb_t], u: &[mp_limb_t], v: &[mp_limb_t], k
         let borrow = unsafe { embedded::mpn_sub_n(m.as_mut_ptr(), m.as_ptr(), t.as_ptr(), (2 * k) as mp_size_t) };
         m[2 * k] -= borrow;
     } else {
-        m[2 * k] += add_into(&mut m[..2 * k], &t);
+        m[2 * k] += add_into(&mut m[..2 * k], t);
     }
     // The middle is below B^(un + vn - k) (it is part of the product), so it
     // fits above B^k once its zero limbs are dropped.
