@@ -172,17 +172,7 @@ pub unsafe fn mul(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
             let (long, short) = if la.len() >= lb.len() { (la, lb) } else { (lb, la) };
             let n = long.len() + short.len();
             let on_gpu = product_route(Op::Mul, long.len(), short.len()).is_some_and(|g| {
-                if ((*r)._mp_alloc as usize) < n {
-                    embedded::mpz_realloc(r, n as mp_size_t);
-                }
-                let out = std::slice::from_raw_parts_mut((*r)._mp_d, n);
-                if !product_into(g, Op::Mul, "mpz_mul", (long.as_ptr(), long.len()), (short.as_ptr(), short.len()), out) {
-                    return false;
-                }
-                let size = n - out.iter().rev().take_while(|&&l| l == 0).count();
-                // size <= n <= _mp_alloc <= INT_MAX.
-                (*r)._mp_size = if negative { -(size as c_int) } else { size as c_int };
-                true
+                product_in_place(r, n, negative, |out| product_into(g, Op::Mul, "mpz_mul", (long.as_ptr(), long.len()), (short.as_ptr(), short.len()), out))
             });
             if !on_gpu {
                 stats::on_cpu(Op::Mul, short.len(), || mul_on_cpu(r, a, b));
@@ -194,6 +184,26 @@ pub unsafe fn mul(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
         let gpu_op = |g: &Gpu| g.mul(la, lb).map(|p| Owned::new(negative, p));
         mpz_op(Op::Mul, "mpz_mul", la.len().min(lb.len()), !la.is_empty() && !lb.is_empty(), r, gpu_op, |t| mul_on_cpu(t, a, b));
         inject_product_fault((*r)._mp_d, gmp::limbs(r).len());
+    }
+}
+
+/// A product of `n` limbs and sign `negative` computed by `compute` straight
+/// into the limbs of `r`, which is neither operand (grown first); r's size
+/// is set when `compute` says it succeeded (else r's limbs hold anything,
+/// and the caller computes r again).
+unsafe fn product_in_place(r: mpz_ptr, n: usize, negative: bool, compute: impl FnOnce(&mut [mp_limb_t]) -> bool) -> bool {
+    unsafe {
+        if ((*r)._mp_alloc as usize) < n {
+            embedded::mpz_realloc(r, n as mp_size_t);
+        }
+        let out = std::slice::from_raw_parts_mut((*r)._mp_d, n);
+        if !compute(out) {
+            return false;
+        }
+        let size = n - out.iter().rev().take_while(|&&l| l == 0).count();
+        // size <= n <= _mp_alloc <= INT_MAX.
+        (*r)._mp_size = if negative { -(size as c_int) } else { size as c_int };
+        true
     }
 }
 
@@ -222,10 +232,18 @@ unsafe fn mul_on_cpu(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
         if SHARING.fetch_add(1, Relaxed) != 0 {
             return embedded::mpz_mul(r, a, b);
         }
-        // A new buffer: r may be an operand. Same limbs (a == b) square.
-        let mut p = vec![0; la.len() + lb.len()];
-        stats::shared_product(cpu::mul_on_cores(&mut p, la, lb));
-        mpz::store(r, &p, sa.negative != sb.negative);
+        // Same limbs (a == b) square.
+        let (n, negative) = (la.len() + lb.len(), sa.negative != sb.negative);
+        if std::ptr::eq(r, a) || std::ptr::eq(r, b) {
+            // r is an operand: a new buffer, then stored.
+            let mut p = vec![0; n];
+            stats::shared_product(cpu::mul_on_cores(&mut p, la, lb));
+            return mpz::store(r, &p, negative);
+        }
+        product_in_place(r, n, negative, |out| {
+            stats::shared_product(cpu::mul_on_cores(out, la, lb));
+            true
+        });
     }
 }
 
