@@ -45,6 +45,8 @@ struct Slot {
     task: UnsafeCell<Option<Task>>,
     /// Set by the thread that ran the task, when it has returned.
     done: AtomicBool,
+    /// Set with `done` where the task panicked (its caller panics in turn).
+    panicked: AtomicBool,
 }
 
 struct Board {
@@ -88,7 +90,7 @@ fn board() -> &'static Board {
         }
         Board {
             held: AtomicBool::new(false),
-            slots: std::array::from_fn(|_| Slot { state: AtomicU32::new(EMPTY), task: UnsafeCell::new(None), done: AtomicBool::new(false) }),
+            slots: std::array::from_fn(|_| Slot { state: AtomicU32::new(EMPTY), task: UnsafeCell::new(None), done: AtomicBool::new(false), panicked: AtomicBool::new(false) }),
             sleeping: AtomicUsize::new(0),
             helpers,
         }
@@ -103,10 +105,10 @@ fn try_run(slot: &Slot) -> bool {
     // SAFETY: this thread took the slot; the holder wrote the task before
     // READY (Release) and keeps it alive until `done`.
     if let Some(task) = unsafe { *slot.task.get() } {
-        // A panic must not leave the caller waiting: it is caught, the task
-        // counted done, and the caller learns of it by its result (the
-        // tasks here are GMP's routines, which abort rather than unwind).
-        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| unsafe { (*task)() }));
+        // A panic must not leave the caller waiting nor kill a helper: it is
+        // caught, the task counted done, and `share` panics in the caller.
+        let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| unsafe { (*task)() }));
+        slot.panicked.store(ran.is_err(), Relaxed);
     }
     slot.done.store(true, Release);
     true
@@ -178,6 +180,7 @@ pub fn share(tasks: &mut [&mut (dyn FnMut() + Send)]) -> bool {
             *slot.task.get() = Some(std::mem::transmute::<*mut (dyn FnMut() + Send + '_), Task>(task));
         }
         slot.done.store(false, Relaxed);
+        slot.panicked.store(false, Relaxed);
         slot.state.store(READY, SeqCst);
     }
     if board.sleeping.load(SeqCst) > 0 {
@@ -187,8 +190,8 @@ pub fn share(tasks: &mut [&mut (dyn FnMut() + Send)]) -> bool {
     }
     // Waits for every slot laid out, also when `first` unwinds: no helper
     // may be left holding a task whose closure is gone.
-    struct Collect(&'static Board, usize);
-    impl Drop for Collect {
+    struct Collect<'a>(&'static Board, usize, &'a AtomicBool);
+    impl Drop for Collect<'_> {
         fn drop(&mut self) {
             let used = &self.0.slots[..self.1];
             for slot in used {
@@ -198,6 +201,9 @@ pub fn share(tasks: &mut [&mut (dyn FnMut() + Send)]) -> bool {
                 while !slot.done.load(Acquire) {
                     std::hint::spin_loop();
                 }
+                if slot.panicked.load(Relaxed) {
+                    self.2.store(true, Relaxed);
+                }
                 // SAFETY: done: no thread reads the task any more.
                 unsafe { *slot.task.get() = None };
                 slot.state.store(EMPTY, Relaxed);
@@ -205,9 +211,11 @@ pub fn share(tasks: &mut [&mut (dyn FnMut() + Send)]) -> bool {
             self.0.held.store(false, Release);
         }
     }
-    let collect = Collect(board, rest.len());
+    let panicked = AtomicBool::new(false);
+    let collect = Collect(board, rest.len(), &panicked);
     first();
     drop(collect);
+    assert!(!panicked.load(Relaxed), "a task shared with the helper threads panicked");
     true
 }
 
@@ -238,10 +246,13 @@ mod tests {
     #[test]
     fn helpers_take_tasks() {
         set_helpers(2);
-        loop {
+        // An attempt waits at most a second: where another test holds the
+        // board, the two tasks run here in turn, the wait first, and the
+        // attempt is lost.
+        for _ in 0..30 {
             let taken = AtomicBool::new(false);
             let by = std::sync::Mutex::new(String::new());
-            let deadline = Instant::now() + Duration::from_secs(20);
+            let deadline = Instant::now() + Duration::from_secs(1);
             let mut wait = || {
                 while !taken.load(Acquire) && Instant::now() < deadline {
                     std::hint::spin_loop();
@@ -251,12 +262,27 @@ mod tests {
                 *by.lock().unwrap() = std::thread::current().name().unwrap_or("").to_string();
                 taken.store(true, Release);
             };
-            // Not asked while another test holds the board: again.
-            if share(&mut [&mut wait, &mut mark]) {
-                assert!(by.lock().unwrap().starts_with("cugmp-helper"), "the task ran on {:?}", by.lock().unwrap());
-                break;
+            if share(&mut [&mut wait, &mut mark]) && by.lock().unwrap().starts_with("cugmp-helper") {
+                return;
             }
         }
+        panic!("in 30 attempts no helper took a task while the caller waited");
+    }
+
+    /// A task that panics, on a helper or on the caller, makes `share`
+    /// panic once every task is done, and the board serves the next caller.
+    #[test]
+    fn a_panicking_task_reaches_the_caller() {
+        set_helpers(2);
+        let mut ran = 0;
+        let shared = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            share(&mut [&mut || ran += 1, &mut || panic!("planted"), &mut || ()]);
+        }));
+        assert!(shared.is_err(), "the panic was lost");
+        assert_eq!(ran, 1);
+        let mut after = 0;
+        share(&mut [&mut || after += 1, &mut || ()]);
+        assert_eq!(after, 1);
     }
 
     /// Callers on several threads at once: the board serves one, the others
