@@ -30,8 +30,6 @@
 
 typedef unsigned long mp_limb_t;
 
-typedef long mp_size_t;
-
 /*
  GMP's integer: `{int _mp_alloc; int _mp_size; mp_limb_t *_mp_d}`.
  `|_mp_size|` limbs are in use, the sign of `_mp_size` is the number's, and
@@ -46,15 +44,49 @@ typedef struct {
 
 typedef __mpz_struct *mpz_ptr;
 
-typedef unsigned long mp_bitcnt_t;
-
 typedef const __mpz_struct *mpz_srcptr;
+
+typedef long mp_size_t;
+
+typedef unsigned long mp_bitcnt_t;
 
 
 
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
+
+/*
+ `r[i] = a[i] * b[i]` for i < n, each as `mpz_mul` computes it. The
+ results are as if computed from the inputs as they were at entry, even
+ where an `r[i]` is also an input of another item (a variable named as
+ the result of two items ends with the later one's). n = 0 does nothing
+ (the arrays may then be NULL).
+ */
+void cugmp_mul_batch(size_t n, const mpz_ptr *r, const mpz_srcptr *a, const mpz_srcptr *b);
+
+/*
+ `r[i] = base[i]^exp[i] mod modulus[i]` for i < n, each as `mpz_powm`
+ computes it: a zero modulus, or a negative exponent where the base has
+ no inverse, divides by zero as GMP does. Aliasing as `cugmp_mul_batch`.
+ */
+void cugmp_powm_batch(size_t n, const mpz_ptr *r, const mpz_srcptr *base, const mpz_srcptr *exp, const mpz_srcptr *modulus);
+
+/*
+ `r[i] = a[i] mod modulus[i]` for i < n, never negative, each as `mpz_mod`
+ computes it: a zero modulus divides by zero as GMP does. Aliasing as
+ `cugmp_mul_batch`.
+ */
+void cugmp_mod_batch(size_t n, const mpz_ptr *r, const mpz_srcptr *a, const mpz_srcptr *modulus);
+
+/*
+ The product of the integer polynomials `a[0] + a[1] x + ... +
+ a[na-1] x^(na-1)` and `b` (nb coefficients), lowest coefficient first:
+ its na + nb - 1 coefficients go to `r[0 .. na+nb-1]`, which may name
+ the inputs' variables. With na or nb zero the product is zero and its
+ na + nb - 1 coefficients (if any) are set to 0.
+ */
+void cugmp_poly_mul(const mpz_ptr *r, const mpz_srcptr *a, size_t na, const mpz_srcptr *b, size_t nb);
 
 /*
  cuGMP's version, e.g. "0.1.0".
@@ -249,6 +281,14 @@ extern void mpz_sqrt(mpz_ptr r, mpz_srcptr a);
 extern void mpz_bin_uiui(mpz_ptr r, unsigned long n, unsigned long k);
 
 extern void mpz_fac_ui(mpz_ptr r, unsigned long n);
+
+extern void mpz_powm(mpz_ptr r, mpz_srcptr base, mpz_srcptr exp, mpz_srcptr m);
+
+extern void mpz_mod(mpz_ptr r, mpz_srcptr a, mpz_srcptr m);
+
+extern int mpz_invert(mpz_ptr r, mpz_srcptr a, mpz_srcptr m);
+
+extern void mpz_swap(mpz_ptr a, mpz_ptr b);
 
 extern void mpz_init(mpz_ptr r);
 

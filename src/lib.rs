@@ -12,6 +12,8 @@
 //! | layer | module                     | owns                                                                 |
 //! |-------|----------------------------|----------------------------------------------------------------------|
 //! | 4     | `abi`                      | every exported symbol (GMP's ABI, `cugmp_*`, the hooks' entries), the one panic boundary, the load-time constructor |
+//! | 3.5   | `algorithms::batch`        | many independent mul, powm, mod at once, spread over the cores        |
+//! | 3.5   | `algorithms::poly`         | products of integer polynomials by Kronecker substitution            |
 //! | 3.4   | `algorithms::mpz`          | the mpz operations cuGMP routes itself (add, sub, mul, shifts, logic) |
 //! | 3.4   | `algorithms::text`         | mpz_get_str, mpz_set_str                                             |
 //! | 3.4   | `algorithms::hooks`        | the targets of the hooks into the embedded GMP                       |

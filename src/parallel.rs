@@ -6,13 +6,15 @@
 //! Used where a call's work is large and its threads are few and short
 //! lived: the store of a large result into an mpz or GMP's limbs
 //! ([`copy_limbs`]: a GPU product's, a square root's), radix conversion's
-//! levels and leaves (src/algorithms/radix/to_digits.rs).
+//! levels and leaves (src/algorithms/radix/to_digits.rs), the items of a
+//! batch (src/algorithms/batch.rs, [`each_index`]).
 //! The staged transfers keep threads of their own instead (the crew of
 //! src/gpu/staging.rs): they run many times a second.
 //!
 //! A leaf: it imports nothing of the crate.
 
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
 /// Stack of a thread started here: radix conversion's leaves run GMP's
 /// conversion, whose temporaries below 32 KiB live on the stack (its
@@ -32,15 +34,36 @@ pub fn each_item<T: Send>(items: &mut [T], size: usize, threads: usize, f: impl 
     let threads = threads.min(count).max(1);
     let per = count.div_ceil(threads).max(1);
     let runs: Mutex<Vec<(usize, &mut [T])>> = Mutex::new(items.chunks_mut(per * size).enumerate().map(|(t, run)| (t * per, run)).collect());
-    let worker = || loop {
+    on_threads(threads, || loop {
         let Some((first, run)) = runs.lock().unwrap_or_else(|e| e.into_inner()).pop() else { break };
         for (i, item) in run.chunks_mut(size).enumerate() {
             f(first + i, item);
         }
-    };
+    });
+}
+
+/// `f(i)` for every `i` in `0..count`, on up to `threads` threads, this one
+/// among them, each thread claiming the next `grain` indices when it is
+/// free: work of uneven sizes (a batch's items) spreads evenly. A panic in
+/// `f` reaches the caller once every thread has stopped.
+pub fn each_index(count: usize, grain: usize, threads: usize, f: impl Fn(usize) + Sync) {
+    let grain = grain.max(1);
+    let next = AtomicUsize::new(0);
+    on_threads(threads.min(count.div_ceil(grain)).max(1), || loop {
+        let first = next.fetch_add(grain, Relaxed);
+        if first >= count {
+            break;
+        }
+        (first..count.min(first + grain)).for_each(&f);
+    });
+}
+
+/// `worker` on `threads` threads, this one among them (fewer where threads
+/// cannot be started: the work is then done by those that run).
+fn on_threads(threads: usize, worker: impl Fn() + Sync) {
     std::thread::scope(|s| {
         for _ in 1..threads {
-            if std::thread::Builder::new().stack_size(STACK_BYTES).spawn_scoped(s, worker).is_err() {
+            if std::thread::Builder::new().stack_size(STACK_BYTES).spawn_scoped(s, &worker).is_err() {
                 break;
             }
         }
@@ -68,4 +91,27 @@ pub fn copy_limbs(dst: &mut [u64], src: &[u64]) {
     let threads = src.len().div_ceil(COPY_LIMBS_PER_THREAD).clamp(1, MAX_COPY_THREADS.min(cores()));
     let per = src.len().div_ceil(threads);
     each_item(dst, per, threads, |i, d| d.copy_from_slice(&src[i * per..][..d.len()]));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_index_runs_once() {
+        for (count, grain, threads) in [(0, 1, 4), (1, 1, 4), (7, 3, 2), (1000, 1, 8), (1000, 64, 3), (5, 10, 16)] {
+            let seen: Vec<AtomicUsize> = (0..count).map(|_| AtomicUsize::new(0)).collect();
+            each_index(count, grain, threads, |i| {
+                seen[i].fetch_add(1, Relaxed);
+            });
+            assert!(seen.iter().all(|s| s.load(Relaxed) == 1), "count {count} grain {grain} threads {threads}");
+        }
+    }
+
+    #[test]
+    fn every_item_runs_once() {
+        let mut v = vec![0u64; 1003];
+        each_item(&mut v, 10, 4, |i, run| run.iter_mut().for_each(|x| *x += 1 + i as u64));
+        assert!(v.iter().enumerate().all(|(k, &x)| x == 1 + (k / 10) as u64));
+    }
 }

@@ -7,10 +7,11 @@
 //! Everything exported under a GMP name in this folder is found by build.rs
 //! (it greps `extern "C" fn __gmp...`) and not re-exported a second time.
 //! Module per family: [`mpz`], [`mpn`], [`compat`], [`hooks`], and
-//! [`info`] for cuGMP's own `cugmp_*`.
+//! cuGMP's own `cugmp_*`: [`info`], and [`batch`] for many numbers at once.
 
 #![allow(non_camel_case_types, non_snake_case, clippy::missing_safety_doc)]
 
+pub mod batch;
 pub mod compat;
 mod hooks;
 pub mod info;

@@ -79,6 +79,14 @@ unsafe extern "C" {
     pub fn mpz_bin_uiui(r: mpz_ptr, n: libc::c_ulong, k: libc::c_ulong);
     #[link_name = "__cugmp_cpu__gmpz_fac_ui"]
     pub fn mpz_fac_ui(r: mpz_ptr, n: libc::c_ulong);
+    #[link_name = "__cugmp_cpu__gmpz_powm"]
+    pub fn mpz_powm(r: mpz_ptr, base: mpz_srcptr, exp: mpz_srcptr, m: mpz_srcptr);
+    #[link_name = "__cugmp_cpu__gmpz_mod"]
+    pub fn mpz_mod(r: mpz_ptr, a: mpz_srcptr, m: mpz_srcptr);
+    #[link_name = "__cugmp_cpu__gmpz_invert"]
+    pub fn mpz_invert(r: mpz_ptr, a: mpz_srcptr, m: mpz_srcptr) -> c_int;
+    #[link_name = "__cugmp_cpu__gmpz_swap"]
+    pub fn mpz_swap(a: mpz_ptr, b: mpz_ptr);
     #[link_name = "__cugmp_cpu__gmpz_init"]
     pub fn mpz_init(r: mpz_ptr);
     #[link_name = "__cugmp_cpu__gmpz_clear"]

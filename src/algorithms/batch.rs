@@ -1,0 +1,205 @@
+//! Many independent operations in one call: `cugmp_mul_batch`,
+//! `cugmp_powm_batch` and `cugmp_mod_batch`. Item i gets exactly what
+//! GMP's mpz_mul, mpz_powm or mpz_mod gives for item i, errors included.
+//!
+//! The items are spread over the host's cores, claimed a few at a time so
+//! that items of uneven sizes balance (`parallel::each_index`); an item
+//! large enough for the GPU gets it through mpz_mul's routing, the rest is
+//! the embedded GMP. A batch of small numbers stays on the CPU: its bytes
+//! cross PCIe slower than the host's cores multiply them (RESULTS.md,
+//! "Batches").
+//!
+//! Results are as if computed from the inputs as they were at entry: where
+//! a result variable is also an input of another item, or is named twice,
+//! every result goes to a temporary first and is swapped in afterwards, in
+//! item order (so a variable named twice ends with its last item's result).
+//!
+//! An item GMP rejects (a zero modulus, a negative exponent with no
+//! inverse) is left by the workers and given to GMP's own function on the
+//! caller's thread, in item order: the program stops as it would on GMP.
+//!
+//! Owns the batches' scheduling and aliasing; it may not touch the GPU
+//! engine (products reach it only through `mpz::mul`) nor limbs beyond
+//! GMP's API.
+//!
+//! # Safety
+//! Every `pub unsafe fn` here takes slices of `n` initialised `mpz_t`
+//! pointers, as the C functions of the same name document.
+#![allow(clippy::missing_safety_doc)]
+
+use super::mpz;
+use super::route::gmp_allocates_by_default;
+use crate::gmp::mpz::Int;
+use crate::gmp::{self, embedded, mpz_ptr, mpz_srcptr};
+use crate::parallel;
+use crate::stats::Op;
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+
+/// Work (in about half-nanoseconds of one core: one limb by limb product)
+/// that pays for starting a thread, some 20 us.
+const WORK_PER_THREAD: u64 = 200_000;
+/// Work a thread claims at once, at least: the claim is an atomic add.
+const WORK_PER_CLAIM: u64 = 20_000;
+
+/// A batch's item function, shared with the worker threads: the raw
+/// pointers it holds are not `Sync` by Rust's rules. Each worker writes
+/// only the results of the items it claimed (distinct variables, or
+/// temporaries: `needs_temporaries`) and reads inputs that nobody writes.
+struct Items<F>(F);
+unsafe impl<F> Sync for Items<F> {}
+
+impl<F: Fn(mpz_ptr, usize) -> bool> Items<F> {
+    fn compute(&self, dst: mpz_ptr, i: usize) -> bool {
+        (self.0)(dst, i)
+    }
+}
+
+/// Whether some result variable is also an input of another item, or is
+/// named by two items: then results wait in temporaries.
+fn needs_temporaries(r: &[mpz_ptr], inputs: &[&[mpz_srcptr]]) -> bool {
+    let mut outs = HashSet::with_capacity(r.len());
+    if !r.iter().all(|&p| outs.insert(p as usize)) {
+        return true;
+    }
+    inputs.iter().any(|list| list.iter().zip(r).any(|(&p, &own)| !std::ptr::eq(p, own) && outs.contains(&(p as usize))))
+}
+
+/// `item(dst, i)` for every item: into `r[i]`, or into a temporary swapped
+/// into `r[i]` afterwards. `item` returns false for an item GMP rejects,
+/// untouched; `reject(i)` then calls GMP's function for it on this thread
+/// (which stops the program as GMP does), in item order. `work(i)`
+/// estimates item i's cost for the number of threads.
+unsafe fn run(
+    r: &[mpz_ptr],
+    inputs: &[&[mpz_srcptr]],
+    work: impl Fn(usize) -> u64,
+    item: impl Fn(mpz_ptr, usize) -> bool,
+    reject: impl Fn(usize),
+) {
+    let n = r.len();
+    if n == 0 {
+        return;
+    }
+    let total: u64 = (0..n).map(|i| work(i).max(1)).fold(0, u64::saturating_add);
+    // A program's own memory functions need not be thread-safe in a
+    // program without threads: then the caller does every item.
+    let threads = if gmp_allocates_by_default() { parallel::cores().min((total / WORK_PER_THREAD) as usize).max(1) } else { 1 };
+    let grain = ((WORK_PER_CLAIM * n as u64 / total) as usize).clamp(1, n.div_ceil(4 * threads));
+    let mut temporaries: Vec<Int> = if needs_temporaries(r, inputs) { (0..n).map(|_| Int::new()).collect() } else { Vec::new() };
+    let rejected: Vec<AtomicBool> = (0..n).map(|_| AtomicBool::new(false)).collect();
+    let dst: Vec<usize> = if temporaries.is_empty() { r.iter().map(|&p| p as usize).collect() } else { temporaries.iter_mut().map(|t| t.m() as usize).collect() };
+    let items = Items(item);
+    parallel::each_index(n, grain, threads, |i| {
+        if !items.compute(dst[i] as mpz_ptr, i) {
+            rejected[i].store(true, Relaxed);
+        }
+    });
+    for i in 0..n {
+        if rejected[i].load(Relaxed) {
+            reject(i);
+        } else if let Some(t) = temporaries.get_mut(i) {
+            unsafe { embedded::mpz_swap(r[i], t.m()) };
+        }
+    }
+}
+
+/// The embedded GMP's mpz_mul below the GPU's size, else the routed
+/// product (GPU or the CPU shared among cores), as `__gmpz_mul` decides.
+unsafe fn product(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
+    unsafe {
+        if mpz::sum_on_cpu(Op::Mul, a, b) {
+            embedded::mpz_mul(r, a, b)
+        } else {
+            mpz::mul(r, a, b)
+        }
+    }
+}
+
+fn size(x: mpz_srcptr) -> u64 {
+    unsafe { gmp::limbs(x) }.len() as u64
+}
+
+/// `r[i] = a[i] b[i]`.
+pub unsafe fn mul(r: &[mpz_ptr], a: &[mpz_srcptr], b: &[mpz_srcptr]) {
+    unsafe {
+        run(
+            r,
+            &[a, b],
+            |i| size(a[i]) * size(b[i]),
+            |dst, i| {
+                product(dst, a[i], b[i]);
+                true
+            },
+            |_| {},
+        )
+    }
+}
+
+/// `r[i] = a[i] mod m[i]` (never negative), GMP's division by zero for a
+/// zero modulus.
+pub unsafe fn modulo(r: &[mpz_ptr], a: &[mpz_srcptr], m: &[mpz_srcptr]) {
+    unsafe {
+        run(
+            r,
+            &[a, m],
+            |i| (size(a[i]).saturating_sub(size(m[i])) + 1) * size(m[i]),
+            |dst, i| {
+                if size(m[i]) == 0 {
+                    return false;
+                }
+                embedded::mpz_mod(dst, a[i], m[i]);
+                true
+            },
+            |i| embedded::mpz_mod(r[i], a[i], m[i]),
+        )
+    }
+}
+
+/// `r[i] = base[i]^exp[i] mod m[i]`, GMP's division by zero for a zero
+/// modulus or a negative exponent of a base with no inverse.
+pub unsafe fn powm(r: &[mpz_ptr], base: &[mpz_srcptr], exp: &[mpz_srcptr], m: &[mpz_srcptr]) {
+    unsafe {
+        run(
+            r,
+            &[base, exp, m],
+            |i| size(m[i]) * size(m[i]) * 64 * size(exp[i]),
+            |dst, i| {
+                if size(m[i]) == 0 {
+                    return false;
+                }
+                if gmp::negative(exp[i]) {
+                    // GMP's test, on a scratch variable: dst may be an input.
+                    let mut inverse = Int::new();
+                    if embedded::mpz_invert(inverse.m(), base[i], m[i]) == 0 {
+                        return false;
+                    }
+                }
+                embedded::mpz_powm(dst, base[i], exp[i], m[i]);
+                true
+            },
+            |i| embedded::mpz_powm(r[i], base[i], exp[i], m[i]),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(x: usize) -> mpz_ptr {
+        x as mpz_ptr
+    }
+
+    #[test]
+    fn temporaries_only_where_results_meet_inputs() {
+        let r = [p(8), p(16), p(24)];
+        // Each result its own item's input: GMP handles that overlap.
+        assert!(!needs_temporaries(&r, &[&[p(8) as mpz_srcptr, p(16), p(40)], &[p(8) as mpz_srcptr, p(48), p(24)]]));
+        // Item 1 reads item 0's result.
+        assert!(needs_temporaries(&r, &[&[p(32) as mpz_srcptr, p(8), p(40)]]));
+        // One variable named twice as a result.
+        assert!(needs_temporaries(&[p(8), p(8)], &[&[p(32) as mpz_srcptr, p(40)]]));
+        assert!(!needs_temporaries(&[], &[&[]]));
+    }
+}
