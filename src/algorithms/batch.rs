@@ -33,7 +33,6 @@ use crate::gmp::mpz::Int;
 use crate::gmp::{self, embedded, mpz_ptr, mpz_srcptr};
 use crate::parallel;
 use crate::stats::Op;
-use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 /// Work (in about half-nanoseconds of one core: one limb by limb product)
@@ -42,27 +41,39 @@ const WORK_PER_THREAD: u64 = 200_000;
 /// Work a thread claims at once, at least: the claim is an atomic add.
 const WORK_PER_CLAIM: u64 = 20_000;
 
-/// A batch's item function, shared with the worker threads: the raw
+/// A batch's item function and result variables, shared with the worker threads: the raw
 /// pointers it holds are not `Sync` by Rust's rules. Each worker writes
 /// only the results of the items it claimed (distinct variables, or
 /// temporaries: `needs_temporaries`) and reads inputs that nobody writes.
-struct Items<F>(F);
-unsafe impl<F> Sync for Items<F> {}
+struct Shared<T>(T);
+unsafe impl<T> Sync for Shared<T> {}
 
-impl<F: Fn(mpz_ptr, usize) -> bool> Items<F> {
-    fn compute(&self, dst: mpz_ptr, i: usize) -> bool {
-        (self.0)(dst, i)
+impl<T> Shared<T> {
+    /// (A method: a closure that named the field would capture the field
+    /// alone, not this `Sync` wrapper.)
+    fn get(&self) -> &T {
+        &self.0
     }
 }
 
 /// Whether some result variable is also an input of another item, or is
-/// named by two items: then results wait in temporaries.
+/// named by two items: then results wait in temporaries. The result
+/// variables sorted by address, an input is looked up only where it lies
+/// between the lowest and the highest of them: separate arrays of
+/// variables cost one comparison an input.
 fn needs_temporaries(r: &[mpz_ptr], inputs: &[&[mpz_srcptr]]) -> bool {
-    let mut outs = HashSet::with_capacity(r.len());
-    if !r.iter().all(|&p| outs.insert(p as usize)) {
+    let mut outs: Vec<usize> = r.iter().map(|&p| p as usize).collect();
+    outs.sort_unstable();
+    if outs.windows(2).any(|w| w[0] == w[1]) {
         return true;
     }
-    inputs.iter().any(|list| list.iter().zip(r).any(|(&p, &own)| !std::ptr::eq(p, own) && outs.contains(&(p as usize))))
+    let (Some(&lo), Some(&hi)) = (outs.first(), outs.last()) else { return false };
+    inputs.iter().any(|list| {
+        list.iter().zip(r).any(|(&p, &own)| {
+            let p = p as usize;
+            (lo..=hi).contains(&p) && p != own as usize && outs.binary_search(&p).is_ok()
+        })
+    })
 }
 
 /// `item(dst, i)` for every item: into `r[i]`, or into a temporary swapped
@@ -87,11 +98,12 @@ unsafe fn run(
     let threads = if gmp_allocates_by_default() { parallel::cores().min((total / WORK_PER_THREAD) as usize).max(1) } else { 1 };
     let grain = ((WORK_PER_CLAIM * n as u64 / total) as usize).clamp(1, n.div_ceil(4 * threads));
     let mut temporaries: Vec<Int> = if needs_temporaries(r, inputs) { (0..n).map(|_| Int::new()).collect() } else { Vec::new() };
+    let dst: Vec<usize> = temporaries.iter_mut().map(|t| t.m() as usize).collect();
     let rejected: Vec<AtomicBool> = (0..n).map(|_| AtomicBool::new(false)).collect();
-    let dst: Vec<usize> = if temporaries.is_empty() { r.iter().map(|&p| p as usize).collect() } else { temporaries.iter_mut().map(|t| t.m() as usize).collect() };
-    let items = Items(item);
+    let (items, results) = (Shared(item), Shared(r));
     parallel::each_index(n, grain, threads, |i| {
-        if !items.compute(dst[i] as mpz_ptr, i) {
+        let to = dst.get(i).map_or(results.get()[i], |&t| t as mpz_ptr);
+        if !(items.get())(to, i) {
             rejected[i].store(true, Relaxed);
         }
     });
