@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine, over a tree packed by scripts/pack-device.sh:
-#   bash scripts/device-run.sh [gpu|differential|tests|gmp|bench|ab|perf|perf-ab|percall|pi|ops|python|profile|radix|hostcopy|pipeline|phases|ncu|ncu-source|sanitize|fuzz|all]    (default: all)
+#   bash scripts/device-run.sh [gpu|differential|tests|gmp|bench|ab|perf|perf-ab|percall|pi|ops|python|batch|profile|radix|hostcopy|pipeline|phases|ncu|ncu-source|sanitize|fuzz|all]    (default: all)
 # gpu: the GPU tests alone; differential: the differential suite under
 # CUGMP_GPU=force and the C programs (cuGMP against static GMP); tests: both
 # of those; gmp: GMP's own tests/mpz and tests/mpn on libcugmp.so; fuzz:
@@ -11,7 +11,9 @@
 # perf: the rows the README's table takes (products under force, GMP's
 # algorithms through the hooks with auto) and the transfer variants, into
 # one file; perf-ab: those rows with this tree's library and pack/alt's in
-# turn; percall: the CPU path's cost per call (benches/percall.rs); pi:
+# turn; percall: the CPU path's cost per call (benches/percall.rs); batch:
+# the batched API's tests and throughput, and polynomial products against
+# FLINT; pi:
 # benches/programs/pi.c on static GMP and on cuGMP (off and auto) in turn; radix: mpz_get_str over radix conversion's levels and against
 # pack/alt's libraries (radix.md; CUGMP_SWEEP_HOOK=sqrt or tdiv_qr times
 # that hook instead, the levels sweep then moot);
@@ -43,6 +45,8 @@ fi
 if [ "$what" = differential ] || [ "$what" = tests ] || [ "$what" = all ]; then
     pack/deps/differential --test-threads=4 2>&1 | tee "$out/differential.log"
     note "differential (CUGMP_GPU=force): $(grep '^test result' "$out/differential.log")"
+    pack/deps/batch 2>&1 | tee "$out/batch-tests.log"
+    note "batches (CUGMP_GPU=force): $(grep '^test result' "$out/batch-tests.log")"
     # The C programs: same output and same ending as static GMP, under force.
     c_ok=0; c_bad=()
     for run in "mpz_ops" "bad_input bases" "bad_input get_str_null" "bad_input mul_2exp_overflow" \
@@ -239,14 +243,14 @@ if [ "$what" = pi ]; then
     # benches/programs/pi.c on static GMP and on libcugmp.so, in turn,
     # CUGMP_PI_REPEATS times (default 3), at CUGMP_PI_DIGITS (default 10^6
     # and 10^7) on CUGMP_PI_THREADS threads (default 1 and 16), cuGMP with
-    # CUGMP_GPU=off and auto; every output line must match GMP's. One file
-    # back: pi.md.
+    # CUGMP_GPU=off and auto (CUGMP_PI_MODES); every output line must match
+    # GMP's. One file back: pi.md.
     for digits in ${CUGMP_PI_DIGITS:-1000000 10000000}; do
         for threads in ${CUGMP_PI_THREADS:-1 16}; do
             for repeat in $(seq "${CUGMP_PI_REPEATS:-3}"); do
                 want=$(pack/c/pi-ref "$digits" "$threads")
                 echo "| GMP | $digits | $threads | $repeat | $(echo "$want" | sed -n 2p) |" | tee -a "$out/pi.md"
-                for mode in off auto; do
+                for mode in ${CUGMP_PI_MODES:-off auto}; do
                     got=$(CUGMP_GPU=$mode pack/c/pi-cugmp "$digits" "$threads" 2>&1)
                     same=same; [ "$(echo "$got" | head -1)" = "$(echo "$want" | head -1)" ] || same=DIFFERENT
                     echo "| cuGMP $mode | $digits | $threads | $repeat | $(echo "$got" | sed -n 2p) | $same |" | tee -a "$out/pi.md"
@@ -321,6 +325,24 @@ elif [ "$what" = python ]; then
     rm -f "$out/py-gmp.md" "$out/py-cugmp.md"
     cat "$out/python.md"
     note "python: $out/python.md (checksums $same)"
+fi
+
+if [ "$what" = batch ]; then
+    # The batched API: its differential tests under force, then
+    # benches/batch.rs (items per second against GMP on one core and on all
+    # cores) and benches/programs/poly_flint.py (cugmp_poly_mul against
+    # python-flint's wheel on all cores; CUGMP_POLY_SIZES, DEGREE:BITS ...)
+    # under auto. One file back: batch.md.
+    pack/deps/batch 2>&1 | grep -E '^test result|MISMATCH|panicked' | tee -a "$out/batch.md"
+    CUGMP_GPU=auto pack/bench/batch 2>&1 | grep -E '^\||MISMATCH|panick|^CUGMP' | tee -a "$out/batch.md"
+    if compgen -G ".whl/python_flint-*.whl" >/dev/null; then
+        site=/tmp/cugmp-flint
+        python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target "$site" .whl/python_flint-*.whl
+        CUGMP_GPU=auto PYTHONPATH=$site python3 benches/programs/poly_flint.py "$PWD/pack/deps/libcugmp.so" ${CUGMP_POLY_SIZES:-} 2>&1 | tee -a "$out/batch.md"
+    else
+        echo "no python-flint wheel in .whl/ (scripts/pack-device.sh fetches it; carry .whl)" | tee -a "$out/batch.md"
+    fi
+    note "batch: $out/batch.md ($(grep -c -E 'MISMATCH|DIFFERENT' "$out/batch.md") results differ from GMP's or FLINT's)"
 fi
 
 if [ "$what" = profile ]; then

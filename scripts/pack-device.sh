@@ -13,7 +13,8 @@
 #                     through the installed tree) and on static GMP (-ref);
 #                     benches/programs/pi.c the same two ways
 #   pack/fuzz/        the fuzz targets (scripts/fuzz.sh) and their corpus
-#   .whl/             gmpy2's and mpmath's wheels for `device-run.sh python`
+#   .whl/             gmpy2's and mpmath's wheels for `device-run.sh python`,
+#                     python-flint's for `device-run.sh batch`
 #   pack/alt/SHORT/   with --alt REV (repeatable): libcugmp.so built from git
 #                     revision REV (SHORT: its short hash), for
 #                     `device-run.sh ab` (the same benchmark binaries timing
@@ -35,6 +36,12 @@ if ! compgen -G ".whl/gmpy2-*.whl" >/dev/null; then
     python3 -m pip download -q --disable-pip-version-check --only-binary=:all: --no-deps --python-version 3.12 \
         --platform manylinux2014_x86_64 -d .whl 'gmpy2==2.3.2' 'mpmath==1.3.0' ||
         echo "pack-device.sh: no wheels in .whl/ (device-run.sh python will not run)" >&2
+fi
+# python-flint, the peer of cugmp_poly_mul in `device-run.sh batch`.
+if ! compgen -G ".whl/python_flint-*.whl" >/dev/null; then
+    python3 -m pip download -q --disable-pip-version-check --only-binary=:all: --no-deps --python-version 3.12 \
+        --platform manylinux2014_x86_64 -d .whl 'python-flint==0.9.0' ||
+        echo "pack-device.sh: no python-flint wheel in .whl/ (device-run.sh batch will skip FLINT)" >&2
 fi
 rm -rf pack
 mkdir -p pack/deps pack/alias pack/gmp-tests pack/bench
@@ -58,7 +65,7 @@ done
 cargo test --release --no-run --message-format=json 2>/dev/null |
     python3 -c '
 import json, sys, shutil
-wanted = {"differential", "gpu"}
+wanted = {"differential", "gpu", "batch"}
 for line in sys.stdin:
     m = json.loads(line)
     if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] in wanted and "test" in m["target"]["kind"]:
