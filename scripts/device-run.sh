@@ -330,11 +330,13 @@ fi
 if [ "$what" = batch ]; then
     # The batched API: its differential tests under force, then
     # benches/batch.rs (items per second against GMP on one core and on all
-    # cores) and benches/programs/poly_flint.py (cugmp_poly_mul against
+    # cores; CUGMP_BATCH_OPS picks mul, mod, powm) under auto, its powm
+    # rows again under force (the GPU's kernels), and benches/programs/poly_flint.py (cugmp_poly_mul against
     # python-flint's wheel on all cores; CUGMP_POLY_SIZES, DEGREE:BITS ...)
     # under auto. One file back: batch.md.
     pack/deps/batch 2>&1 | grep -E '^test result|MISMATCH|panicked' | tee -a "$out/batch.md"
-    CUGMP_GPU=auto pack/bench/batch 2>&1 | grep -E '^\||MISMATCH|panick|^CUGMP' | tee -a "$out/batch.md"
+    CUGMP_GPU=auto pack/bench/batch ${CUGMP_BATCH_OPS:+--ops "$CUGMP_BATCH_OPS"} 2>&1 | grep -E '^\||MISMATCH|panick|^CUGMP' | tee -a "$out/batch.md"
+    CUGMP_GPU=force pack/bench/batch --ops powm 2>&1 | grep -E '^\||MISMATCH|panick|^CUGMP' | tee -a "$out/batch.md"
     if compgen -G ".whl/python_flint-*.whl" >/dev/null; then
         site=/tmp/cugmp-flint
         python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target "$site" .whl/python_flint-*.whl

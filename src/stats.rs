@@ -43,6 +43,10 @@ pub enum Op {
     /// A product inside GMP's own algorithms (division, roots, radix
     /// conversion, ...), reached through the hooks.
     Internal,
+    /// The items of a `cugmp_powm_batch` the GPU's kernels take (odd
+    /// moduli of up to 128 limbs, positive exponents); its size is their
+    /// number, not limbs.
+    PowmBatch,
 }
 
 impl Op {
@@ -62,10 +66,11 @@ impl Op {
             Op::Fac => "fac_ui",
             Op::Bin => "bin_uiui",
             Op::Internal => "gmp-internal mul",
+            Op::PowmBatch => "powm_batch",
         }
     }
 
-    pub const ALL: [Op; 14] = [
+    pub const ALL: [Op; 15] = [
         Op::SetStr,
         Op::GetStr,
         Op::Add,
@@ -80,6 +85,7 @@ impl Op {
         Op::Fac,
         Op::Bin,
         Op::Internal,
+        Op::PowmBatch,
     ];
 }
 

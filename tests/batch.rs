@@ -167,17 +167,41 @@ fn powm_batch_matches_gmp() {
         exp.push(e);
         m.push(md);
     }
-    for (b, e, md) in [(5, 0, 1), (0, 0, 7), (-3, 5, 1), (2, 100, 1024), (3, -1, 4)] {
+    for (b, e, md) in [(5, 0, 1), (0, 0, 7), (-3, 5, 1), (2, 100, 1024), (3, -1, 4), (0, 9, 15), (7, 1, 9)] {
         base.push(Integer::from(b));
         exp.push(Integer::from(e));
         m.push(Integer::from(md));
     }
+    // Every limb count of the GPU's kernels, at both ends (a modulus of
+    // 64 L bits, and one just over the next smaller count), one over them
+    // (129 limbs, GMP's), bases larger than the modulus or negative,
+    // exponents of one limb and of many.
+    for l in [4u32, 8, 16, 32, 64, 128, 129] {
+        for bits in [64 * l, 64 * (l / 2) + 1] {
+            for k in 0..3 {
+                let md = Integer::from(Integer::random_bits(bits, &mut rng)) | 1u32 | (Integer::from(1) << (bits - 1));
+                let b = Integer::from(Integer::random_bits(bits + 70, &mut rng)) * if k == 1 { -1 } else { 1 };
+                let e = match k {
+                    0 => Integer::from(1),
+                    1 => Integer::from(Integer::random_bits(64, &mut rng)) | 1u32,
+                    _ => Integer::from(Integer::random_bits(bits.min(1500), &mut rng)) | (Integer::from(1) << 20),
+                };
+                base.push(b);
+                exp.push(e);
+                m.push(if k == 2 { -md } else { md });
+            }
+        }
+    }
+    let before = unsafe { (api().gpu_operations)() };
     let (mut zb, mut ze, mut zm, mut r) = (zs(&base), zs(&exp), zs(&m), zs(&vec![Integer::from(3); base.len()]));
     unsafe { (batch().powm)(base.len(), dst(&mut r).as_ptr(), src(&mut zb).as_ptr(), src(&mut ze).as_ptr(), src(&mut zm).as_ptr()) };
     for i in 0..base.len() {
         let mut want = Integer::new();
         unsafe { gmp_mpfr_sys::gmp::mpz_powm(want.as_raw_mut(), base[i].as_raw(), exp[i].as_raw(), m[i].as_raw()) };
         same(&format!("cugmp_powm_batch item {i}"), &r[i].get(), &want);
+    }
+    if std::env::var("CUGMP_GPU").as_deref() == Ok("force") && unsafe { (api().gpu_in_use)() } != 0 {
+        assert!(unsafe { (api().gpu_operations)() } > before, "CUGMP_GPU=force: no powm item reached the GPU");
     }
 }
 

@@ -28,10 +28,10 @@
 #![allow(clippy::missing_safety_doc)]
 
 use super::mpz;
-use super::route::gmp_allocates_by_default;
-use crate::gmp::mpz::Int;
+use super::route::{self, gmp_allocates_by_default};
+use crate::gmp::mpz::{self as storage, Int};
 use crate::gmp::{self, embedded, mpz_ptr, mpz_srcptr};
-use crate::parallel;
+use crate::{gpu, parallel, stats};
 use crate::stats::Op;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
@@ -169,14 +169,21 @@ pub unsafe fn modulo(r: &[mpz_ptr], a: &[mpz_srcptr], m: &[mpz_srcptr]) {
 }
 
 /// `r[i] = base[i]^exp[i] mod m[i]`, GMP's division by zero for a zero
-/// modulus or a negative exponent of a base with no inverse.
+/// modulus or a negative exponent of a base with no inverse. The items the
+/// GPU's kernels take (`gpu_powm`) are computed there first, from the
+/// inputs as they are at entry; the rest by GMP.
 pub unsafe fn powm(r: &[mpz_ptr], base: &[mpz_srcptr], exp: &[mpz_srcptr], m: &[mpz_srcptr]) {
+    let on_gpu = unsafe { gpu_powm(base, exp, m) };
     unsafe {
         run(
             r,
             &[base, exp, m],
-            |i| size(m[i]) * size(m[i]) * 64 * size(exp[i]),
+            |i| if on_gpu.contains(i) { 1 } else { size(m[i]) * size(m[i]) * 64 * size(exp[i]) },
             |dst, i| {
+                if let Some(limbs) = on_gpu.result(i) {
+                    storage::store(dst, limbs, false);
+                    return true;
+                }
                 if size(m[i]) == 0 {
                     return false;
                 }
@@ -193,6 +200,103 @@ pub unsafe fn powm(r: &[mpz_ptr], base: &[mpz_srcptr], exp: &[mpz_srcptr], m: &[
             |i| embedded::mpz_powm(r[i], base[i], exp[i], m[i]),
         )
     }
+}
+
+/// The results the GPU computed for some items of a powm batch.
+#[derive(Default)]
+struct GpuResults {
+    /// Per item: its group and its place there, for the items computed.
+    at: Vec<Option<(usize, usize)>>,
+    /// Per group: its limb count and its results, item-major.
+    groups: Vec<(usize, Vec<u64>)>,
+}
+
+impl GpuResults {
+    fn contains(&self, i: usize) -> bool {
+        self.at.get(i).is_some_and(|a| a.is_some())
+    }
+
+    fn result(&self, i: usize) -> Option<&[u64]> {
+        let (g, k) = (*self.at.get(i)?)?;
+        let (l, limbs) = &self.groups[g];
+        Some(&limbs[k * l..(k + 1) * l])
+    }
+}
+
+/// The items of a powm batch the GPU takes, when the routing sends their
+/// number there: an odd modulus of more than one and at most 128 limbs'
+/// magnitude, a positive exponent. Grouped by the kernels' limb count;
+/// each base reduced mod |m| and R^2 mod |m| computed here, on all cores.
+/// A group the GPU fails is left to GMP.
+unsafe fn gpu_powm(base: &[mpz_srcptr], exp: &[mpz_srcptr], m: &[mpz_srcptr]) -> GpuResults {
+    let n = m.len();
+    let kernel_limbs = |i: usize| -> Option<usize> {
+        let (ml, el) = unsafe { (gmp::limbs(m[i]), gmp::limbs(exp[i])) };
+        let odd = ml.first().is_some_and(|&l| l & 1 == 1) && !(ml.len() == 1 && ml[0] == 1);
+        (odd && !el.is_empty() && unsafe { !gmp::negative(exp[i]) }).then(|| gpu::powm::powm_limbs(ml.len())).flatten()
+    };
+    let limbs: Vec<Option<usize>> = (0..n).map(kernel_limbs).collect();
+    let count = limbs.iter().filter(|l| l.is_some()).count();
+    if count == 0 {
+        return GpuResults::default();
+    }
+    let Some(g) = route::route(Op::PowmBatch, count, true) else { return GpuResults::default() };
+    let mut results = GpuResults { at: vec![None; n], groups: Vec::new() };
+    for &l in gpu::powm::POWM_LIMBS.iter() {
+        let members: Vec<usize> = (0..n).filter(|&i| limbs[i] == Some(l)).collect();
+        if members.is_empty() {
+            continue;
+        }
+        let k = members.len();
+        let (mut b, mut md, mut r2) = (vec![0u64; k * l], vec![0u64; k * l], vec![0u64; k * l]);
+        let mut exp_at = Vec::with_capacity(k);
+        let mut exp_len = Vec::with_capacity(k);
+        let mut e = Vec::new();
+        for &i in &members {
+            let el = unsafe { gmp::limbs(exp[i]) };
+            exp_at.push(e.len() as u64);
+            exp_len.push(el.len() as u64);
+            e.extend_from_slice(el);
+        }
+        {
+            // Each item writes its own l limbs of the three arrays.
+            let out = Shared((b.as_mut_ptr() as usize, md.as_mut_ptr() as usize, r2.as_mut_ptr() as usize));
+            let inputs = Shared((base, m));
+            let work = (k * l * l) as u64 * 16;
+            let threads = parallel::cores().min((work / WORK_PER_THREAD) as usize).max(1);
+            parallel::each_index(k, 64, if gmp_allocates_by_default() { threads } else { 1 }, |j| {
+                let i = members[j];
+                let ((bp, mp, rp), (base, m)) = (*out.get(), *inputs.get());
+                let slot = |p: usize| unsafe { std::slice::from_raw_parts_mut((p as *mut u64).add(j * l), l) };
+                let ml = unsafe { gmp::limbs(m[i]) };
+                slot(mp)[..ml.len()].copy_from_slice(ml);
+                let modulus = storage::view(ml);
+                let mut t = Int::new();
+                unsafe {
+                    embedded::mpz_mod(t.m(), base[i], &modulus);
+                    slot(bp)[..t.limbs().len()].copy_from_slice(t.limbs());
+                    embedded::mpz_set_ui(t.m(), 1);
+                    embedded::mpz_mul_2exp(t.m(), t.p(), 128 * l as u64);
+                    embedded::mpz_mod(t.m(), t.p(), &modulus);
+                    slot(rp)[..t.limbs().len()].copy_from_slice(t.limbs());
+                }
+            });
+        }
+        let items = gpu::powm::PowmItems { l, base: &b, modulus: &md, r2: &r2, exp: &e, exp_at: &exp_at, exp_len: &exp_len };
+        stats::gpu_attempt_starts();
+        let started = std::time::Instant::now();
+        match g.powm_odd(&items) {
+            Ok(out) => {
+                for (j, &i) in members.iter().enumerate() {
+                    results.at[i] = Some((results.groups.len(), j));
+                }
+                stats::gpu_call(Op::PowmBatch, k, started.elapsed());
+                results.groups.push((l, out));
+            }
+            Err(e) => stats::fallback(Op::PowmBatch, e.fallback()),
+        }
+    }
+    results
 }
 
 #[cfg(test)]

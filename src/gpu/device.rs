@@ -85,6 +85,12 @@ pub(super) struct Kernels {
     pub(super) ntt_pass: CudaFunction,
     pub(super) ntt_radix3: CudaFunction,
     pub(super) ntt_combine: CudaFunction,
+    pub(super) powm_4: CudaFunction,
+    pub(super) powm_8: CudaFunction,
+    pub(super) powm_16: CudaFunction,
+    pub(super) powm_32: CudaFunction,
+    pub(super) powm_64: CudaFunction,
+    pub(super) powm_128: CudaFunction,
 }
 
 pub struct Gpu {
@@ -265,6 +271,12 @@ fn open() -> Result<Gpu, GpuError> {
         ntt_pass: module.load_function("cugmp_ntt_pass")?,
         ntt_radix3: module.load_function("cugmp_ntt_radix3")?,
         ntt_combine: module.load_function("cugmp_ntt_combine")?,
+        powm_4: module.load_function("cugmp_powm_4")?,
+        powm_8: module.load_function("cugmp_powm_8")?,
+        powm_16: module.load_function("cugmp_powm_16")?,
+        powm_32: module.load_function("cugmp_powm_32")?,
+        powm_64: module.load_function("cugmp_powm_64")?,
+        powm_128: module.load_function("cugmp_powm_128")?,
     };
     // cugmp_ntt_pass keeps a tile of 2^14 words in shared memory: past the
     // 48 KiB a kernel gets without asking.

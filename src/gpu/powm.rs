@@ -1,0 +1,74 @@
+//! Modular exponentiation of many independent items at once
+//! (cuda/powm.cu): odd moduli of up to 128 limbs, one thread an item,
+//! Montgomery multiplication with a fixed window. The items of one call
+//! share a limb count `L` (one of [`POWM_LIMBS`]); the layer above groups
+//! a batch by it, reduces each base, computes R^2 mod m (R = 2^(64 L)) and
+//! leaves every other case (even or unit moduli, exponents <= 0) to GMP.
+
+use super::device::{guarded, injected, Gpu, GpuError};
+use crate::config::Fault;
+use cudarc::driver::{LaunchConfig, PushKernelArg};
+
+/// The limb counts the kernels are built for (POWM_KERNEL in cuda/powm.cu).
+pub const POWM_LIMBS: [usize; 6] = [4, 8, 16, 32, 64, 128];
+/// Threads a block of the powm kernels: each keeps its window's table of
+/// 16 L limbs in local memory.
+const POWM_THREADS: u32 = 64;
+
+/// The kernels' limb count for a modulus of `limbs` limbs, if any.
+pub fn powm_limbs(limbs: usize) -> Option<usize> {
+    POWM_LIMBS.iter().copied().find(|&l| l >= limbs)
+}
+
+/// Items of one limb count `l`, item-major: `l` limbs each of the base
+/// (reduced mod m), the odd modulus and R^2 mod m; the exponents
+/// (positive) concatenated, item i's at `exp_at[i]`, `exp_len[i]` limbs
+/// with its top limb nonzero.
+pub struct PowmItems<'a> {
+    pub l: usize,
+    pub base: &'a [u64],
+    pub modulus: &'a [u64],
+    pub r2: &'a [u64],
+    pub exp: &'a [u64],
+    pub exp_at: &'a [u64],
+    pub exp_len: &'a [u64],
+}
+
+impl Gpu {
+    /// `base^exp mod m` of every item, `l` limbs each, item-major.
+    pub fn powm_odd(&self, items: &PowmItems) -> Result<Vec<u64>, GpuError> {
+        guarded(|| {
+            let (l, n) = (items.l, items.exp_len.len());
+            let f = match l {
+                4 => &self.kernels.powm_4,
+                8 => &self.kernels.powm_8,
+                16 => &self.kernels.powm_16,
+                32 => &self.kernels.powm_32,
+                64 => &self.kernels.powm_64,
+                128 => &self.kernels.powm_128,
+                _ => return Err(GpuError::TooLarge),
+            };
+            if n == 0 {
+                return Ok(Vec::new());
+            }
+            for part in [items.base, items.modulus, items.r2] {
+                assert_eq!(part.len(), n * l, "powm_odd: an operand array of the wrong length");
+            }
+            injected(Fault::GpuLaunch, "gpu-launch")?;
+            let stream = self.stream();
+            let _claim = super::device::reserve(8 * (4 * n * l + items.exp.len() + 2 * n) + 64)?;
+            let up = |x: &[u64]| self.copy_to_device(&stream, x);
+            let (base, modulus, r2, exp, at, len) = (up(items.base)?, up(items.modulus)?, up(items.r2)?, up(items.exp)?, up(items.exp_at)?, up(items.exp_len)?);
+            let mut out = stream.alloc_zeros::<u64>(n * l)?;
+            let blocks = u32::try_from(n.div_ceil(POWM_THREADS as usize)).map_err(|_| GpuError::TooLarge)?;
+            let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (POWM_THREADS, 1, 1), shared_mem_bytes: 0 };
+            let count = n as u64;
+            let mut builder = stream.launch_builder(f);
+            builder.arg(&count).arg(&base).arg(&exp).arg(&at).arg(&len).arg(&modulus).arg(&r2).arg(&mut out);
+            unsafe { builder.launch(cfg) }?;
+            let mut host = vec![0; n * l];
+            self.copy_from_device_into(&stream, &out, &mut host)?;
+            Ok(host)
+        })
+    }
+}
