@@ -6,7 +6,7 @@
 //! the GPU's sake) as many as take it about a second on all cores: those
 //! are compared with cuGMP's.
 //!
-//!   cargo bench --bench batch [-- --bits 256,1024] [--ops mul,powm,mod]
+//!   cargo bench --bench batch [-- --bits 256,1024] [--ops mul,powm,mod] [--items N]
 #[path = "../tests/common/mod.rs"]
 mod common;
 
@@ -53,6 +53,7 @@ fn main() {
     let value = |flag: &str| args.iter().position(|a| a == flag).and_then(|i| args.get(i + 1)).cloned();
     let bits: Vec<u32> = value("--bits").map_or(vec![256, 1024, 2048, 4096, 8192], |s| s.split(',').filter_map(|x| x.parse().ok()).collect());
     let ops = value("--ops").unwrap_or_else(|| "mul,mod,powm".into());
+    let items_override: Option<usize> = value("--items").and_then(|k| k.parse().ok());
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let api = api();
     let lib = &api.lib;
@@ -65,8 +66,9 @@ fn main() {
         for &b in &bits {
             // The batch's items, and the first of them GMP computes on all
             // cores (powm: about a second's work) and on one (an eighth).
-            let (n, n_all) = match op {
-                "powm" => {
+            let (n, n_all) = match (op, items_override) {
+                (_, Some(k)) => (k, k),
+                ("powm", None) => {
                     let n = if b <= 2048 { 1 << 16 } else { (1usize << 40) / (b as usize * b as usize) };
                     (n, ((1u64 << 44) / (b as u64).pow(3)).clamp(256, n as u64) as usize)
                 }
