@@ -1,5 +1,5 @@
 // Modular exponentiation of many independent items (cugmp_powm_batch):
-// r = base^exp mod m for odd m of at most L limbs, one thread an item, by
+// r = base^exp mod m for odd m of at most L <= 64 limbs, one thread an item, by
 // Montgomery multiplication (CIOS, R = 2^(64 L)) and a fixed window of
 // POWM_WINDOW bits over the exponent from its top.
 //
@@ -15,8 +15,12 @@
 typedef unsigned __int128 u128;
 
 // Loops over an item's limbs unroll fully up to 32 limbs, beyond by 8
-// (`#pragma unroll(L <= 32 ? L : 8)`): a full unroll of 64 and 128 limbs
-// overflows the stack of nvcc's front end.
+// (`#pragma unroll(L <= 32 ? L : 8)`): a full unroll of 64 limbs overflows
+// the stack of nvcc's front end. At 64 limbs the arrays then live in local
+// memory (ptxas: 42 registers, an 11.8 KB stack frame): 1.10x GMP on 16
+// cores at 1024 items, where 32 limbs, in registers, is 4.48x; at 128
+// limbs a batch of 128 items took more than a minute, so those stay on
+// the CPU (RESULTS.md, "Batches").
 
 // -m^-1 mod 2^64 for odd m0: Newton's iteration doubles the correct low
 // bits from the 3 of x = m0 (m0 m0 = 1 mod 8).
@@ -131,4 +135,3 @@ POWM_KERNEL(8)
 POWM_KERNEL(16)
 POWM_KERNEL(32)
 POWM_KERNEL(64)
-POWM_KERNEL(128)

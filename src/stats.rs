@@ -44,7 +44,7 @@ pub enum Op {
     /// conversion, ...), reached through the hooks.
     Internal,
     /// The items of a `cugmp_powm_batch` the GPU's kernels take (odd
-    /// moduli of up to 128 limbs, positive exponents); its size is their
+    /// moduli of up to 64 limbs, positive exponents); its size is their
     /// number, not limbs.
     PowmBatch,
 }

@@ -173,8 +173,8 @@ fn powm_batch_matches_gmp() {
         m.push(Integer::from(md));
     }
     // Every limb count of the GPU's kernels, at both ends (a modulus of
-    // 64 L bits, and one just over the next smaller count), one over them
-    // (129 limbs, GMP's), bases larger than the modulus or negative,
+    // 64 L bits, and one just over the next smaller count), ones over them
+    // (65 to 129 limbs, GMP's), bases larger than the modulus or negative,
     // exponents of one limb and of many.
     for l in [4u32, 8, 16, 32, 64, 128, 129] {
         for bits in [64 * l, 64 * (l / 2) + 1] {

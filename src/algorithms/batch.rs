@@ -224,7 +224,7 @@ impl GpuResults {
 }
 
 /// The items of a powm batch the GPU takes, when the routing sends their
-/// number there: an odd modulus of more than one and at most 128 limbs'
+/// number there: an odd modulus of more than one and at most 64 limbs'
 /// magnitude, a positive exponent. Grouped by the kernels' limb count;
 /// each base reduced mod |m| and R^2 mod |m| computed here, on all cores.
 /// A group the GPU fails is left to GMP.

@@ -90,7 +90,6 @@ pub(super) struct Kernels {
     pub(super) powm_16: CudaFunction,
     pub(super) powm_32: CudaFunction,
     pub(super) powm_64: CudaFunction,
-    pub(super) powm_128: CudaFunction,
 }
 
 pub struct Gpu {
@@ -276,7 +275,6 @@ fn open() -> Result<Gpu, GpuError> {
         powm_16: module.load_function("cugmp_powm_16")?,
         powm_32: module.load_function("cugmp_powm_32")?,
         powm_64: module.load_function("cugmp_powm_64")?,
-        powm_128: module.load_function("cugmp_powm_128")?,
     };
     // cugmp_ntt_pass keeps a tile of 2^14 words in shared memory: past the
     // 48 KiB a kernel gets without asking.

@@ -1,5 +1,5 @@
 //! Modular exponentiation of many independent items at once
-//! (cuda/powm.cu): odd moduli of up to 128 limbs, one thread an item,
+//! (cuda/powm.cu): odd moduli of up to 64 limbs (4096 bits), one thread an item,
 //! Montgomery multiplication with a fixed window. The items of one call
 //! share a limb count `L` (one of [`POWM_LIMBS`]); the layer above groups
 //! a batch by it, reduces each base, computes R^2 mod m (R = 2^(64 L)) and
@@ -10,7 +10,7 @@ use crate::config::Fault;
 use cudarc::driver::{LaunchConfig, PushKernelArg};
 
 /// The limb counts the kernels are built for (POWM_KERNEL in cuda/powm.cu).
-pub const POWM_LIMBS: [usize; 6] = [4, 8, 16, 32, 64, 128];
+pub const POWM_LIMBS: [usize; 5] = [4, 8, 16, 32, 64];
 /// Threads a block of the powm kernels: each keeps its window's table of
 /// 16 L limbs in local memory.
 const POWM_THREADS: u32 = 64;
@@ -45,7 +45,6 @@ impl Gpu {
                 16 => &self.kernels.powm_16,
                 32 => &self.kernels.powm_32,
                 64 => &self.kernels.powm_64,
-                128 => &self.kernels.powm_128,
                 _ => return Err(GpuError::TooLarge),
             };
             if n == 0 {
