@@ -3,8 +3,8 @@
 //! cores (a pool of one thread a core, each taking one item at a time),
 //! items per second, at 256 to 8192 bits. GMP computes every item of the
 //! mul and mod batches, and of powm's (65,536 items up to 2048 bits, for
-//! the GPU's sake) as many as take it about a second on all cores: those
-//! are compared with cuGMP's.
+//! the GPU's sake; 1024 at 4096 bits, 128 at 8192) as many as take it
+//! about a second on all cores: those are compared with cuGMP's.
 //!
 //!   cargo bench --bench batch [-- --bits 256,1024] [--ops mul,powm,mod] [--items N]
 #[path = "../tests/common/mod.rs"]
@@ -69,8 +69,10 @@ fn main() {
             let (n, n_all) = match (op, items_override) {
                 (_, Some(k)) => (k, k),
                 ("powm", None) => {
-                    let n = if b <= 2048 { 1 << 16 } else { (1usize << 40) / (b as usize * b as usize) };
-                    (n, ((1u64 << 44) / (b as u64).pow(3)).clamp(256, n as u64) as usize)
+                    // From 4096 bits GMP's second of work is the batch.
+                    let gmp = ((1u64 << 44) / (b as u64).pow(3)).max(128) as usize;
+                    let n = match b { 0..=2048 => 1 << 16, 2049..=4096 => 1024, _ => gmp };
+                    (n, gmp.min(n))
                 }
                 _ => {
                     let n = ((1u64 << 40) / (b as u64 * b as u64)).clamp(1024, 1 << 20) as usize;

@@ -335,8 +335,8 @@ if [ "$what" = batch ]; then
     # python-flint's wheel on all cores; CUGMP_POLY_SIZES, DEGREE:BITS ...)
     # under auto. One file back: batch.md.
     pack/deps/batch 2>&1 | grep -E '^test result|MISMATCH|panicked' | tee -a "$out/batch.md"
-    CUGMP_GPU=auto pack/bench/batch ${CUGMP_BATCH_OPS:+--ops "$CUGMP_BATCH_OPS"} 2>&1 | grep -E '^\||MISMATCH|panick|^CUGMP' | tee -a "$out/batch.md"
-    CUGMP_GPU=force pack/bench/batch --ops powm 2>&1 | grep -E '^\||MISMATCH|panick|^CUGMP' | tee -a "$out/batch.md"
+    CUGMP_GPU=auto pack/bench/batch ${CUGMP_BATCH_OPS:+--ops "$CUGMP_BATCH_OPS"} 2>&1 | grep --line-buffered -E '^\||MISMATCH|panick|^CUGMP' | tee -a "$out/batch.md"
+    CUGMP_GPU=force pack/bench/batch --ops powm 2>&1 | grep --line-buffered -E '^\||MISMATCH|panick|^CUGMP' | tee -a "$out/batch.md"
     if compgen -G ".whl/python_flint-*.whl" >/dev/null; then
         site=/tmp/cugmp-flint
         python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target "$site" .whl/python_flint-*.whl
