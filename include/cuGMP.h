@@ -50,6 +50,11 @@ typedef long mp_size_t;
 
 typedef unsigned long mp_bitcnt_t;
 
+/*
+ The limb counts the kernels are built for (POWM_KERNEL in cuda/powm.cu).
+ */
+#define POWM_LIMBS { 4, 8, 16, 32, 64, }
+
 
 
 #ifdef __cplusplus
@@ -119,7 +124,7 @@ int cugmp_gpu_name(char *buf, size_t size);
 /*
  The operand size in limbs from which CUGMP_GPU=auto sends `op` ("mul",
  "add", "sub", "shift", "and", "ior", "xor", "com", "set_str", "get_str", "fac_ui",
- "bin_uiui")
+ "bin_uiui"; "powm_batch" in items of a batch the GPU's kernels take)
  to the GPU; -1 where it always stays on the CPU, -2 for an unknown name.
  */
 long cugmp_threshold(const char *op);
