@@ -142,6 +142,33 @@ fn mod_batch_matches_gmp() {
 /// where the base has an inverse.
 #[test]
 fn powm_batch_matches_gmp() {
+    check_powm_batch();
+}
+
+/// The same batch with the device's memory limited to 16 KiB: the GPU's
+/// items go in chunks of 4 KiB, many launches (a child run).
+#[test]
+fn powm_batch_in_chunks_matches_gmp() {
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "powm_batch_matches_gmp", "--test-threads=1"])
+        .env("CUGMP_GPU_MEM_LIMIT", "16K")
+        .env("CUGMP_STATS", "1")
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && log.contains("1 passed"), "the chunked powm batch failed:\n{log}");
+    if std::env::var("CUGMP_GPU").as_deref() == Ok("force") && unsafe { (api().gpu_in_use)() } != 0 {
+        // Five limb counts, some in several chunks: more launches than groups.
+        let launches: u64 = log
+            .lines()
+            .find_map(|l| l.strip_prefix("powm_batch"))
+            .and_then(|rest| rest.split_whitespace().nth(1)?.parse().ok())
+            .unwrap_or(0);
+        assert!(launches > 5, "CUGMP_GPU=force with 16K of device memory: {launches} launches\n{log}");
+    }
+}
+
+fn check_powm_batch() {
     let mut rng = rng(4);
     let (mut base, mut exp, mut m) = (Vec::new(), Vec::new(), Vec::new());
     for i in 0..200 {

@@ -38,6 +38,9 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 /// Work (in about half-nanoseconds of one core: one limb by limb product)
 /// that pays for starting a thread, some 20 us.
 const WORK_PER_THREAD: u64 = 200_000;
+/// Device memory a GPU powm launch takes at most (its items' operands,
+/// exponents and results): a larger batch goes in several launches.
+const GPU_CHUNK_BYTES: usize = 1 << 30;
 /// Work a thread claims at once, at least: the claim is an atomic add.
 const WORK_PER_CLAIM: u64 = 20_000;
 
@@ -242,11 +245,26 @@ unsafe fn gpu_powm(base: &[mpz_srcptr], exp: &[mpz_srcptr], m: &[mpz_srcptr]) ->
     }
     let Some(g) = route::route(Op::PowmBatch, count, true) else { return GpuResults::default() };
     let mut results = GpuResults { at: vec![None; n], groups: Vec::new() };
+    // Groups by limb count, each cut into chunks of at most GPU_CHUNK_BYTES
+    // on the device (and a quarter of CUGMP_GPU_MEM_LIMIT), so that a batch
+    // larger than its memory still runs there.
+    let most = GPU_CHUNK_BYTES.min(crate::config::get().gpu_mem_limit.map_or(usize::MAX, |b| b / 4));
+    let mut chunks: Vec<(usize, Vec<usize>)> = Vec::new();
     for &l in gpu::powm::POWM_LIMBS.iter() {
-        let members: Vec<usize> = (0..n).filter(|&i| limbs[i] == Some(l)).collect();
-        if members.is_empty() {
-            continue;
+        let mut bytes = 0;
+        for i in (0..n).filter(|&i| limbs[i] == Some(l)) {
+            let item = 8 * (4 * l + 2 + unsafe { gmp::limbs(exp[i]) }.len());
+            if chunks.last().is_none_or(|c| c.0 != l) || bytes + item > most {
+                chunks.push((l, Vec::new()));
+                bytes = 0;
+            }
+            bytes += item;
+            if let Some(c) = chunks.last_mut() {
+                c.1.push(i);
+            }
         }
+    }
+    for (l, members) in chunks {
         let k = members.len();
         let (mut b, mut md, mut r2) = (vec![0u64; k * l], vec![0u64; k * l], vec![0u64; k * l]);
         let mut exp_at = Vec::with_capacity(k);
