@@ -17,9 +17,6 @@ use rug::Integer;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::time::Instant;
 
-type Batch3 = unsafe extern "C" fn(usize, *const Ptr, *const SrcPtr, *const SrcPtr);
-type Batch4 = unsafe extern "C" fn(usize, *const Ptr, *const SrcPtr, *const SrcPtr, *const SrcPtr);
-
 /// One item of GMP's: its inputs and its result variable.
 struct Item {
     inputs: Vec<Integer>,
@@ -56,8 +53,7 @@ fn main() {
     let items_override: Option<usize> = value("--items").and_then(|k| k.parse().ok());
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let api = api();
-    let lib = &api.lib;
-    let (mul, modulo, powm): (Batch3, Batch3, Batch4) = unsafe { (lib.sym("cugmp_mul_batch"), lib.sym("cugmp_mod_batch"), lib.sym("cugmp_powm_batch")) };
+    let (mul, modulo, powm) = (api.mul_batch, api.mod_batch, api.powm_batch);
     let mut rng = RandState::new();
     println!("CUGMP_GPU={}; GMP 6.3 (rug) on 1 core and on {cores} threads; items per second.\n", std::env::var("CUGMP_GPU").unwrap_or_default());
     println!("| op | bits | items | GMP 1 core | GMP {cores} threads | cuGMP batch | cuGMP / GMP 1 core | cuGMP / GMP {cores} threads |");

@@ -16,20 +16,17 @@ use rug::rand::RandState;
 use rug::{Assign, Integer};
 use std::process::Command;
 
-type Batch3 = unsafe extern "C" fn(usize, *const Ptr, *const SrcPtr, *const SrcPtr);
-type Batch4 = unsafe extern "C" fn(usize, *const Ptr, *const SrcPtr, *const SrcPtr, *const SrcPtr);
-type PolyMul = unsafe extern "C" fn(*const Ptr, *const SrcPtr, usize, *const SrcPtr, usize);
-
+/// The batched functions, as the library under test exports them.
 struct Batch {
-    mul: Batch3,
-    modulo: Batch3,
-    powm: Batch4,
-    poly_mul: PolyMul,
+    mul: common::api::Batch3,
+    modulo: common::api::Batch3,
+    powm: unsafe extern "C" fn(usize, *const Ptr, *const SrcPtr, *const SrcPtr, *const SrcPtr),
+    poly_mul: unsafe extern "C" fn(*const Ptr, *const SrcPtr, usize, *const SrcPtr, usize),
 }
 
 fn batch() -> Batch {
-    let lib = &api().lib;
-    unsafe { Batch { mul: lib.sym("cugmp_mul_batch"), modulo: lib.sym("cugmp_mod_batch"), powm: lib.sym("cugmp_powm_batch"), poly_mul: lib.sym("cugmp_poly_mul") } }
+    let api = api();
+    Batch { mul: api.mul_batch, modulo: api.mod_batch, powm: api.powm_batch, poly_mul: api.poly_mul }
 }
 
 fn rng(seed: u64) -> RandState<'static> {

@@ -8,6 +8,10 @@
 //! `fac_ui` and `bin_uiui` take n from the shift count (times 4) and k from
 //! the first operand (src/algorithms/factorial.rs); `set_str` reads the first
 //! operand's text in one of five bases back (src/algorithms/radix/).
+//! `powm_batch` is a batch of one item, a to the power shift count + 1
+//! modulo b (1 for a zero b; the GPU's kernels under force where b is odd
+//! and at most 64 limbs); `poly_mul` multiplies a + b x - a x^2 by b + a x
+//! (src/algorithms/poly.rs).
 #![no_main]
 
 #[path = "harness.rs"]
@@ -18,9 +22,9 @@ use harness::{api, reference_get_str, same, Z};
 use libfuzzer_sys::fuzz_target;
 use rug::Integer;
 
-const OPS: [&str; 17] = [
+const OPS: [&str; 19] = [
     "add", "sub", "mul", "and", "ior", "xor", "com", "mul_2exp", "tdiv_q_2exp", "fdiv_q_2exp", "cdiv_q_2exp", "sqrt", "tdiv_qr",
-    "gcd", "fac_ui", "bin_uiui", "set_str",
+    "gcd", "fac_ui", "bin_uiui", "set_str", "powm_batch", "poly_mul",
 ];
 
 fn max_limbs() -> usize {
@@ -87,10 +91,11 @@ fuzz_target!(|data: &[u8]| {
     // or 4 makes the divisor a itself, a zero a becomes 1).
     let a = match op {
         "sqrt" => a.abs(),
-        "tdiv_qr" if alias >= 3 && a == 0 => Integer::from(1),
+        "tdiv_qr" | "powm_batch" if alias >= 3 && a == 0 => Integer::from(1),
         _ => a,
     };
-    let b = if alias >= 3 { a.clone() } else if op == "tdiv_qr" && b == 0 { Integer::from(1) } else { b };
+    let b = if alias >= 3 { a.clone() } else if matches!(op, "tdiv_qr" | "powm_batch") && b == 0 { Integer::from(1) } else { b };
+    let exponent = Integer::from(bits + 1);
     // tdiv_qr's remainder, in a variable of its own (GMP's quotient and
     // remainder must be distinct); the quotient aliases as the other results.
     let mut want_rem = Integer::new();
@@ -121,6 +126,9 @@ fuzz_target!(|data: &[u8]| {
             "fac_ui" => gmp::mpz_fac_ui(w, n),
             "bin_uiui" => gmp::mpz_bin_uiui(w, n, k),
             "set_str" => assert_eq!(gmp::mpz_set_str(w, text.as_ptr(), base), 0, "GMP reads its own text"),
+            "powm_batch" => gmp::mpz_powm(w, x, exponent.as_raw(), y),
+            // Its four coefficients are compared where it is called.
+            "poly_mul" => {}
             _ => gmp::mpz_gcd(w, x, y),
         }
     }
@@ -152,6 +160,26 @@ fuzz_target!(|data: &[u8]| {
             "fac_ui" => (api.fac_ui)(pr, n),
             "bin_uiui" => (api.bin_uiui)(pr, n, k),
             "set_str" => assert_eq!((api.set_str)(pr, text.as_ptr(), base), 0, "mpz_set_str of GMP's own text"),
+            "powm_batch" => {
+                let mut ze = Z::from(&exponent);
+                let pe = ze.ptr() as *const _;
+                (api.powm_batch)(1, &pr, &(pa as *const _), &pe, &(pb as *const _))
+            }
+            "poly_mul" => {
+                let mut minus_a = Z::from(&Integer::from(-&a));
+                let mut coefficients = [Z::new(), Z::new(), Z::new(), Z::new()];
+                let r: Vec<_> = coefficients.iter_mut().map(|z| z.ptr()).collect();
+                let first = [pa as *const _, pb as *const _, minus_a.ptr() as *const _];
+                let second = [pb as *const _, pa as *const _];
+                (api.poly_mul)(r.as_ptr(), first.as_ptr(), 3, second.as_ptr(), 2);
+                let ab = Integer::from(&a * &b);
+                let aa = Integer::from(&a * &a);
+                let want = [ab.clone(), aa.clone() + Integer::from(&b * &b), ab - &aa, -aa];
+                for (k, (z, w)) in coefficients.iter().zip(want.iter()).enumerate() {
+                    same(&format!("cugmp_poly_mul coefficient {k} ({} and {} bits)", a.significant_bits(), b.significant_bits()), &z.get(), w);
+                }
+                return;
+            }
             _ => (api.gcd)(pr, pa, pb),
         }
     }

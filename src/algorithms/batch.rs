@@ -184,6 +184,9 @@ pub unsafe fn powm(r: &[mpz_ptr], base: &[mpz_srcptr], exp: &[mpz_srcptr], m: &[
             |i| if on_gpu.contains(i) { 1 } else { size(m[i]) * size(m[i]) * 64 * size(exp[i]) },
             |dst, i| {
                 if let Some(limbs) = on_gpu.result(i) {
+                    if crate::config::get().check {
+                        mpz::check_against_cpu("powm_batch item", limbs, false, &|t| embedded::mpz_powm(t, base[i], exp[i], m[i]));
+                    }
                     storage::store(dst, limbs, false);
                     return true;
                 }

@@ -296,7 +296,7 @@ pub unsafe fn com(r: mpz_ptr, a: mpz_srcptr) {
 
 /// `CUGMP_CHECK=1`: compute the same operation with the CPU engine into a
 /// temporary and abort with a clear message if the GPU's result differs.
-fn check_against_cpu(what: &str, magnitude: &[mp_limb_t], negative: bool, reference: &dyn Fn(mpz_ptr)) {
+pub fn check_against_cpu(what: &str, magnitude: &[mp_limb_t], negative: bool, reference: &dyn Fn(mpz_ptr)) {
     let mut n = magnitude.len();
     while n > 0 && magnitude[n - 1] == 0 {
         n -= 1;

@@ -18,6 +18,8 @@ pub type SrcPtr = *const Mpz;
 pub type Bin = unsafe extern "C" fn(Ptr, SrcPtr, SrcPtr);
 pub type Un = unsafe extern "C" fn(Ptr, SrcPtr);
 pub type Shift = unsafe extern "C" fn(Ptr, SrcPtr, c_ulong);
+/// A batch of two-operand items: (n, r, a, b).
+pub type Batch3 = unsafe extern "C" fn(usize, *const Ptr, *const SrcPtr, *const SrcPtr);
 
 pub struct Api {
     pub init: unsafe extern "C" fn(Ptr),
@@ -51,6 +53,13 @@ pub struct Api {
     pub fac_ui: unsafe extern "C" fn(Ptr, c_ulong),
     pub bin_uiui: unsafe extern "C" fn(Ptr, c_ulong, c_ulong),
     pub ui_pow_ui: unsafe extern "C" fn(Ptr, c_ulong, c_ulong),
+    /// cugmp_mul_batch, cugmp_mod_batch: (n, r, a, b).
+    pub mul_batch: Batch3,
+    pub mod_batch: Batch3,
+    /// cugmp_powm_batch: (n, r, base, exp, mod).
+    pub powm_batch: unsafe extern "C" fn(usize, *const Ptr, *const SrcPtr, *const SrcPtr, *const SrcPtr),
+    /// cugmp_poly_mul: (r, a, na, b, nb).
+    pub poly_mul: unsafe extern "C" fn(*const Ptr, *const SrcPtr, usize, *const SrcPtr, usize),
     /// GMP's `__gmp_free_func` variable (read at each use).
     pub free_func: *const unsafe extern "C" fn(*mut c_void, usize),
     // cuGMP's own functions (src/abi/info.rs).
@@ -106,6 +115,10 @@ pub fn api() -> &'static Api {
                 fac_ui: lib.sym("__gmpz_fac_ui"),
                 bin_uiui: lib.sym("__gmpz_bin_uiui"),
                 ui_pow_ui: lib.sym("__gmpz_ui_pow_ui"),
+                mul_batch: lib.sym("cugmp_mul_batch"),
+                mod_batch: lib.sym("cugmp_mod_batch"),
+                powm_batch: lib.sym("cugmp_powm_batch"),
+                poly_mul: lib.sym("cugmp_poly_mul"),
                 free_func: lib.sym("__gmp_free_func"),
                 gpu_in_use: lib.sym("cugmp_gpu_in_use"),
                 gpu_operations: lib.sym("cugmp_gpu_operations"),
