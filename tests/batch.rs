@@ -381,3 +381,28 @@ fn rejected_input_stops_as_gmp_does() {
         assert!(err.contains("cuGMP: cugmp_mul_batch: a is NULL"), "{case}: {err}");
     }
 }
+
+/// a + b x - a x^2 times b + a x over operands of the fuzz target's
+/// patterns (all ones, one bit, sparse, random), both signs, sizes of 1 to
+/// 40 limbs: every slot width and carry between slots.
+#[test]
+fn poly_mul_patterns_match_gmp() {
+    let mut rng = rng(6);
+    let mut xs = Vec::new();
+    for limbs in [1u32, 2, 4, 7, 29, 40] {
+        let bits = 64 * limbs;
+        let ones = (Integer::from(1) << bits) - 1u32;
+        let one_bit = Integer::from(1) << (bits - 1);
+        let sparse = Integer::from(&one_bit + 1u32) + (Integer::from(1) << (bits / 2));
+        let random = Integer::from(Integer::random_bits(bits, &mut rng));
+        for x in [ones, one_bit, sparse, random] {
+            xs.push(-x.clone());
+            xs.push(x);
+        }
+    }
+    for a in &xs {
+        for b in xs.iter().step_by(3) {
+            check_poly(&format!("a + b x - a x^2 by b + a x, {} and {} bits", a.significant_bits(), b.significant_bits()), &[a.clone(), b.clone(), Integer::from(-a)], &[b.clone(), a.clone()]);
+        }
+    }
+}

@@ -10,8 +10,8 @@
 //! operand's text in one of five bases back (src/algorithms/radix/).
 //! `powm_batch` is a batch of one item, a to the power shift count + 1
 //! modulo b (1 for a zero b; the GPU's kernels under force where b is odd
-//! and at most 64 limbs); `poly_mul` multiplies a + b x - a x^2 by b + a x
-//! (src/algorithms/poly.rs).
+//! and at most 64 limbs); `poly_mul` multiplies a + b x - a x^2 by
+//! b + a x + x^2 (src/algorithms/poly.rs).
 #![no_main]
 
 #[path = "harness.rs"]
@@ -166,15 +166,15 @@ fuzz_target!(|data: &[u8]| {
                 (api.powm_batch)(1, &pr, &(pa as *const _), &pe, &(pb as *const _))
             }
             "poly_mul" => {
-                let mut minus_a = Z::from(&Integer::from(-&a));
-                let mut coefficients = [Z::new(), Z::new(), Z::new(), Z::new()];
+                let (mut minus_a, mut one) = (Z::from(&Integer::from(-&a)), Z::from(&Integer::from(1)));
+                let mut coefficients = [Z::new(), Z::new(), Z::new(), Z::new(), Z::new()];
                 let r: Vec<_> = coefficients.iter_mut().map(|z| z.ptr()).collect();
                 let first = [pa as *const _, pb as *const _, minus_a.ptr() as *const _];
-                let second = [pb as *const _, pa as *const _];
-                (api.poly_mul)(r.as_ptr(), first.as_ptr(), 3, second.as_ptr(), 2);
-                let ab = Integer::from(&a * &b);
+                let second = [pb as *const _, pa as *const _, one.ptr() as *const _];
+                (api.poly_mul)(r.as_ptr(), first.as_ptr(), 3, second.as_ptr(), 3);
+                // (a + b x - a x^2)(b + a x + x^2)
                 let aa = Integer::from(&a * &a);
-                let want = [ab.clone(), aa.clone() + Integer::from(&b * &b), ab - &aa, -aa];
+                let want = [Integer::from(&a * &b), Integer::from(&aa + &b * &b), a.clone(), Integer::from(&b - &aa), Integer::from(-&a)];
                 for (k, (z, w)) in coefficients.iter().zip(want.iter()).enumerate() {
                     same(&format!("cugmp_poly_mul coefficient {k} ({} and {} bits)", a.significant_bits(), b.significant_bits()), &z.get(), w);
                 }
