@@ -406,3 +406,26 @@ fn poly_mul_patterns_match_gmp() {
         }
     }
 }
+
+/// A long polynomial of large coefficients by a short one: the packed
+/// integer has some 262,000 limbs, so packing and unpacking run on several
+/// threads, in chunks of 256 coefficients; runs of zero coefficients and
+/// negative ones lie across the chunks' borders (a borrow that must
+/// travel from one chunk into the next).
+#[test]
+fn poly_mul_on_threads_matches_gmp() {
+    let mut rng = rng(7);
+    let mut a: Vec<Integer> = (0..2000).map(|_| Integer::from(Integer::random_bits(4200, &mut rng)) - (Integer::from(1) << 4199)).collect();
+    for i in 200..300 {
+        a[i] = Integer::new();
+    }
+    a[199] = -Integer::from(Integer::from(1) << 4000);
+    a[511] = Integer::from(-1);
+    for i in 512..770 {
+        a[i] = Integer::new();
+    }
+    a[1999] = -(Integer::from(Integer::random_bits(4200, &mut rng)) + 1u32);
+    let b = [Integer::from(Integer::random_bits(4200, &mut rng)), -Integer::from(Integer::random_bits(100, &mut rng)) - 1u32];
+    check_poly("2000 x 2, 4200 bits, zeros and borrows across chunks", &a, &b);
+    check_poly("2 x 2000", &b, &a);
+}

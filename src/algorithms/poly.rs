@@ -16,9 +16,26 @@
 #![allow(clippy::missing_safety_doc)]
 
 use super::mpz;
+use super::route::gmp_allocates_by_default;
 use crate::gmp::mpz::{self as storage, Int};
-use crate::gmp::{self, embedded, mp_limb_t, mpz_ptr, mpz_srcptr};
+use crate::gmp::{self, embedded, mp_limb_t, mp_size_t, mpz_ptr, mpz_srcptr};
+use crate::parallel;
 use crate::stats::Op;
+use libc::c_int;
+
+/// Pointers and slices shared with the threads that pack and unpack: raw
+/// pointers are not `Sync` by Rust's rules. Each thread writes only its own
+/// chunk's limbs (or digits) and reads what nobody writes.
+struct Shared<T>(T);
+unsafe impl<T> Sync for Shared<T> {}
+
+impl<T> Shared<T> {
+    /// (A method: a closure that named the field would capture the field
+    /// alone, not this `Sync` wrapper.)
+    fn get(&self) -> &T {
+        &self.0
+    }
+}
 
 /// Bits of a magnitude (0 for zero).
 fn bits(x: &[mp_limb_t]) -> u64 {
@@ -30,41 +47,126 @@ unsafe fn coefficients<'a>(p: &[mpz_srcptr]) -> Vec<(&'a [mp_limb_t], bool)> {
     p.iter().map(|&x| unsafe { (gmp::limbs(x), gmp::negative(x)) }).collect()
 }
 
-/// `Σ c_i 2^(i s)` as an mpz: the positive coefficients' slots minus the
-/// negative ones' (each magnitude below 2^s, so slots do not overlap).
+/// Coefficients a thread packs or unpacks at once, at least: a chunk's
+/// slots then span many limbs, and only its first and last limb are shared
+/// with the chunks beside it.
+const CHUNK: usize = 256;
+
+/// Threads for packing or unpacking `limbs` limbs: one a 2^16 limbs, all
+/// cores at most, and only this one where a program's memory functions
+/// need not be thread-safe.
+fn threads_for(limbs: usize) -> usize {
+    if !gmp_allocates_by_default() {
+        return 1;
+    }
+    parallel::cores().min(limbs >> 16).max(1)
+}
+
+/// `v -= 1` on limbs (v nonzero).
+fn decrement(v: &mut [mp_limb_t]) {
+    for x in v.iter_mut() {
+        let (d, borrow) = x.overflowing_sub(1);
+        *x = d;
+        if !borrow {
+            return;
+        }
+    }
+}
+
+/// `v = 2^(64 len) - v`: the two's complement of v in its limbs.
+fn negate(v: &mut [mp_limb_t]) {
+    let mut carry = 1;
+    for x in v.iter_mut() {
+        let (d, c) = (!*x).overflowing_add(carry);
+        *x = d;
+        carry = c as u64;
+    }
+}
+
+/// Keep the low `s` bits of `w` (the limbs above s are zeroed).
+fn mask(w: &mut [mp_limb_t], s: u64) {
+    let full = (s / 64) as usize;
+    if !s.is_multiple_of(64) {
+        w[full] &= (1 << (s % 64)) - 1;
+    }
+    for x in w.iter_mut().skip(full + !s.is_multiple_of(64) as usize) {
+        *x = 0;
+    }
+}
+
+/// `Σ c_i 2^(i s)` as an mpz, each slot written once straight into its
+/// limbs: the base-2^s digits of the sum, a negative coefficient borrowing
+/// from the slot above (the sum taken with every sign flipped where the
+/// highest nonzero coefficient is negative, so that it is not). Chunks of
+/// coefficients run on threads, the even chunks and then the odd ones, so
+/// no two threads write one limb at once; a chunk finds its borrow in
+/// from the last nonzero coefficient below it.
 fn pack(c: &[(&[mp_limb_t], bool)], s: u64) -> Int {
-    let len = (c.len() as u64 * s).div_ceil(64) as usize + 1;
-    let (mut plus, mut minus) = (vec![0; len], Vec::new());
-    for (i, &(limbs, negative)) in c.iter().enumerate() {
-        if limbs.is_empty() {
-            continue;
-        }
-        let dst = if negative {
-            if minus.is_empty() {
-                minus = vec![0; len];
-            }
-            &mut minus
-        } else {
-            &mut plus
-        };
-        let at = i as u64 * s;
-        let (word, shift) = ((at / 64) as usize, (at % 64) as u32);
-        for (j, &l) in limbs.iter().enumerate() {
-            dst[word + j] |= l << shift;
-            if shift != 0 {
-                dst[word + j + 1] |= l >> (64 - shift);
-            }
-        }
-    }
     let mut x = Int::new();
-    unsafe {
-        storage::store(x.m(), &plus, false);
-        if !minus.is_empty() {
-            let mut m = Int::new();
-            storage::store(m.m(), &minus, false);
-            embedded::mpz_sub(x.m(), x.p(), m.p());
-        }
+    let Some(top) = c.iter().rposition(|c| !c.0.is_empty()) else { return x };
+    let flip = c[top].1;
+    let len = ((top as u64 + 1) * s).div_ceil(64) as usize + 1;
+    let threads = threads_for(len);
+    let limbs: &mut [mp_limb_t] = unsafe {
+        embedded::mpz_realloc(x.m(), len as mp_size_t);
+        std::slice::from_raw_parts_mut(x.m().as_ref().map_or(std::ptr::null_mut(), |z| z._mp_d), len)
+    };
+    parallel::each_item(limbs, len.div_ceil(threads), threads, |_, part| part.fill(0));
+    let out = Shared(limbs.as_mut_ptr() as usize);
+    let chunks = (top + 1).div_ceil(CHUNK);
+    let words = s.div_ceil(64) as usize + 1;
+    for phase in 0..2 {
+        parallel::each_index(chunks.div_ceil(2), 1, threads, |h| {
+            let chunk = 2 * h + phase;
+            if chunk >= chunks {
+                return;
+            }
+            let first = chunk * CHUNK;
+            // Borrow in: the last nonzero coefficient below is negative.
+            let mut borrow = c[..first].iter().rev().find(|c| !c.0.is_empty()).is_some_and(|c| c.1 != flip);
+            let mut w = vec![0; words];
+            let dst = *out.get() as *mut mp_limb_t;
+            for (i, &(m, negative)) in c.iter().enumerate().take(top + 1).skip(first).take(CHUNK) {
+                w.fill(0);
+                w[..m.len()].copy_from_slice(m);
+                if m.is_empty() {
+                    // 0 - borrow: all ones, the borrow goes on.
+                    if borrow {
+                        w.fill(!0);
+                    }
+                } else if negative != flip {
+                    // 2^s - (|c| + borrow), and a borrow from the slot above.
+                    if !borrow {
+                        decrement(&mut w);
+                    }
+                    for x in w.iter_mut() {
+                        *x = !*x;
+                    }
+                    borrow = true;
+                } else if std::mem::take(&mut borrow) {
+                    decrement(&mut w);
+                }
+                mask(&mut w, s);
+                let at = i as u64 * s;
+                let (word, shift) = ((at / 64) as usize, (at % 64) as u32);
+                let span = ((at + s).div_ceil(64) as usize - word).min(words);
+                // SAFETY: limbs [word, word + span] hold only this slot's
+                // bits and, at the ends, its neighbours' (never written by
+                // another thread in this phase).
+                unsafe {
+                    for (j, &l) in w.iter().enumerate().take(span) {
+                        *dst.add(word + j) |= l << shift;
+                        if shift != 0 && word + j + 1 < len {
+                            *dst.add(word + j + 1) |= l >> (64 - shift);
+                        }
+                    }
+                }
+            }
+        });
     }
+    let size = len - limbs.iter().rev().take_while(|&&l| l == 0).count();
+    // size <= len <= _mp_alloc, below 2^31 (mpz_realloc checked it).
+    unsafe { (*x.m())._mp_size = if flip { -(size as c_int) } else { size as c_int } };
     x
 }
 
@@ -72,64 +174,78 @@ fn pack(c: &[(&[mp_limb_t], bool)], s: u64) -> Int {
 fn slot(z: &[mp_limb_t], at: u64, s: u64, w: &mut [mp_limb_t]) {
     w.fill(0);
     let (word, shift) = ((at / 64) as usize, (at % 64) as u32);
-    let limbs = s.div_ceil(64) as usize;
-    for (j, out) in w.iter_mut().enumerate().take(limbs) {
+    for (j, out) in w.iter_mut().enumerate().take(s.div_ceil(64) as usize) {
         let lo = z.get(word + j).copied().unwrap_or(0);
         let hi = z.get(word + j + 1).copied().unwrap_or(0);
         *out = if shift == 0 { lo } else { (lo >> shift) | (hi << (64 - shift)) };
     }
-    if !s.is_multiple_of(64) {
-        w[limbs - 1] &= (1 << (s % 64)) - 1;
-    }
+    mask(w, s);
 }
 
-/// The `count` balanced digits of `z` in base 2^s (each in
-/// [-2^(s-1), 2^(s-1))), lowest first, into fresh variables.
+/// How slot w (s bits) passes a carry to the next: `Some(true)` where
+/// w >= 2^(s-1) (whatever comes in), `Some(false)` where w < 2^(s-1) - 1,
+/// None for w = 2^(s-1) - 1 (it passes on the carry it receives).
+fn carry_out(w: &[mp_limb_t], s: u64) -> Option<bool> {
+    let (top_word, top_bit) = (((s - 1) / 64) as usize, (s - 1) % 64);
+    if w[top_word] >> top_bit & 1 != 0 {
+        return Some(true);
+    }
+    let below_all_ones = w[..top_word].iter().all(|&x| x == !0) && (top_bit == 0 || w[top_word] == (1 << top_bit) - 1);
+    if below_all_ones { None } else { Some(false) }
+}
+
+/// The `out.len()` balanced digits of `z` in base 2^s (each in
+/// [-2^(s-1), 2^(s-1))), lowest first, into `out`. Chunks of digits run on
+/// threads; a chunk finds its carry in from the slots below it (the first
+/// that decides it: a slot of exactly 2^(s-1) - 1 passes its own on).
 fn unpack(z: &Int, s: u64, count: usize) -> Vec<Int> {
+    /// A digit's variable, filled on a thread of `unpack`'s (GMP's own
+    /// allocator, which is thread-safe: `threads_for`).
+    struct Digit(Int);
+    unsafe impl Send for Digit {}
+    let mut out: Vec<Digit> = (0..count).map(|_| Digit(Int::new())).collect();
     let negative = z.sign() < 0;
     let limbs = z.limbs();
     let words = s.div_ceil(64) as usize + 1;
     let (top_word, top_bit) = (((s - 1) / 64) as usize, (s - 1) % 64);
-    let mut w = vec![0; words];
-    let mut carry = 0;
-    let mut out = Vec::with_capacity(count);
-    for k in 0..count {
-        slot(limbs, k as u64 * s, s, &mut w);
-        // w + carry <= 2^s: the sum may reach bit s, never beyond.
-        let mut c = carry;
-        for x in w.iter_mut() {
-            let (v, o) = x.overflowing_add(c);
-            *x = v;
-            c = o as u64;
-            if c == 0 {
+    let threads = threads_for(limbs.len());
+    let whole = Shared(limbs);
+    parallel::each_item(&mut out, CHUNK, threads, |chunk, digits| {
+        let limbs = *whole.get();
+        let mut w = vec![0; words];
+        let first = chunk * CHUNK;
+        let mut carry = false;
+        for k in (0..first).rev() {
+            slot(limbs, k as u64 * s, s, &mut w);
+            if let Some(c) = carry_out(&w, s) {
+                carry = c;
                 break;
             }
         }
-        // w >= 2^(s-1): a bit at or above s - 1.
-        let high = w[top_word] >> top_bit != 0 || w[top_word + 1..].iter().any(|&x| x != 0);
-        let mut digit = Int::new();
-        if high {
-            // w - 2^s < 0: its magnitude 2^s - w, the two's complement of w in s bits.
-            let mut c = 1;
-            for x in w.iter_mut() {
-                let (v, o) = (!*x).overflowing_add(c);
-                *x = v;
-                c = o as u64;
+        for (k, digit) in (first..).zip(digits.iter_mut()) {
+            slot(limbs, k as u64 * s, s, &mut w);
+            // w + carry <= 2^s: the sum may reach bit s, never beyond.
+            if carry {
+                for x in w.iter_mut() {
+                    let (v, o) = x.overflowing_add(1);
+                    *x = v;
+                    if !o {
+                        break;
+                    }
+                }
             }
-            if !s.is_multiple_of(64) {
-                w[top_word] &= (1 << (s % 64)) - 1;
+            // w >= 2^(s-1): a bit at or above s - 1.
+            let high = w[top_word] >> top_bit != 0 || w[top_word + 1..].iter().any(|&x| x != 0);
+            if high {
+                // w - 2^s < 0: its magnitude 2^s - w, the two's complement of w in s bits.
+                negate(&mut w);
+                mask(&mut w, s);
             }
-            for x in &mut w[top_word + 1..] {
-                *x = 0;
-            }
-            carry = 1;
-        } else {
-            carry = 0;
+            carry = high;
+            unsafe { storage::store(digit.0.m(), &w, high != negative) };
         }
-        unsafe { storage::store(digit.m(), &w, high != negative) };
-        out.push(digit);
-    }
-    out
+    });
+    out.into_iter().map(|d| d.0).collect()
 }
 
 /// `r[0 .. na + nb - 1]` = the coefficients of `a(x) b(x)`, lowest first;
