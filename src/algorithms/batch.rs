@@ -41,6 +41,8 @@ const WORK_PER_THREAD: u64 = 200_000;
 /// Device memory a GPU powm launch takes at most (its items' operands,
 /// exponents and results): a larger batch goes in several launches.
 const GPU_CHUNK_BYTES: usize = 1 << 30;
+/// Items whose sizes estimate a batch's work.
+const WORK_SAMPLES: usize = 64;
 /// Work a thread claims at once, at least: the claim is an atomic add.
 const WORK_PER_CLAIM: u64 = 20_000;
 
@@ -95,7 +97,12 @@ unsafe fn run(
     if n == 0 {
         return;
     }
-    let total: u64 = (0..n).map(|i| work(i).max(1)).fold(0, u64::saturating_add);
+    // The work, estimated from at most WORK_SAMPLES items spread over the
+    // batch: reading every item's sizes on this one thread touched each
+    // operand's mpz_t, scattered in memory, before any thread started.
+    let samples = n.min(WORK_SAMPLES);
+    let sampled: u64 = (0..samples).map(|j| work(j * n / samples).max(1)).fold(0, u64::saturating_add);
+    let total = (sampled / samples as u64).max(1).saturating_mul(n as u64);
     // A program's own memory functions need not be thread-safe in a
     // program without threads: then the caller does every item.
     let threads = if gmp_allocates_by_default() { parallel::cores().min((total / WORK_PER_THREAD) as usize).max(1) } else { 1 };
