@@ -94,6 +94,22 @@ void cugmp_mod_batch(size_t n, const mpz_ptr *r, const mpz_srcptr *a, const mpz_
 void cugmp_poly_mul(const mpz_ptr *r, const mpz_srcptr *a, size_t na, const mpz_srcptr *b, size_t nb);
 
 /*
+ The carry-less product of binary polynomials stored as limbs (bit i of
+ limb j is the coefficient of x^(64 j + i)), as gf2x's `gf2x_mul`:
+ `{rp, an + bn} = {ap, an} * {bp, bn}`. An empty operand (size 0) gives
+ an + bn zero limbs; rp may overlap the operands. A negative size, or a
+ NULL pointer where limbs are asked, stops the program with a message.
+ */
+void cugmp_gf2x_mul(mp_limb_t *rp, const mp_limb_t *ap, mp_size_t an, const mp_limb_t *bp, mp_size_t bn);
+
+/*
+ `r` = the carry-less product of the bits of |a| and |b| (binary
+ polynomials, bit i the coefficient of x^i); r is never negative and may
+ be a or b.
+ */
+void cugmp_mpz_gf2x_mul(mpz_ptr r, mpz_srcptr a, mpz_srcptr b);
+
+/*
  cuGMP's version, e.g. "0.1.0".
  */
 const char *cugmp_version(void);

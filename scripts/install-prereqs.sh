@@ -2,7 +2,8 @@
 # Installs what a fresh machine lacks to build and test cuGMP:
 #  - m4 (GMP's build), C and C++ compilers, libgmp-dev (programs linked to
 #    the system's GMP and libgmpxx for the LD_PRELOAD and gmpxx tests),
-#    pkg-config (the install test);
+#    pkg-config (the install test), libgf2x-dev (the reference of the
+#    binary-polynomial tests);
 #  - nvcc 13.0 from PyPI into .tools/ when no CUDA toolkit is found (the GPU
 #    machines' driver is CUDA 13.0: newer PTX would not load there);
 #  - gmpy2 from PyPI into .tools/python (the README's Python example, which
@@ -20,6 +21,8 @@ command -v pkg-config >/dev/null || need_apt+=(pkg-config)
 command -v valgrind >/dev/null || need_apt+=(valgrind) # tests/c_programs.rs: the C tests under memcheck
 # libgmp-dev also brings gmpxx.h and libgmpxx (the C++ example's test).
 [ -e /usr/include/gmpxx.h ] && { [ -e /usr/include/gmp.h ] || [ -e /usr/include/x86_64-linux-gnu/gmp.h ]; } || need_apt+=(libgmp-dev)
+# gf2x, the reference of the binary-polynomial tests (tests/gf2x.rs).
+[ -e /usr/include/gf2x.h ] || need_apt+=(libgf2x-dev)
 if [ ${#need_apt[@]} -gt 0 ]; then
     echo "install-prereqs: apt-get install ${need_apt[*]}"
     SUDO=; [ "$(id -u)" -eq 0 ] || SUDO=sudo

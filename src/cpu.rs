@@ -3,8 +3,12 @@
 //! not take, finishes every GPU failure, and is the reference the GPU's
 //! results are checked against (`CUGMP_CHECK=1`, the self-test).
 //!
+//! [`gf2x`]: products of binary polynomials (carry-less), its own code.
+//!
 //! It may use the ground floor (`gmp`) and the leaves; it knows nothing of
 //! the GPU or of routing.
+
+pub mod gf2x;
 
 use crate::gmp::{embedded, mp_limb_t, mp_size_t};
 use crate::helpers;

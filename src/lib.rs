@@ -17,6 +17,7 @@
 //! | 3.4   | `algorithms::mpz`          | the mpz operations cuGMP routes itself (add, sub, mul, shifts, logic) |
 //! | 3.4   | `algorithms::text`         | mpz_get_str, mpz_set_str                                             |
 //! | 3.4   | `algorithms::hooks`        | the targets of the hooks into the embedded GMP                       |
+//! | 3.4   | `algorithms::gf2x`         | products of binary polynomials, GF(2)[x]                             |
 //! | 3.4   | `algorithms::self_test`    | the GPU engine checked against the CPU engine                        |
 //! | 3.3   | `algorithms::radix`        | radix conversion a whole level at a time, both ways                  |
 //! | 3.3   | `algorithms::sqrt`         | square roots by Newton's iteration                                   |

@@ -2,18 +2,10 @@
 //! `cugmp_poly_mul`): the C arrays checked and handed down as slices to
 //! src/algorithms/batch.rs and src/algorithms/poly.rs.
 
-use super::boundary;
+use super::{bad_input, boundary};
 use crate::algorithms::{batch, poly};
 use crate::gmp::{mpz_ptr, mpz_srcptr};
 use libc::size_t;
-
-/// Input GMP's API has no answer for (a NULL array or element where items
-/// are asked): a message naming the function, then `abort()`, as GMP
-/// stops on input it cannot serve.
-fn bad_input(function: &str, what: &str, count: usize) -> ! {
-    eprintln!("cuGMP: {function}: {what} is NULL or holds a NULL pointer, with {count} items");
-    std::process::abort()
-}
 
 /// The `count` pointers at `p` (none, and `p` unread, when `count` is 0).
 unsafe fn array<'a, T>(function: &str, what: &str, p: *const *mut T, count: usize) -> &'a [*mut T] {
@@ -21,11 +13,11 @@ unsafe fn array<'a, T>(function: &str, what: &str, p: *const *mut T, count: usiz
         return &[];
     }
     if p.is_null() {
-        bad_input(function, what, count);
+        bad_input(function, &format!("{what} is NULL, with {count} items"));
     }
     let items = unsafe { std::slice::from_raw_parts(p, count) };
     if items.iter().any(|x| x.is_null()) {
-        bad_input(function, what, count);
+        bad_input(function, &format!("{what} holds a NULL pointer, with {count} items"));
     }
     items
 }

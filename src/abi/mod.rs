@@ -7,12 +7,14 @@
 //! Everything exported under a GMP name in this folder is found by build.rs
 //! (it greps `extern "C" fn __gmp...`) and not re-exported a second time.
 //! Module per family: [`mpz`], [`mpn`], [`compat`], [`hooks`], and
-//! cuGMP's own `cugmp_*`: [`info`], and [`batch`] for many numbers at once.
+//! cuGMP's own `cugmp_*`: [`info`], [`batch`] for many numbers at once,
+//! [`gf2x`] for binary polynomials.
 
 #![allow(non_camel_case_types, non_snake_case, clippy::missing_safety_doc)]
 
 pub mod batch;
 pub mod compat;
+pub mod gf2x;
 mod hooks;
 pub mod info;
 pub mod mpn;
@@ -62,6 +64,15 @@ pub(crate) use routed;
 #[inline(never)]
 pub(crate) fn behind_boundary<T>(name: &'static str, f: impl FnOnce() -> T) -> T {
     guarded(name, f)
+}
+
+/// Input GMP's API has no answer for (a NULL array where items are asked,
+/// a negative size): a message naming the function, then `abort()`, as GMP
+/// stops on input it cannot serve.
+#[cold]
+pub(crate) fn bad_input(function: &str, what: &str) -> ! {
+    eprintln!("cuGMP: {function}: {what}");
+    std::process::abort()
 }
 
 #[cold]
