@@ -419,7 +419,7 @@ fn poly_mul_on_threads_matches_gmp() {
     for i in 200..300 {
         a[i] = Integer::new();
     }
-    a[199] = -Integer::from(Integer::from(1) << 4000);
+    a[199] = -(Integer::from(1) << 4000u32);
     a[511] = Integer::from(-1);
     for i in 512..770 {
         a[i] = Integer::new();

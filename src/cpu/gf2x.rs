@@ -136,15 +136,11 @@ unsafe fn schoolbook_pclmul(out: &mut [u64], a: &[u64], b: &[u64]) {
 fn clmul_portable(x: u64, y: u64) -> (u64, u64) {
     // table[k] = k * y (carry-less), k < 16, as 68-bit values (lo, top 4 bits).
     let mut table = [(0u64, 0u64); 16];
-    for k in 1..16 {
-        let (mut lo, mut hi) = (0u64, 0u64);
-        for bit in 0..4 {
-            if k >> bit & 1 != 0 {
-                lo ^= y << bit;
-                hi ^= if bit == 0 { 0 } else { y >> (64 - bit) };
-            }
+    for (k, entry) in table.iter_mut().enumerate().skip(1) {
+        for bit in (0..4).filter(|bit| k >> bit & 1 != 0) {
+            entry.0 ^= y << bit;
+            entry.1 ^= if bit == 0 { 0 } else { y >> (64 - bit) };
         }
-        table[k] = (lo, hi);
     }
     let (mut lo, mut hi) = (0u64, 0u64);
     for step in (0..16).rev() {
