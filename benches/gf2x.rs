@@ -1,0 +1,61 @@
+//! `cugmp_gf2x_mul` against the gf2x library's `gf2x_mul` (libgf2x, one
+//! core) in the same run, n x n bits for n from 2^16 up, products compared.
+//!
+//!   cargo bench --bench gf2x [-- --max-log 24]
+#[path = "../tests/common/mod.rs"]
+mod common;
+
+use common::api::api;
+use std::ffi::CString;
+use std::time::Instant;
+
+type Gf2xMul = unsafe extern "C" fn(*mut u64, *const u64, i64, *const u64, i64);
+type Reference = unsafe extern "C" fn(*mut u64, *const u64, libc::c_ulong, *const u64, libc::c_ulong) -> libc::c_int;
+
+fn median_ms(reps: usize, mut f: impl FnMut()) -> f64 {
+    f();
+    let mut t: Vec<f64> = (0..reps)
+        .map(|_| {
+            let s = Instant::now();
+            f();
+            s.elapsed().as_secs_f64() * 1e3
+        })
+        .collect();
+    t.sort_by(|a, b| a.total_cmp(b));
+    t[t.len() / 2]
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let max_log: u32 = args.iter().position(|a| a == "--max-log").and_then(|i| args.get(i + 1)).and_then(|v| v.parse().ok()).unwrap_or(22);
+    let ours: Gf2xMul = unsafe { api().lib.sym("cugmp_gf2x_mul") };
+    let reference: Reference = unsafe {
+        let h = ["libgf2x.so.3", "libgf2x.so"].iter().map(|n| libc::dlopen(CString::new(*n).unwrap().as_ptr(), libc::RTLD_NOW)).find(|h| !h.is_null()).expect("libgf2x (libgf2x-dev)");
+        std::mem::transmute(libc::dlsym(h, c"gf2x_mul".as_ptr()))
+    };
+    println!("CUGMP_GPU={}; gf2x on one core; ms, median.\n", std::env::var("CUGMP_GPU").unwrap_or_default());
+    println!("| bits a side | gf2x ms | cuGMP ms | gf2x / cuGMP |");
+    println!("|---|---|---|---|");
+    let mut seed = 0x9e3779b97f4a7c15u64;
+    for log in 16..=max_log {
+        let n = 1usize << (log - 6);
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let a: Vec<u64> = (0..n).map(|_| next()).collect();
+        let b: Vec<u64> = (0..n).map(|_| next()).collect();
+        let (mut want, mut got) = (vec![0u64; 2 * n], vec![0u64; 2 * n]);
+        let reps = if log <= 20 { 9 } else { 3 };
+        let g = median_ms(reps, || unsafe {
+            reference(want.as_mut_ptr(), a.as_ptr(), n as _, b.as_ptr(), n as _);
+        });
+        let c = median_ms(reps, || unsafe { ours(got.as_mut_ptr(), a.as_ptr(), n as i64, b.as_ptr(), n as i64) });
+        if got != want {
+            println!("MISMATCH at 2^{log} bits");
+        }
+        println!("| 2^{log} | {g:.3} | {c:.3} | {:.3}x |", g / c);
+    }
+}
