@@ -47,6 +47,10 @@ pub enum Op {
     /// moduli of up to 64 limbs, positive exponents); its size is their
     /// number, not limbs.
     PowmBatch,
+    /// A product of binary polynomials (cugmp_gf2x_mul) by an integer
+    /// product of their bits spread into 32-bit slots; its size is the
+    /// shorter polynomial's limbs.
+    Gf2x,
 }
 
 impl Op {
@@ -67,10 +71,11 @@ impl Op {
             Op::Bin => "bin_uiui",
             Op::Internal => "gmp-internal mul",
             Op::PowmBatch => "powm_batch",
+            Op::Gf2x => "gf2x_mul",
         }
     }
 
-    pub const ALL: [Op; 15] = [
+    pub const ALL: [Op; 16] = [
         Op::SetStr,
         Op::GetStr,
         Op::Add,
@@ -86,6 +91,7 @@ impl Op {
         Op::Bin,
         Op::Internal,
         Op::PowmBatch,
+        Op::Gf2x,
     ];
 }
 
