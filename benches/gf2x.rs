@@ -1,7 +1,7 @@
 //! `cugmp_gf2x_mul` against the gf2x library's `gf2x_mul` (libgf2x, one
 //! core) in the same run, n x n bits for n from 2^16 up, products compared.
 //!
-//!   cargo bench --bench gf2x [-- --max-log 24]
+//!   cargo bench --bench gf2x [-- --min-log 16] [--max-log 24]
 #[path = "../tests/common/mod.rs"]
 mod common;
 
@@ -12,8 +12,11 @@ use std::time::Instant;
 type Gf2xMul = unsafe extern "C" fn(*mut u64, *const u64, i64, *const u64, i64);
 type Reference = unsafe extern "C" fn(*mut u64, *const u64, libc::c_ulong, *const u64, libc::c_ulong) -> libc::c_int;
 
-fn median_ms(reps: usize, mut f: impl FnMut()) -> f64 {
-    f();
+/// Median ms of `reps` runs, after a warm-up run where `warm`.
+fn median_ms(reps: usize, warm: bool, mut f: impl FnMut()) -> f64 {
+    if warm {
+        f();
+    }
     let mut t: Vec<f64> = (0..reps)
         .map(|_| {
             let s = Instant::now();
@@ -27,17 +30,19 @@ fn median_ms(reps: usize, mut f: impl FnMut()) -> f64 {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let max_log: u32 = args.iter().position(|a| a == "--max-log").and_then(|i| args.get(i + 1)).and_then(|v| v.parse().ok()).unwrap_or(22);
+    let flag = |name: &str, default: u32| -> u32 { args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).and_then(|v| v.parse().ok()).unwrap_or(default) };
+    let (min_log, max_log) = (flag("--min-log", 16), flag("--max-log", 22));
     let ours: Gf2xMul = unsafe { api().lib.sym("cugmp_gf2x_mul") };
     let reference: Reference = unsafe {
-        let h = ["libgf2x.so.3", "libgf2x.so"].iter().map(|n| libc::dlopen(CString::new(*n).unwrap().as_ptr(), libc::RTLD_NOW)).find(|h| !h.is_null()).expect("libgf2x (libgf2x-dev)");
+        let h = ["libgf2x.so.3", "libgf2x.so"]
+            .iter().map(|n| libc::dlopen(CString::new(*n).unwrap().as_ptr(), libc::RTLD_NOW)).find(|h| !h.is_null()).expect("libgf2x (libgf2x-dev)");
         std::mem::transmute(libc::dlsym(h, c"gf2x_mul".as_ptr()))
     };
     println!("CUGMP_GPU={}; gf2x on one core; ms, median.\n", std::env::var("CUGMP_GPU").unwrap_or_default());
     println!("| bits a side | gf2x ms | cuGMP ms | gf2x / cuGMP |");
     println!("|---|---|---|---|");
     let mut seed = 0x9e3779b97f4a7c15u64;
-    for log in 16..=max_log {
+    for log in min_log..=max_log {
         let n = 1usize << (log - 6);
         let mut next = || {
             seed ^= seed << 13;
@@ -48,11 +53,16 @@ fn main() {
         let a: Vec<u64> = (0..n).map(|_| next()).collect();
         let b: Vec<u64> = (0..n).map(|_| next()).collect();
         let (mut want, mut got) = (vec![0u64; 2 * n], vec![0u64; 2 * n]);
-        let reps = if log <= 20 { 9 } else { 3 };
-        let g = median_ms(reps, || unsafe {
+        // gf2x takes seconds from 2^24 bits: one run there.
+        let (reps, warm) = match log {
+            0..=20 => (9, true),
+            21..=23 => (3, true),
+            _ => (1, false),
+        };
+        let g = median_ms(reps, warm, || unsafe {
             reference(want.as_mut_ptr(), a.as_ptr(), n as _, b.as_ptr(), n as _);
         });
-        let c = median_ms(reps, || unsafe { ours(got.as_mut_ptr(), a.as_ptr(), n as i64, b.as_ptr(), n as i64) });
+        let c = median_ms(reps.max(3), true, || unsafe { ours(got.as_mut_ptr(), a.as_ptr(), n as i64, b.as_ptr(), n as i64) });
         if got != want {
             println!("MISMATCH at 2^{log} bits");
         }

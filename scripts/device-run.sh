@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine, over a tree packed by scripts/pack-device.sh:
-#   bash scripts/device-run.sh [gpu|differential|tests|gmp|bench|ab|perf|perf-ab|percall|pi|ops|python|batch|profile|radix|hostcopy|pipeline|phases|ncu|ncu-source|sanitize|fuzz|all]    (default: all)
+#   bash scripts/device-run.sh [gpu|differential|tests|gmp|bench|ab|perf|perf-ab|percall|pi|ops|python|batch|gf2x|profile|radix|hostcopy|pipeline|phases|ncu|ncu-source|sanitize|fuzz|all]    (default: all)
 # gpu: the GPU tests alone; differential: the differential suite under
 # CUGMP_GPU=force and the C programs (cuGMP against static GMP); tests: both
 # of those; gmp: GMP's own tests/mpz and tests/mpn on libcugmp.so; fuzz:
@@ -13,7 +13,7 @@
 # one file; perf-ab: those rows with this tree's library and pack/alt's in
 # turn; percall: the CPU path's cost per call (benches/percall.rs); batch:
 # the batched API's tests and throughput, and polynomial products against
-# FLINT; pi:
+# FLINT; gf2x: binary polynomials against libgf2x; pi:
 # benches/programs/pi.c on static GMP and on cuGMP (off and auto) in turn; radix: mpz_get_str over radix conversion's levels and against
 # pack/alt's libraries (radix.md; CUGMP_SWEEP_HOOK=sqrt or tdiv_qr times
 # that hook instead, the levels sweep then moot);
@@ -345,6 +345,22 @@ if [ "$what" = batch ]; then
         echo "no python-flint wheel in .whl/ (scripts/pack-device.sh fetches it; carry .whl)" | tee -a "$out/batch.md"
     fi
     note "batch: $out/batch.md ($(grep -c -E 'MISMATCH|DIFFERENT' "$out/batch.md") results differ from GMP's or FLINT's)"
+fi
+
+if [ "$what" = gf2x ]; then
+    # Binary polynomials: tests/gf2x.rs under force (against pack/lib's
+    # libgf2x), then benches/gf2x.rs under force and auto from
+    # CUGMP_GF2X_MIN_LOG to CUGMP_GF2X_MAX_LOG bits a side (default 16 to
+    # 26; auto to 2^22 at most). One file back: gf2x.md.
+    export LD_LIBRARY_PATH=$PWD/pack/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+    CUGMP_GPU=force pack/deps/gf2x 2>&1 | grep --line-buffered -E '^test result|MISMATCH|panicked' | tee -a "$out/gf2x.md"
+    # auto (the CPU engine until a threshold is measured) only to 2^22 bits:
+    # Karatsuba takes seconds beyond.
+    for mode in force auto; do
+        max=${CUGMP_GF2X_MAX_LOG:-26}; [ $mode = auto ] && [ "$max" -gt 22 ] && max=22
+        CUGMP_GPU=$mode pack/bench/gf2x --min-log "${CUGMP_GF2X_MIN_LOG:-16}" --max-log "$max" 2>&1 | grep --line-buffered -E '^\||MISMATCH|panick|^CUGMP' | tee -a "$out/gf2x.md"
+    done
+    note "gf2x: $out/gf2x.md ($(grep -c MISMATCH "$out/gf2x.md") products differ)"
 fi
 
 if [ "$what" = profile ]; then

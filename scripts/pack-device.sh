@@ -13,6 +13,7 @@
 #                     through the installed tree) and on static GMP (-ref);
 #                     benches/programs/pi.c the same two ways
 #   pack/fuzz/        the fuzz targets (scripts/fuzz.sh) and their corpus
+#   pack/lib/         libgf2x.so.3, the binary-polynomial tests' reference
 #   .whl/             gmpy2's and mpmath's wheels for `device-run.sh python`,
 #                     python-flint's for `device-run.sh batch`
 #   pack/alt/SHORT/   with --alt REV (repeatable): libcugmp.so built from git
@@ -65,7 +66,7 @@ done
 cargo test --release --no-run --message-format=json 2>/dev/null |
     python3 -c '
 import json, sys, shutil
-wanted = {"differential", "gpu", "batch"}
+wanted = {"differential", "gpu", "batch", "gf2x"}
 for line in sys.stdin:
     m = json.loads(line)
     if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] in wanted and "test" in m["target"]["kind"]:
@@ -84,6 +85,11 @@ for line in sys.stdin:
 '
 fi
 cp target/release/deps/libcugmp.so pack/deps/libcugmp.so
+# The gf2x library, the reference of tests/gf2x.rs and benches/gf2x.rs
+# (the GPU machine has no package manager's network): `device-run.sh gf2x`
+# puts pack/lib on LD_LIBRARY_PATH.
+mkdir -p pack/lib
+for f in /usr/lib/x86_64-linux-gnu/libgf2x.so.3*; do [ -e "$f" ] && cp -L "$f" pack/lib/; done
 # Programs linked to it record its soname.
 ln -s libcugmp.so pack/deps/libcugmp.so.10
 ln -s ../deps/libcugmp.so pack/alias/libgmp.so.10
