@@ -62,7 +62,8 @@ pub unsafe extern "C" fn cugmp_gpu_name(buf: *mut c_char, size: size_t) -> c_int
 
 /// The operand size in limbs from which CUGMP_GPU=auto sends `op` ("mul",
 /// "add", "sub", "shift", "and", "ior", "xor", "com", "set_str", "get_str", "fac_ui",
-/// "bin_uiui"; "powm_batch" in items of a batch the GPU's kernels take)
+/// "bin_uiui", "gf2x_mul"; "powm_batch" in items of a batch the GPU's
+/// kernels take)
 /// to the GPU; -1 where it always stays on the CPU, -2 for an unknown name.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cugmp_threshold(op: *const c_char) -> c_long {
