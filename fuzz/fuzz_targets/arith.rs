@@ -22,10 +22,29 @@ use harness::{api, reference_get_str, same, Z};
 use libfuzzer_sys::fuzz_target;
 use rug::Integer;
 
-const OPS: [&str; 19] = [
+const OPS: [&str; 20] = [
     "add", "sub", "mul", "and", "ior", "xor", "com", "mul_2exp", "tdiv_q_2exp", "fdiv_q_2exp", "cdiv_q_2exp", "sqrt", "tdiv_qr",
-    "gcd", "fac_ui", "bin_uiui", "set_str", "powm_batch", "poly_mul",
+    "gcd", "fac_ui", "bin_uiui", "set_str", "powm_batch", "poly_mul", "gf2x_mul",
 ];
+
+/// The carry-less product of the bits of |a| and |b|, limb by limb with a
+/// bit-by-bit 64 x 64 product: the reference of `gf2x_mul`.
+fn carry_less(a: &Integer, b: &Integer) -> Integer {
+    let (x, y) = (a.as_limbs(), b.as_limbs());
+    let mut out = vec![0u64; x.len() + y.len()];
+    for (i, &u) in x.iter().enumerate() {
+        for (j, &v) in y.iter().enumerate() {
+            let (mut lo, mut hi) = (0u64, 0u64);
+            for k in (0..64).filter(|k| v >> k & 1 != 0) {
+                lo ^= u << k;
+                hi ^= if k == 0 { 0 } else { u >> (64 - k) };
+            }
+            out[i + j] ^= lo;
+            out[i + j + 1] ^= hi;
+        }
+    }
+    Integer::from_digits(&out, rug::integer::Order::Lsf)
+}
 
 fn max_limbs() -> usize {
     static MAX: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
@@ -91,9 +110,11 @@ fuzz_target!(|data: &[u8]| {
     // or 4 makes the divisor a itself, a zero a becomes 1).
     let a = match op {
         "sqrt" => a.abs(),
+        "gf2x_mul" => a.keep_bits(64 * 256),
         "tdiv_qr" | "powm_batch" if alias >= 3 && a == 0 => Integer::from(1),
         _ => a,
     };
+    let b = if op == "gf2x_mul" { b.keep_bits(64 * 256) } else { b };
     let b = if alias >= 3 { a.clone() } else if matches!(op, "tdiv_qr" | "powm_batch") && b == 0 { Integer::from(1) } else { b };
     let exponent = Integer::from(bits + 1);
     // tdiv_qr's remainder, in a variable of its own (GMP's quotient and
@@ -127,6 +148,7 @@ fuzz_target!(|data: &[u8]| {
             "bin_uiui" => gmp::mpz_bin_uiui(w, n, k),
             "set_str" => assert_eq!(gmp::mpz_set_str(w, text.as_ptr(), base), 0, "GMP reads its own text"),
             "powm_batch" => gmp::mpz_powm(w, x, exponent.as_raw(), y),
+            "gf2x_mul" => gmp::mpz_set(w, carry_less(&a, &b).as_raw()),
             // Its four coefficients are compared where it is called.
             "poly_mul" => {}
             _ => gmp::mpz_gcd(w, x, y),
@@ -160,6 +182,7 @@ fuzz_target!(|data: &[u8]| {
             "fac_ui" => (api.fac_ui)(pr, n),
             "bin_uiui" => (api.bin_uiui)(pr, n, k),
             "set_str" => assert_eq!((api.set_str)(pr, text.as_ptr(), base), 0, "mpz_set_str of GMP's own text"),
+            "gf2x_mul" => (api.gf2x_mul)(pr, pa, pb),
             "powm_batch" => {
                 let mut ze = Z::from(&exponent);
                 let pe = ze.ptr() as *const _;

@@ -58,6 +58,8 @@ pub struct Api {
     pub mod_batch: Batch3,
     /// cugmp_powm_batch: (n, r, base, exp, mod).
     pub powm_batch: unsafe extern "C" fn(usize, *const Ptr, *const SrcPtr, *const SrcPtr, *const SrcPtr),
+    /// cugmp_mpz_gf2x_mul: (r, a, b).
+    pub gf2x_mul: Bin,
     /// cugmp_poly_mul: (r, a, na, b, nb).
     pub poly_mul: unsafe extern "C" fn(*const Ptr, *const SrcPtr, usize, *const SrcPtr, usize),
     /// GMP's `__gmp_free_func` variable (read at each use).
@@ -119,6 +121,7 @@ pub fn api() -> &'static Api {
                 mod_batch: lib.sym("cugmp_mod_batch"),
                 powm_batch: lib.sym("cugmp_powm_batch"),
                 poly_mul: lib.sym("cugmp_poly_mul"),
+                gf2x_mul: lib.sym("cugmp_mpz_gf2x_mul"),
                 free_func: lib.sym("__gmp_free_func"),
                 gpu_in_use: lib.sym("cugmp_gpu_in_use"),
                 gpu_operations: lib.sym("cugmp_gpu_operations"),
