@@ -6,11 +6,21 @@
 //! term is (a0 + a1)(b0 + b1) + a0 b0 + a1 b1, every sum an exclusive or),
 //! an unbalanced product as products of the shorter operand's size.
 //!
+//! Balanced products from `PARALLEL_FROM` limbs run Karatsuba's three
+//! halves on threads started for them (Rust's allocator only, so a
+//! program's GMP memory functions are never called from them).
+//!
 //! It knows nothing of `mpz_t`, the GPU or routing.
 
 /// Limbs (of the shorter operand) from which Karatsuba's method splits a
 /// product; below, schoolbook.
 const KARATSUBA_FROM: usize = 24;
+/// Limbs a side from which a balanced product's three halves run on
+/// threads of their own (a product of 2048 limbs takes about a
+/// millisecond, some 20 thread starts).
+const PARALLEL_FROM: usize = 2048;
+
+use crate::parallel;
 
 /// `out = a * b` in GF(2)[x]: `out` of a.len() + b.len() limbs, not
 /// overlapping the operands (which may be one slice). Empty operands give
@@ -23,7 +33,7 @@ pub fn mul(out: &mut [u64], a: &[u64], b: &[u64]) {
         return;
     }
     if u.len() == v.len() {
-        return balanced(out, u, v);
+        return balanced(out, u, v, threads_for(v.len()));
     }
     // The longer operand in pieces of the shorter's size, each product
     // added (exclusive or) at its place.
@@ -32,24 +42,28 @@ pub fn mul(out: &mut [u64], a: &[u64], b: &[u64]) {
     for (k, piece) in u.chunks(n).enumerate() {
         let t = &mut t[..piece.len() + n];
         t.fill(0);
-        mul_into_zeroed(t, v, piece);
+        if piece.len() == n {
+            balanced(t, piece, v, threads_for(n));
+        } else {
+            mul(t, v, piece);
+        }
         for (o, x) in out[k * n..].iter_mut().zip(t.iter()) {
             *o ^= *x;
         }
     }
 }
 
-/// `mul` of operands `u.len() >= v.len() > 0` into a zeroed `out`.
-fn mul_into_zeroed(out: &mut [u64], u: &[u64], v: &[u64]) {
-    if u.len() == v.len() {
-        balanced(out, u, v)
-    } else {
-        mul(out, u, v)
-    }
+/// Threads a balanced product of n limbs a side may use: all cores from
+/// PARALLEL_FROM limbs (each of Karatsuba's three halves then takes a
+/// third of them, down to one), none below.
+fn threads_for(n: usize) -> usize {
+    if n >= PARALLEL_FROM { parallel::cores() } else { 1 }
 }
 
-/// `out = a * b` for operands of one length n (`out` zeroed, 2n limbs).
-fn balanced(out: &mut [u64], a: &[u64], b: &[u64]) {
+/// `out = a * b` for operands of one length n (`out` zeroed, 2n limbs), on
+/// up to `threads` threads: with two or more, Karatsuba's three products
+/// run at once, each with a third of them.
+fn balanced(out: &mut [u64], a: &[u64], b: &[u64], threads: usize) {
     let n = a.len();
     if n < KARATSUBA_FROM {
         return schoolbook(out, a, b);
@@ -59,11 +73,6 @@ fn balanced(out: &mut [u64], a: &[u64], b: &[u64]) {
     let m = n - h;
     let (a0, a1) = a.split_at(h);
     let (b0, b1) = b.split_at(h);
-    {
-        let (low, high) = out.split_at_mut(2 * h);
-        balanced(low, a0, b0);
-        balanced(high, a1, b1);
-    }
     // The middle: (a0 + a1)(b0 + b1) + a0 b0 + a1 b1, added at x^(64 h).
     let mut sa = a1.to_vec();
     let mut sb = b1.to_vec();
@@ -74,7 +83,21 @@ fn balanced(out: &mut [u64], a: &[u64], b: &[u64]) {
         *s ^= x;
     }
     let mut mid = vec![0; 2 * m];
-    balanced(&mut mid, &sa, &sb);
+    {
+        let (low, high) = out.split_at_mut(2 * h);
+        if threads >= 2 && n >= PARALLEL_FROM {
+            let each = (threads / 3).max(1);
+            std::thread::scope(|s| {
+                s.spawn(|| balanced(low, a0, b0, each));
+                s.spawn(|| balanced(high, a1, b1, each));
+                balanced(&mut mid, &sa, &sb, each);
+            });
+        } else {
+            balanced(low, a0, b0, 1);
+            balanced(high, a1, b1, 1);
+            balanced(&mut mid, &sa, &sb, 1);
+        }
+    }
     for (k, x) in out[..2 * h].iter().enumerate() {
         mid[k] ^= x;
     }
