@@ -71,6 +71,20 @@ fn on_threads(threads: usize, worker: impl Fn() + Sync) {
     });
 }
 
+/// A value the threads of one call share although Rust's rules say it is
+/// not `Sync` (raw pointers, a closure holding them): the caller vouches
+/// that each thread writes only what no other thread touches.
+pub struct Shared<T>(pub T);
+unsafe impl<T> Sync for Shared<T> {}
+
+impl<T> Shared<T> {
+    /// (A method: a closure that named the field would capture the field
+    /// alone, not this `Sync` wrapper.)
+    pub fn get(&self) -> &T {
+        &self.0
+    }
+}
+
 /// Copies below this many bytes run on the calling thread: a thread's start
 /// costs more than it saves.
 const THREADED_COPY_BYTES: usize = 4 << 20;

@@ -16,19 +16,6 @@ use rug::rand::RandState;
 use rug::{Assign, Integer};
 use std::process::Command;
 
-/// The batched functions, as the library under test exports them.
-struct Batch {
-    mul: common::api::Batch3,
-    modulo: common::api::Batch3,
-    powm: unsafe extern "C" fn(usize, *const Ptr, *const SrcPtr, *const SrcPtr, *const SrcPtr),
-    poly_mul: unsafe extern "C" fn(*const Ptr, *const SrcPtr, usize, *const SrcPtr, usize),
-}
-
-fn batch() -> Batch {
-    let api = api();
-    Batch { mul: api.mul_batch, modulo: api.mod_batch, powm: api.powm_batch, poly_mul: api.poly_mul }
-}
-
 fn rng(seed: u64) -> RandState<'static> {
     let mut r = RandState::new();
     r.seed(&Integer::from(seed));
@@ -67,7 +54,7 @@ fn mul_batch_matches_gmp() {
     a.push(Integer::from(Integer::random_bits(1 << 20, &mut rng)));
     b.push(-Integer::from(Integer::random_bits(1 << 20, &mut rng)));
     let (mut za, mut zb, mut r) = (zs(&a), zs(&b), zs(&vec![Integer::from(5); a.len()]));
-    unsafe { (batch().mul)(a.len(), dst(&mut r).as_ptr(), src(&mut za).as_ptr(), src(&mut zb).as_ptr()) };
+    unsafe { (api().mul_batch)(a.len(), dst(&mut r).as_ptr(), src(&mut za).as_ptr(), src(&mut zb).as_ptr()) };
     for i in 0..a.len() {
         same(&format!("cugmp_mul_batch item {i}"), &r[i].get(), &Integer::from(&a[i] * &b[i]));
         assert_eq!(za[i].get(), a[i], "an input changed");
@@ -87,7 +74,7 @@ fn batches_read_their_inputs_as_at_entry() {
     let r = [p[0], p[1], p[2], p[3], p[0]];
     let a = [p[1] as SrcPtr, p[1], p[0], p[3], p[4]];
     let b = [p[2] as SrcPtr, p[0], p[2], p[3], p[5]];
-    unsafe { (batch().mul)(5, r.as_ptr(), a.as_ptr(), b.as_ptr()) };
+    unsafe { (api().mul_batch)(5, r.as_ptr(), a.as_ptr(), b.as_ptr()) };
     same("aliased mul item 4 (v0 named twice)", &v[0].get(), &Integer::from(&x[4] * &x[5]));
     same("aliased mul item 1", &v[1].get(), &Integer::from(&x[1] * &x[0]));
     same("aliased mul item 2", &v[2].get(), &Integer::from(&x[0] * &x[2]));
@@ -102,7 +89,7 @@ fn batches_read_their_inputs_as_at_entry() {
     let exp_values: Vec<Integer> = (0..5).map(|i| Integer::from(3 + i)).collect();
     let mut e = zs(&exp_values);
     let modulus: Vec<SrcPtr> = (0..5).map(|i| q[(i + 1) % 5] as SrcPtr).collect();
-    unsafe { (batch().powm)(5, r.as_ptr(), base.as_ptr(), src(&mut e).as_ptr(), modulus.as_ptr()) };
+    unsafe { (api().powm_batch)(5, r.as_ptr(), base.as_ptr(), src(&mut e).as_ptr(), modulus.as_ptr()) };
     for i in 0..5 {
         let want = m[(i + 4) % 5].clone().pow_mod(&exp_values[i], &m[(i + 1) % 5]).unwrap();
         same(&format!("aliased powm item {i}"), &w[i].get(), &want);
@@ -127,7 +114,7 @@ fn mod_batch_matches_gmp() {
         m.push(Integer::from(special));
     }
     let (mut za, mut zm, mut r) = (zs(&a), zs(&m), zs(&vec![Integer::from(-9); a.len()]));
-    unsafe { (batch().modulo)(a.len(), dst(&mut r).as_ptr(), src(&mut za).as_ptr(), src(&mut zm).as_ptr()) };
+    unsafe { (api().mod_batch)(a.len(), dst(&mut r).as_ptr(), src(&mut za).as_ptr(), src(&mut zm).as_ptr()) };
     for i in 0..a.len() {
         let want = Integer::from(a[i].modulo_ref(&m[i]));
         let want = if want < 0 { want + m[i].clone().abs() } else { want };
@@ -218,7 +205,7 @@ fn check_powm_batch() {
     }
     let before = unsafe { (api().gpu_operations)() };
     let (mut zb, mut ze, mut zm, mut r) = (zs(&base), zs(&exp), zs(&m), zs(&vec![Integer::from(3); base.len()]));
-    unsafe { (batch().powm)(base.len(), dst(&mut r).as_ptr(), src(&mut zb).as_ptr(), src(&mut ze).as_ptr(), src(&mut zm).as_ptr()) };
+    unsafe { (api().powm_batch)(base.len(), dst(&mut r).as_ptr(), src(&mut zb).as_ptr(), src(&mut ze).as_ptr(), src(&mut zm).as_ptr()) };
     for i in 0..base.len() {
         let mut want = Integer::new();
         unsafe { gmp_mpfr_sys::gmp::mpz_powm(want.as_raw_mut(), base[i].as_raw(), exp[i].as_raw(), m[i].as_raw()) };
@@ -233,11 +220,11 @@ fn check_powm_batch() {
 #[test]
 fn empty_batches_do_nothing() {
     let (r, x) = (std::ptr::null(), std::ptr::null());
-    let b = batch();
+    let b = api();
     unsafe {
-        (b.mul)(0, r, x, x);
-        (b.modulo)(0, r, x, x);
-        (b.powm)(0, r, x, x, x);
+        (b.mul_batch)(0, r, x, x);
+        (b.mod_batch)(0, r, x, x);
+        (b.powm_batch)(0, r, x, x, x);
         (b.poly_mul)(r, x, 0, x, 0);
     }
 }
@@ -256,7 +243,7 @@ fn schoolbook(a: &[Integer], b: &[Integer]) -> Vec<Integer> {
 fn check_poly(what: &str, a: &[Integer], b: &[Integer]) {
     let want = schoolbook(a, b);
     let (mut za, mut zb, mut r) = (zs(a), zs(b), zs(&vec![Integer::from(11); want.len()]));
-    unsafe { (batch().poly_mul)(dst(&mut r).as_ptr(), src(&mut za).as_ptr(), a.len(), src(&mut zb).as_ptr(), b.len()) };
+    unsafe { (api().poly_mul)(dst(&mut r).as_ptr(), src(&mut za).as_ptr(), a.len(), src(&mut zb).as_ptr(), b.len()) };
     for k in 0..want.len() {
         same(&format!("cugmp_poly_mul {what}, coefficient {k}"), &r[k].get(), &want[k]);
     }
@@ -290,7 +277,7 @@ fn poly_mul_matches_gmp() {
 /// zero; a square (one array twice); results naming the inputs.
 #[test]
 fn poly_mul_edges() {
-    let b = batch();
+    let b = api();
     let mut r = zs(&[Integer::from(4), Integer::from(4)]);
     let mut x = zs(&[Integer::from(1), Integer::from(2), Integer::from(3)]);
     unsafe { (b.poly_mul)(dst(&mut r).as_ptr(), std::ptr::null(), 0, src(&mut x).as_ptr(), 3) };
@@ -340,7 +327,7 @@ fn child(case: &str) -> (i32, String) {
 #[ignore]
 fn bad_input_child() {
     let case = std::env::var("CUGMP_BATCH_CASE").unwrap_or_default();
-    let b = batch();
+    let b = api();
     let mut v = zs(&[Integer::from(10), Integer::from(3), Integer::new(), Integer::from(-1), Integer::from(4)]);
     let p = dst(&mut v);
     let s: Vec<SrcPtr> = p.iter().map(|&x| x as SrcPtr).collect();
@@ -354,12 +341,12 @@ fn bad_input_child() {
                 gmp_mpfr_sys::gmp::mpz_powm(want.as_raw_mut(), Integer::from(2).as_raw(), Integer::from(-1).as_raw(), Integer::from(4).as_raw())
             }
             // Item 1 of 2 has the zero modulus.
-            "mod 0" => (b.modulo)(2, r.as_ptr(), [s[0], s[0]].as_ptr(), [s[1], s[2]].as_ptr()),
-            "powm 0" => (b.powm)(2, r.as_ptr(), [s[0], s[0]].as_ptr(), [s[1], s[1]].as_ptr(), [s[1], s[2]].as_ptr()),
+            "mod 0" => (b.mod_batch)(2, r.as_ptr(), [s[0], s[0]].as_ptr(), [s[1], s[2]].as_ptr()),
+            "powm 0" => (b.powm_batch)(2, r.as_ptr(), [s[0], s[0]].as_ptr(), [s[1], s[1]].as_ptr(), [s[1], s[2]].as_ptr()),
             // 10^-1 mod 4: no inverse.
-            "no inverse" => (b.powm)(2, r.as_ptr(), [s[1], s[0]].as_ptr(), [s[1], s[3]].as_ptr(), [s[0], s[4]].as_ptr()),
-            "null" => (b.mul)(2, r.as_ptr(), std::ptr::null(), s.as_ptr()),
-            "null element" => (b.mul)(2, r.as_ptr(), [s[0], std::ptr::null()].as_ptr(), s.as_ptr()),
+            "no inverse" => (b.powm_batch)(2, r.as_ptr(), [s[1], s[0]].as_ptr(), [s[1], s[3]].as_ptr(), [s[0], s[4]].as_ptr()),
+            "null" => (b.mul_batch)(2, r.as_ptr(), std::ptr::null(), s.as_ptr()),
+            "null element" => (b.mul_batch)(2, r.as_ptr(), [s[0], std::ptr::null()].as_ptr(), s.as_ptr()),
             _ => return,
         }
     }

@@ -31,7 +31,8 @@ use super::mpz;
 use super::route::{self, gmp_allocates_by_default};
 use crate::gmp::mpz::{self as storage, Int};
 use crate::gmp::{self, embedded, mpz_ptr, mpz_srcptr};
-use crate::{gpu, parallel, stats};
+use crate::parallel::{self, Shared};
+use crate::{gpu, stats};
 use crate::stats::Op;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
@@ -45,21 +46,6 @@ const GPU_CHUNK_BYTES: usize = 1 << 30;
 const WORK_SAMPLES: usize = 64;
 /// Work a thread claims at once, at least: the claim is an atomic add.
 const WORK_PER_CLAIM: u64 = 20_000;
-
-/// A batch's item function and result variables, shared with the worker threads: the raw
-/// pointers it holds are not `Sync` by Rust's rules. Each worker writes
-/// only the results of the items it claimed (distinct variables, or
-/// temporaries: `needs_temporaries`) and reads inputs that nobody writes.
-struct Shared<T>(T);
-unsafe impl<T> Sync for Shared<T> {}
-
-impl<T> Shared<T> {
-    /// (A method: a closure that named the field would capture the field
-    /// alone, not this `Sync` wrapper.)
-    fn get(&self) -> &T {
-        &self.0
-    }
-}
 
 /// Whether some result variable is also an input of another item, or is
 /// named by two items: then results wait in temporaries. The result
@@ -126,18 +112,6 @@ unsafe fn run(
     }
 }
 
-/// The embedded GMP's mpz_mul below the GPU's size, else the routed
-/// product (GPU or the CPU shared among cores), as `__gmpz_mul` decides.
-unsafe fn product(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
-    unsafe {
-        if mpz::sum_on_cpu(Op::Mul, a, b) {
-            embedded::mpz_mul(r, a, b)
-        } else {
-            mpz::mul(r, a, b)
-        }
-    }
-}
-
 fn size(x: mpz_srcptr) -> u64 {
     unsafe { gmp::limbs(x) }.len() as u64
 }
@@ -150,7 +124,7 @@ pub unsafe fn mul(r: &[mpz_ptr], a: &[mpz_srcptr], b: &[mpz_srcptr]) {
             &[a, b],
             |i| size(a[i]) * size(b[i]),
             |dst, i| {
-                product(dst, a[i], b[i]);
+                mpz::mul_routed(dst, a[i], b[i]);
                 true
             },
             |_| {},

@@ -51,8 +51,7 @@ pub unsafe fn mpz(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
 /// from the operands): on the GPU where the routing sends it there and it
 /// completes, else on the CPU.
 fn mul(out: &mut [mp_limb_t], a: &[mp_limb_t], b: &[mp_limb_t]) {
-    let strip = |x: &[mp_limb_t]| x.len() - x.iter().rev().take_while(|&&l| l == 0).count();
-    let (a, b) = (&a[..strip(a)], &b[..strip(b)]);
+    let (a, b) = (significant(a), significant(b));
     let short = a.len().min(b.len());
     out.fill(0);
     let out = &mut out[..a.len() + b.len()];
@@ -60,6 +59,11 @@ fn mul(out: &mut [mp_limb_t], a: &[mp_limb_t], b: &[mp_limb_t]) {
     if short == 0 || short >= 1 << 26 || !route::gpu_wanted(Op::Gf2x, short) || !on_gpu(out, a, b) {
         cpu::gf2x::mul(out, a, b);
     }
+}
+
+/// `x` without its high zero limbs.
+fn significant(x: &[mp_limb_t]) -> &[mp_limb_t] {
+    &x[..x.len() - x.iter().rev().take_while(|&&l| l == 0).count()]
 }
 
 /// Threads that spread or gather `limbs` limbs: one a 2^18, all cores at
@@ -104,8 +108,7 @@ fn on_gpu(out: &mut [mp_limb_t], a: &[mp_limb_t], b: &[mp_limb_t]) -> bool {
     let sa = spread(a);
     // The same limbs twice square: a square of one spread operand.
     let sb = if std::ptr::eq(a, b) { None } else { Some(spread(b)) };
-    let top = |x: &[mp_limb_t]| x.len() - x.iter().rev().take_while(|&&l| l == 0).count();
-    let (u, v) = (&sa[..top(&sa)], sb.as_deref().map_or(&sa[..top(&sa)], |b| &b[..top(b)]));
+    let (u, v) = (significant(&sa), significant(sb.as_deref().unwrap_or(&sa)));
     let (u, v) = if u.len() >= v.len() { (u, v) } else { (v, u) };
     let mut p = vec![0; 32 * out.len()];
     let n = u.len() + v.len();
@@ -141,8 +144,7 @@ mod tests {
             let (mut a, b) = (limbs(an, &mut seed), limbs(bn, &mut seed));
             a[an - 1] |= 1 << 63;
             let (sa, sb) = (spread(&a), spread(&b));
-            let top = |x: &[u64]| x.len() - x.iter().rev().take_while(|&&l| l == 0).count();
-            let (u, v) = (&sa[..top(&sa)], &sb[..top(&sb)]);
+            let (u, v) = (significant(&sa), significant(&sb));
             let mut p = vec![0; sa.len() + sb.len()];
             cpu::mul(&mut p[..u.len() + v.len()], u, v);
             let mut got = vec![0; an + bn];

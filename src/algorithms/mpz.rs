@@ -187,6 +187,19 @@ pub unsafe fn mul(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
     }
 }
 
+/// `r = a b` as `__gmpz_mul` decides it: the embedded GMP at once below
+/// the routing's size, else `mul` (the GPU, or the CPU shared among
+/// cores). For cuGMP's own callers of products (batches, polynomials).
+pub unsafe fn mul_routed(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
+    unsafe {
+        if sum_on_cpu(Op::Mul, a, b) {
+            embedded::mpz_mul(r, a, b)
+        } else {
+            mul(r, a, b)
+        }
+    }
+}
+
 /// A product of `n` limbs and sign `negative` computed by `compute` straight
 /// into the limbs of `r`, which is neither operand (grown first); r's size
 /// is set when `compute` says it succeeded (else r's limbs hold anything,

@@ -19,23 +19,8 @@ use super::mpz;
 use super::route::gmp_allocates_by_default;
 use crate::gmp::mpz::{self as storage, Int};
 use crate::gmp::{self, embedded, mp_limb_t, mp_size_t, mpz_ptr, mpz_srcptr};
-use crate::parallel;
-use crate::stats::Op;
+use crate::parallel::{self, Shared};
 use libc::c_int;
-
-/// Pointers and slices shared with the threads that pack and unpack: raw
-/// pointers are not `Sync` by Rust's rules. Each thread writes only its own
-/// chunk's limbs (or digits) and reads what nobody writes.
-struct Shared<T>(T);
-unsafe impl<T> Sync for Shared<T> {}
-
-impl<T> Shared<T> {
-    /// (A method: a closure that named the field would capture the field
-    /// alone, not this `Sync` wrapper.)
-    fn get(&self) -> &T {
-        &self.0
-    }
-}
 
 /// Bits of a magnitude (0 for zero).
 fn bits(x: &[mp_limb_t]) -> u64 {
@@ -267,13 +252,7 @@ pub unsafe fn mul(r: &[mpz_ptr], a: &[mpz_srcptr], b: &[mpz_srcptr]) {
         let y = if square { None } else { Some(pack(&cb, s)) };
         let mut z = Int::new();
         let yp = y.as_ref().map_or(x.p(), |y| y.p());
-        unsafe {
-            if mpz::sum_on_cpu(Op::Mul, x.p(), yp) {
-                embedded::mpz_mul(z.m(), x.p(), yp);
-            } else {
-                mpz::mul(z.m(), x.p(), yp);
-            }
-        }
+        unsafe { mpz::mul_routed(z.m(), x.p(), yp) };
         drop((x, y));
         unpack(&z, s, count)
     };
