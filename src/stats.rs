@@ -47,9 +47,8 @@ pub enum Op {
     /// moduli of up to 64 limbs, positive exponents); its size is their
     /// number, not limbs.
     PowmBatch,
-    /// A product of binary polynomials (cugmp_gf2x_mul) by an integer
-    /// product of their bits spread into 32-bit slots; its size is the
-    /// shorter polynomial's limbs.
+    /// A product of binary polynomials (cugmp_gf2x_mul) by the additive
+    /// FFT; its size is the shorter polynomial's limbs.
     Gf2x,
 }
 

@@ -2,23 +2,27 @@
 //! `cugmp_mpz_gf2x_mul`): bit i of limb j is the coefficient of
 //! x^(64 j + i). Results that overlap an operand go through a buffer.
 //!
-//! Two engines. The CPU's carry-less products (src/cpu/gf2x.rs). And, where
-//! the routing sends a product to the GPU, an integer product: each bit
-//! spread into a 32-bit slot, the two integers multiplied by the GPU's
-//! NTT, and coefficient k of the binary product is the parity of slot k
-//! (a slot sums at most 64 min(an, bn) < 2^32 products of bits, so no
-//! slot carries into the next).
+//! Two engines: the CPU's carry-less products (src/cpu/gf2x.rs), and where
+//! the routing sends a product to the GPU, the additive FFT over GF(2^64)
+//! (src/gpu/gf2x.rs). A product the device cannot hold is split in halves
+//! by Karatsuba's method (over GF(2) every sum an exclusive or), each
+//! half routed again.
 //!
 //! # Safety
 //! `mpn` takes its pointers as gf2x's `gf2x_mul` does (with overlaps
 //! allowed); `mpz` takes initialised `mpz_t`s, any of them the same.
 #![allow(clippy::missing_safety_doc)]
 
-use super::product::product_on_gpu;
 use super::route;
+use crate::config::{self, log};
 use crate::gmp::{self, mp_limb_t, mpz, mpz_ptr, mpz_srcptr};
-use crate::stats::Op;
-use crate::{cpu, parallel};
+use crate::gpu::GpuError;
+use crate::stats::{self, Op};
+use crate::cpu;
+
+/// The shorter operand's limbs below which a product the device refused
+/// is not split further but made on the CPU.
+const SPLIT_FROM: usize = 1 << 12;
 
 /// `{rp, an + bn} = {ap, an} * {bp, bn}` in GF(2)[x]; rp may overlap the
 /// operands.
@@ -55,8 +59,7 @@ fn mul(out: &mut [mp_limb_t], a: &[mp_limb_t], b: &[mp_limb_t]) {
     let short = a.len().min(b.len());
     out.fill(0);
     let out = &mut out[..a.len() + b.len()];
-    // 64 short bits a slot's sum at most: below 2^32.
-    if short == 0 || short >= 1 << 26 || !route::gpu_wanted(Op::Gf2x, short) || !on_gpu(out, a, b) {
+    if short == 0 || !route::gpu_wanted(Op::Gf2x, short) || !on_gpu(out, a, b) {
         cpu::gf2x::mul(out, a, b);
     }
 }
@@ -66,92 +69,72 @@ fn significant(x: &[mp_limb_t]) -> &[mp_limb_t] {
     &x[..x.len() - x.iter().rev().take_while(|&&l| l == 0).count()]
 }
 
-/// Threads that spread or gather `limbs` limbs: one a 2^18, all cores at
-/// most.
-fn threads_for(limbs: usize) -> usize {
-    parallel::cores().min(limbs >> 18).max(1)
-}
-
-/// Each bit of `x` in a 32-bit slot of its own: 32 limbs a limb.
-fn spread(x: &[mp_limb_t]) -> Vec<mp_limb_t> {
-    // A byte's 8 bits as 4 limbs of two slots each.
-    let table: Vec<[u64; 4]> = (0..256u64).map(|byte| std::array::from_fn(|k| (byte >> (2 * k) & 1) | (byte >> (2 * k + 1) & 1) << 32)).collect();
-    let mut out = vec![0; 32 * x.len()];
-    let threads = threads_for(out.len());
-    let per = x.len().div_ceil(threads).max(1);
-    parallel::each_item(&mut out, 32 * per, threads, |part, run| {
-        for (limb, dst) in x[part * per..].iter().zip(run.chunks_mut(32)) {
-            for (byte, four) in limb.to_le_bytes().iter().zip(dst.chunks_mut(4)) {
-                four.copy_from_slice(&table[*byte as usize]);
-            }
-        }
-    });
-    out
-}
-
-/// The parity of each 32-bit slot of `p`, packed: 64 coefficients a limb.
-fn gather(p: &[mp_limb_t], out: &mut [mp_limb_t]) {
-    let threads = threads_for(p.len());
-    let per = out.len().div_ceil(threads).max(1);
-    parallel::each_item(out, per, threads, |part, run| {
-        for (j, o) in run.iter_mut().enumerate() {
-            let src = &p[32 * (part * per + j)..][..32];
-            *o = src.iter().enumerate().fold(0, |acc, (k, &l)| acc | (l & 1) << (2 * k) | (l >> 32 & 1) << (2 * k + 1));
-        }
-    });
-}
-
-/// `mul` by an integer product on the GPU (`out` zeroed, a.len() + b.len()
-/// limbs, both operands with a nonzero top limb); false where the GPU
-/// failed (out then holds zeros).
+/// `mul` on the GPU (`out` zeroed, both operands with a nonzero top limb;
+/// the same slice twice squares), counted and, under CUGMP_CHECK, checked
+/// against the CPU engine; split where the device cannot hold it; false
+/// where the CPU must make it.
 fn on_gpu(out: &mut [mp_limb_t], a: &[mp_limb_t], b: &[mp_limb_t]) -> bool {
-    let sa = spread(a);
-    // The same limbs twice square: a square of one spread operand.
-    let sb = if std::ptr::eq(a, b) { None } else { Some(spread(b)) };
-    let (u, v) = (significant(&sa), significant(sb.as_deref().unwrap_or(&sa)));
-    let (u, v) = if u.len() >= v.len() { (u, v) } else { (v, u) };
-    let mut p = vec![0; 32 * out.len()];
-    let n = u.len() + v.len();
-    if !unsafe { product_on_gpu(Op::Gf2x, u.as_ptr(), u.len(), v.as_ptr(), v.len(), "cugmp_gf2x_mul", &mut p[..n]) } {
-        return false;
-    }
-    gather(&p, out);
-    true
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn limbs(n: usize, seed: &mut u64) -> Vec<u64> {
-        (0..n)
-            .map(|_| {
-                *seed ^= *seed << 13;
-                *seed ^= *seed >> 7;
-                *seed ^= *seed << 17;
-                *seed
-            })
-            .collect()
-    }
-
-    /// The GPU's method, with the CPU's integer product in its place:
-    /// spread, multiply, gather, against the carry-less product; sizes
-    /// whose spread runs on several threads (2^19 limbs and more) among them.
-    #[test]
-    fn spread_products_are_carry_less_products() {
-        let mut seed = 0x1234_5678_9abc_def1;
-        for (an, bn) in [(1, 1), (3, 2), (64, 63), (1000, 17), (16384, 16385)] {
-            let (mut a, b) = (limbs(an, &mut seed), limbs(bn, &mut seed));
-            a[an - 1] |= 1 << 63;
-            let (sa, sb) = (spread(&a), spread(&b));
-            let (u, v) = (significant(&sa), significant(&sb));
-            let mut p = vec![0; sa.len() + sb.len()];
-            cpu::mul(&mut p[..u.len() + v.len()], u, v);
-            let mut got = vec![0; an + bn];
-            gather(&p, &mut got);
-            let mut want = vec![0; an + bn];
-            cpu::gf2x::mul(&mut want, &a, &b);
-            assert!(got == want, "{an} x {bn}");
+    let short = a.len().min(b.len());
+    let Some(g) = route::route_at(Op::Gf2x, short, true) else { return false };
+    stats::gpu_attempt_starts();
+    let start = std::time::Instant::now();
+    match g.gf2x_mul(a, b, out) {
+        Ok(()) => {
+            stats::gpu_call(Op::Gf2x, short, start.elapsed());
+            if config::get().check {
+                let mut want = vec![0; out.len()];
+                cpu::gf2x::mul(&mut want, a, b);
+                if want != out {
+                    eprintln!("cugmp: CUGMP_CHECK: the GPU's gf2x_mul of {}x{} limbs differs from the CPU engine's; aborting", a.len(), b.len());
+                    std::process::abort();
+                }
+            }
+            true
+        }
+        Err(GpuError::TooLarge) if short >= SPLIT_FROM => {
+            log!("gf2x_mul: {}x{} limbs too large for the device; split in halves", a.len(), b.len());
+            split(out, a, b);
+            true
+        }
+        Err(e) => {
+            stats::fallback(Op::Gf2x, e.fallback());
+            log!("gf2x_mul: GPU failed ({e}); finishing on the CPU");
+            false
         }
     }
+}
+
+/// `out = a * b` (`out` zeroed) from products of halves, each through `mul`:
+/// with h limbs the longer operand's half, a = a0 + x^(64h) a1 and b the
+/// same, a b = p0 + x^(64h) (p1 + p0 + p2) + x^(128h) p2 with p0 = a0 b0,
+/// p2 = a1 b1, p1 = (a0 + a1)(b0 + b1); where b fits in h limbs, a0 b and
+/// a1 b.
+fn split(out: &mut [mp_limb_t], a: &[mp_limb_t], b: &[mp_limb_t]) {
+    let (u, v) = if a.len() >= b.len() { (a, b) } else { (b, a) };
+    let h = u.len().div_ceil(2);
+    let (u0, u1) = u.split_at(h);
+    let add = |out: &mut [mp_limb_t], at: usize, p: &[mp_limb_t]| out[at..at + p.len()].iter_mut().zip(p).for_each(|(o, x)| *o ^= x);
+    let product = |x: &[mp_limb_t], y: &[mp_limb_t]| {
+        let mut p = vec![0; x.len() + y.len()];
+        mul(&mut p, x, y);
+        p
+    };
+    if v.len() <= h {
+        add(out, 0, &product(u0, v));
+        add(out, h, &product(u1, v));
+        return;
+    }
+    let (v0, v1) = v.split_at(h);
+    let sum = |x0: &[mp_limb_t], x1: &[mp_limb_t]| -> Vec<mp_limb_t> {
+        let mut s = x0.to_vec();
+        s.iter_mut().zip(x1).for_each(|(o, x)| *o ^= x);
+        s
+    };
+    let (p0, p2) = (product(u0, v0), product(u1, v1));
+    let mut p1 = product(&sum(u0, u1), &sum(v0, v1));
+    add(&mut p1, 0, &p0);
+    add(&mut p1, 0, &p2);
+    add(out, 0, &p0);
+    add(out, 2 * h, &p2);
+    add(out, h, significant(&p1));
 }

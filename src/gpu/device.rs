@@ -90,6 +90,12 @@ pub(super) struct Kernels {
     pub(super) powm_16: CudaFunction,
     pub(super) powm_32: CudaFunction,
     pub(super) powm_64: CudaFunction,
+    pub(super) gf2x_chunks: CudaFunction,
+    pub(super) gf2x_pointwise: CudaFunction,
+    pub(super) gf2x_gather: CudaFunction,
+    pub(super) gf2x_taylor: CudaFunction,
+    pub(super) gf2x_convert_tile: CudaFunction,
+    pub(super) gf2x_fft_tile: CudaFunction,
 }
 
 pub struct Gpu {
@@ -275,6 +281,12 @@ fn open() -> Result<Gpu, GpuError> {
         powm_16: module.load_function("cugmp_powm_16")?,
         powm_32: module.load_function("cugmp_powm_32")?,
         powm_64: module.load_function("cugmp_powm_64")?,
+        gf2x_chunks: module.load_function("cugmp_gf2x_chunks")?,
+        gf2x_pointwise: module.load_function("cugmp_gf2x_pointwise")?,
+        gf2x_gather: module.load_function("cugmp_gf2x_gather")?,
+        gf2x_taylor: module.load_function("cugmp_gf2x_taylor")?,
+        gf2x_convert_tile: module.load_function("cugmp_gf2x_convert_tile")?,
+        gf2x_fft_tile: module.load_function("cugmp_gf2x_fft_tile")?,
     };
     // cugmp_ntt_pass keeps a tile of 2^14 words in shared memory: past the
     // 48 KiB a kernel gets without asking.

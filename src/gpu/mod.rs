@@ -11,6 +11,7 @@
 //! | [`ntt`]       | exact products: transform plans, twiddle tables, the passes, the CRT and carries (cuda/ntt.cu) |
 //! | [`linear`]    | add, sub, shifts, two's-complement logic (cuda/linear.cu); the products' carry pass |
 //! | [`powm`]      | modular exponentiation of many items at once, odd moduli (cuda/powm.cu) |
+//! | [`gf2x`]      | products of binary polynomials by the additive FFT over GF(2^64) (cuda/gf2x.cu) |
 //! | [`resident`]  | measurements the benchmarks ask for (operands already on the device, transfer variants) |
 //!
 //! It may use the ground floor (`gmp`, in tests) and the leaves; it knows
@@ -42,6 +43,7 @@ macro_rules! launch_elementwise {
 pub mod device;
 pub mod linear;
 pub(crate) mod ntt;
+pub mod gf2x;
 pub mod powm;
 pub mod resident;
 pub mod staging;
