@@ -1,7 +1,9 @@
 //! `cugmp_gf2x_mul` against the gf2x library's `gf2x_mul` (libgf2x, one
 //! core) in the same run, n x n bits for n from 2^16 up, products compared.
+//! Past `--ref-max-log` (gf2x takes minutes there) cuGMP alone, its product
+//! checked by the distributive law a (b + c) = a b + a c.
 //!
-//!   cargo bench --bench gf2x [-- --min-log 16] [--max-log 24]
+//!   cargo bench --bench gf2x [-- --min-log 16] [--max-log 24] [--ref-max-log 26]
 #[path = "../tests/common/mod.rs"]
 mod common;
 
@@ -31,7 +33,7 @@ fn median_ms(reps: usize, warm: bool, mut f: impl FnMut()) -> f64 {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let flag = |name: &str, default: u32| -> u32 { args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).and_then(|v| v.parse().ok()).unwrap_or(default) };
-    let (min_log, max_log) = (flag("--min-log", 16), flag("--max-log", 22));
+    let (min_log, max_log, ref_max_log) = (flag("--min-log", 16), flag("--max-log", 22), flag("--ref-max-log", 26));
     let ours: Gf2xMul = unsafe { api().lib.sym("cugmp_gf2x_mul") };
     let reference: Reference = unsafe {
         let h = ["libgf2x.so.3", "libgf2x.so"]
@@ -53,6 +55,22 @@ fn main() {
         let a: Vec<u64> = (0..n).map(|_| next()).collect();
         let b: Vec<u64> = (0..n).map(|_| next()).collect();
         let (mut want, mut got) = (vec![0u64; 2 * n], vec![0u64; 2 * n]);
+        if log > ref_max_log {
+            // One timed run after a warm-up, then a (b + c) against a b + a c.
+            let c = median_ms(1, true, || unsafe { ours(got.as_mut_ptr(), a.as_ptr(), n as i64, b.as_ptr(), n as i64) });
+            let third: Vec<u64> = (0..n).map(|_| next()).collect();
+            let sum: Vec<u64> = b.iter().zip(&third).map(|(x, y)| x ^ y).collect();
+            let mut left = vec![0u64; 2 * n];
+            unsafe {
+                ours(left.as_mut_ptr(), a.as_ptr(), n as i64, sum.as_ptr(), n as i64);
+                ours(want.as_mut_ptr(), a.as_ptr(), n as i64, third.as_ptr(), n as i64);
+            }
+            if left.iter().zip(got.iter().zip(&want)).any(|(l, (g, w))| *l != g ^ w) {
+                println!("MISMATCH at 2^{log} bits: a (b + c) != a b + a c");
+            }
+            println!("| 2^{log} | | {c:.3} | (a (b + c) = a b + a c) |");
+            continue;
+        }
         // gf2x takes seconds from 2^24 bits: one run there.
         let (reps, warm) = match log {
             0..=20 => (9, true),

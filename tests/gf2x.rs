@@ -1,9 +1,10 @@
 //! Products of binary polynomials (`cugmp_gf2x_mul`, `cugmp_mpz_gf2x_mul`)
 //! against the gf2x library (the distribution's libgf2x, opened at run
 //! time; scripts/install-prereqs.sh installs it) and, for small sizes,
-//! against the definition bit by bit: random sizes from 1 bit to 2^22
-//! bits, unbalanced, all ones, overlapping results, and beyond gf2x the
-//! algebraic checks (a b) c = a (b c) and a (b + c) = a b + a c.
+//! against the definition bit by bit: random sizes from 1 bit to 2^26
+//! bits, unbalanced, all ones, overlapping results, products split for
+//! want of device memory, and beyond gf2x the algebraic checks
+//! (a b) c = a (b c) and a (b + c) = a b + a c (to 2^29 bits on the GPU).
 
 mod common;
 
@@ -115,6 +116,49 @@ fn products_match_gf2x() {
     }
     let ones = vec![!0u64; 5000];
     assert!(cugmp(&ones, &ones) == gf2x(&ones, &ones), "MISMATCH: all ones, 5000 limbs");
+}
+
+/// With 4 MiB of device memory (a child run of `products_match_gf2x`):
+/// under force the GPU refuses products from 2^16 limbs a side and they
+/// are made from halves, each on the GPU.
+#[test]
+fn products_larger_than_the_device_are_split() {
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "products_match_gf2x", "--test-threads=1"])
+        .env("CUGMP_GPU_MEM_LIMIT", "4M")
+        .env("CUGMP_LOG", "1")
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && log.contains("1 passed"), "products with 4 MiB of device memory failed:\n{log}");
+    if std::env::var("CUGMP_GPU").as_deref() == Ok("force") && unsafe { (api().gpu_in_use)() } != 0 {
+        assert!(log.contains("split in halves"), "CUGMP_GPU=force with 4 MiB of device memory: no product was split\n{log}");
+    }
+}
+
+/// Sizes near 2^26 bits a side against gf2x: one balanced, one not.
+#[test]
+fn products_of_2_26_bits_match_gf2x() {
+    let mut rng = RandState::new();
+    rng.seed(&Integer::from(26));
+    for (an, bn) in [(1 << 20, (1 << 20) - 1 - rng.below(1000) as usize), ((1 << 19) + rng.below(1 << 19) as usize, 3 << 17)] {
+        let (a, b) = (limbs(an, &mut rng), limbs(bn, &mut rng));
+        assert!(cugmp(&a, &b) == gf2x(&a, &b), "MISMATCH: {an} x {bn} limbs");
+    }
+}
+
+/// Beyond 2^26 bits, where gf2x takes minutes: (a b) c = a (b c) and
+/// a (b + c) = a b + a c with a and b of 2^28 bits, c of 2^27. On the
+/// GPU only (the CPU engine takes minutes too): `device-run.sh gf2x` runs
+/// it under force.
+#[test]
+#[ignore = "GPU sizes: device-run.sh gf2x runs it under CUGMP_GPU=force"]
+fn products_beyond_2_26_bits_are_associative_and_distributive() {
+    let mut rng = RandState::new();
+    rng.seed(&Integer::from(27));
+    let (a, b, c) = (limbs(1 << 22, &mut rng), limbs(1 << 22, &mut rng), limbs(1 << 21, &mut rng));
+    assert!(cugmp(&cugmp(&a, &b), &c) == cugmp(&a, &cugmp(&b, &c)), "MISMATCH: (a b) c != a (b c)");
+    assert!(cugmp(&a, &xor(&b, &c)) == xor(&cugmp(&a, &b), &cugmp(&a, &c)), "MISMATCH: a (b + c) != a b + a c");
 }
 
 /// Past what the tests ask of gf2x: (a b) c = a (b c), a (b + c) = a b + a c.
