@@ -71,11 +71,10 @@ pub fn auto_threshold(op: Op) -> Option<usize> {
         // 1024 (4.82x, 4.64x and 1.10x at 256, 1024 and 4096 bits), 18x at
         // 4096 (RESULTS.md, "Batches").
         Op::PowmBatch => Some(1024),
-        // Binary polynomials by the spread integer product, on the shorter
-        // one's limbs: against the CPU engine 0.68x at 2^18 bits (4096
-        // limbs), 1.71x at 2^19, 8.6x at 2^20 (RESULTS.md, "Binary
-        // polynomials").
-        Op::Gf2x => Some(8192),
+        // Binary polynomials by the additive FFT, on the shorter one's
+        // limbs: against the CPU engine 0.38x at 2^14 bits (256 limbs),
+        // 0.80x at 2^15, 1.74x at 2^16 (RESULTS.md, "Binary polynomials").
+        Op::Gf2x => Some(1024),
         // Shifts and logic: no faster than GMP end to end at any size
         // measured (0.99x at 10^8 limbs): CPU.
         _ => None,
