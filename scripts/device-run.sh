@@ -350,16 +350,15 @@ fi
 if [ "$what" = gf2x ]; then
     # Binary polynomials: tests/gf2x.rs under force (against pack/lib's
     # libgf2x; its GPU-sized test too), then benches/gf2x.rs under force and
-    # auto from CUGMP_GF2X_MIN_LOG to CUGMP_GF2X_MAX_LOG bits a side
-    # (default 16 to 26; auto to 2^22 at most; gf2x itself to
+    # off from CUGMP_GF2X_MIN_LOG to CUGMP_GF2X_MAX_LOG bits a side
+    # (default 16 to 26; off to 2^24 at most; gf2x itself to
     # CUGMP_GF2X_REF_MAX_LOG, default 26, the distributive law beyond).
     # One file back: gf2x.md.
     export LD_LIBRARY_PATH=$PWD/pack/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
     CUGMP_GPU=force pack/deps/gf2x --include-ignored 2>&1 | grep --line-buffered -E '^test result|MISMATCH|panicked' | tee -a "$out/gf2x.md"
-    # auto (the CPU engine until a threshold is measured) only to 2^22 bits:
-    # Karatsuba takes seconds beyond.
-    for mode in force auto; do
-        max=${CUGMP_GF2X_MAX_LOG:-26}; [ $mode = auto ] && [ "$max" -gt 22 ] && max=22
+    # off (the CPU engine) only to 2^24 bits: Karatsuba takes seconds beyond.
+    for mode in force off; do
+        max=${CUGMP_GF2X_MAX_LOG:-26}; [ $mode = off ] && [ "$max" -gt 24 ] && max=24
         CUGMP_GPU=$mode pack/bench/gf2x --min-log "${CUGMP_GF2X_MIN_LOG:-16}" --max-log "$max" --ref-max-log "${CUGMP_GF2X_REF_MAX_LOG:-26}" 2>&1 | grep --line-buffered -E '^\||MISMATCH|panick|^CUGMP' | tee -a "$out/gf2x.md"
     done
     note "gf2x: $out/gf2x.md ($(grep -c MISMATCH "$out/gf2x.md") products differ)"
