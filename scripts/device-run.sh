@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine, over a tree packed by scripts/pack-device.sh:
-#   bash scripts/device-run.sh [gpu|differential|tests|gmp|bench|ab|perf|perf-ab|percall|pi|ops|python|batch|gf2x|profile|radix|hostcopy|pipeline|phases|ncu|ncu-source|sanitize|fuzz|all]    (default: all)
+#   bash scripts/device-run.sh [gpu|differential|tests|gmp|bench|ab|perf|perf-ab|percall|pi|ops|python|batch|gf2x|beyond|profile|radix|hostcopy|pipeline|phases|ncu|ncu-source|sanitize|fuzz|all]    (default: all)
 # gpu: the GPU tests alone; differential: the differential suite under
 # CUGMP_GPU=force and the C programs (cuGMP against static GMP); tests: both
 # of those; gmp: GMP's own tests/mpz and tests/mpn on libcugmp.so; fuzz:
@@ -13,7 +13,8 @@
 # one file; perf-ab: those rows with this tree's library and pack/alt's in
 # turn; percall: the CPU path's cost per call (benches/percall.rs); batch:
 # the batched API's tests and throughput, and polynomial products against
-# FLINT; gf2x: binary polynomials against libgf2x; pi:
+# FLINT; gf2x: binary polynomials against libgf2x; beyond: products past
+# one device plan, made from halves (tests and benches/beyond.rs); pi:
 # benches/programs/pi.c on static GMP and on cuGMP (off and auto) in turn; radix: mpz_get_str over radix conversion's levels and against
 # pack/alt's libraries (radix.md; CUGMP_SWEEP_HOOK=sqrt or tdiv_qr times
 # that hook instead, the levels sweep then moot);
@@ -362,6 +363,16 @@ if [ "$what" = gf2x ]; then
         CUGMP_GPU=$mode pack/bench/gf2x --min-log "${CUGMP_GF2X_MIN_LOG:-16}" --max-log "$max" --ref-max-log "${CUGMP_GF2X_REF_MAX_LOG:-26}" 2>&1 | grep --line-buffered -E '^\||MISMATCH|panick|^CUGMP' | tee -a "$out/gf2x.md"
     done
     note "gf2x: $out/gf2x.md ($(grep -c MISMATCH "$out/gf2x.md") products differ)"
+fi
+
+if [ "$what" = beyond ]; then
+    # Products the device cannot hold in one plan: tests/gpu.rs's
+    # memory-limit tests under force, then benches/beyond.rs under auto at
+    # 2^CUGMP_BEYOND_LOGS limbs a side (default 26 to 30). One file back:
+    # beyond.md.
+    pack/deps/gpu gpu_mem_limit gpu_products_beyond 2>&1 | grep --line-buffered -E '^test |MISMATCH|panicked' | tee -a "$out/beyond.md"
+    CUGMP_GPU=auto pack/bench/beyond --logs "${CUGMP_BEYOND_LOGS:-26,27,28,29,30}" 2>&1 | grep --line-buffered -E '^\||MISMATCH|panick|^CUGMP' | tee -a "$out/beyond.md"
+    note "beyond: $out/beyond.md ($(grep -c MISMATCH "$out/beyond.md") products differ)"
 fi
 
 if [ "$what" = profile ]; then

@@ -94,11 +94,34 @@ fn add_into(r: &mut [mp_limb_t], x: &[mp_limb_t]) -> mp_limb_t {
     }
 }
 
-/// u v with u = u0 + u1 B^k, v = v0 + v1 B^k (v1 not empty): u0 v0 at the
-/// bottom of `out`, u1 v1 above it, t = |u0 - u1| |v0 - v1| beside, on up
-/// to three threads; then the middle u0 v1 + u1 v0 = u0 v0 + u1 v1 -+ t
-/// added at B^k.
+/// One product for [`karatsuba_by`] or [`halves_by`] to have made:
+/// `out = x * y`, `out` of x.len() + y.len() limbs apart from both (x and
+/// y one slice: a square).
+pub type Part<'a> = (&'a mut [mp_limb_t], &'a [mp_limb_t], &'a [mp_limb_t]);
+
+/// Make every part by GMP, on the kept helper threads where they are free
+/// (`helpers::share`): whether they were asked.
+fn parts_on_cores(parts: Vec<Part<'_>>) -> Option<bool> {
+    let mut calls: Vec<_> = parts.into_iter().map(|(o, x, y)| move || mul(&mut *o, x, y)).collect();
+    let mut tasks: Vec<&mut (dyn FnMut() + Send)> = calls.iter_mut().map(|c| c as &mut (dyn FnMut() + Send)).collect();
+    Some(helpers::share(&mut tasks))
+}
+
 fn karatsuba_on_cores(out: &mut [mp_limb_t], u: &[mp_limb_t], v: &[mp_limb_t], k: usize, square: bool) -> bool {
+    karatsuba_by(out, u, v, k, square, parts_on_cores).unwrap_or(false)
+}
+
+fn halves_on_cores(out: &mut [mp_limb_t], u: &[mp_limb_t], v: &[mp_limb_t], k: usize) -> bool {
+    halves_by(out, u, v, k, parts_on_cores).unwrap_or(false)
+}
+
+/// u v with u = u0 + u1 B^k, v = v0 + v1 B^k (v1 not empty, u at least as
+/// long as v): u0 v0 at the bottom of `out`, u1 v1 above it, t = |u0 - u1|
+/// |v0 - v1| beside, the three made by `make` (None: it failed, `out`
+/// holds anything); then the middle u0 v1 + u1 v0 = u0 v0 + u1 v1 -+ t
+/// added at B^k. `square`: u and v are one number (t, u0 v0 and u1 v1
+/// then squares).
+pub fn karatsuba_by<R>(out: &mut [mp_limb_t], u: &[mp_limb_t], v: &[mp_limb_t], k: usize, square: bool, make: impl FnOnce(Vec<Part<'_>>) -> Option<R>) -> Option<R> {
     let (u0, u1) = u.split_at(k);
     let (v0, v1) = v.split_at(k);
     // One scratch for |u0 - u1|, |v0 - v1| (none for a square), their
@@ -109,13 +132,12 @@ fn karatsuba_on_cores(out: &mut [mp_limb_t], u: &[mp_limb_t], v: &[mp_limb_t], k
     let (t, m) = rest.split_at_mut(2 * k);
     let u_below = difference(du, u0, u1);
     let v_below = if square { u_below } else { difference(dv, v0, v1) };
-    let helped = {
+    let made = {
         let (low, high) = out.split_at_mut(2 * k);
-        // The same slices twice where the product is a square: GMP squares.
+        // The same slices twice where the product is a square.
         let (v0, v1, dv): (&[mp_limb_t], &[mp_limb_t], &[mp_limb_t]) = if square { (u0, u1, &*du) } else { (v0, v1, &*dv) };
         let du: &[mp_limb_t] = du;
-        let (mut p_low, mut p_high, mut p_mid) = (|| mul(low, u0, v0), || mul(high, u1, v1), || mul(&mut *t, du, dv));
-        helpers::share(&mut [&mut p_low, &mut p_high, &mut p_mid])
+        make(vec![(low, u0, v0), (high, u1, v1), (&mut *t, du, dv)])?
     };
     // m = u0 v0 + u1 v1 (2k + 1 limbs), then - t where the differences'
     // signs agree, + t where they differ: u0 v1 + u1 v0 >= 0.
@@ -133,24 +155,24 @@ fn karatsuba_on_cores(out: &mut [mp_limb_t], u: &[mp_limb_t], v: &[mp_limb_t], k
     let mn = m.len() - m.iter().rev().take_while(|&&l| l == 0).count();
     let carry = add_into(&mut out[k..], &m[..mn]);
     debug_assert_eq!(carry, 0);
-    helped
+    Some(made)
 }
 
 /// u v with u = u0 + u1 B^k and v no longer than u0: u0 v into the bottom
-/// of `out` and u1 v beside it on two threads, then u1 v added at B^k.
-fn halves_on_cores(out: &mut [mp_limb_t], u: &[mp_limb_t], v: &[mp_limb_t], k: usize) -> bool {
+/// of `out` and u1 v beside it, the two made by `make` (None: it failed,
+/// `out` holds anything), then u1 v added at B^k.
+pub fn halves_by<R>(out: &mut [mp_limb_t], u: &[mp_limb_t], v: &[mp_limb_t], k: usize, make: impl FnOnce(Vec<Part<'_>>) -> Option<R>) -> Option<R> {
     let (u0, u1) = u.split_at(k);
     let vn = v.len();
     let mut t = vec![0; u1.len() + vn];
-    let helped = {
+    let made = {
         let (low, high) = out.split_at_mut(k + vn);
         high.fill(0);
-        let (mut p_low, mut p_high) = (|| mul(low, u0, v), || mul(&mut t, u1, v));
-        helpers::share(&mut [&mut p_low, &mut p_high])
+        make(vec![(low, u0, v), (&mut t, u1, v)])?
     };
     let carry = add_into(&mut out[k..], &t);
     debug_assert_eq!(carry, 0);
-    helped
+    Some(made)
 }
 
 /// `r = p mod (B^r.len() - 1)` for `p` of r.len() to 2 r.len() limbs: the

@@ -256,6 +256,26 @@ fn split_product(api: &Api) -> String {
     format!("{n}x{n} limbs right, on the GPU in {gpu_s:.2} s (GMP {gmp_s:.1} s)")
 }
 
+/// `CUGMP_GPU_MEM_LIMIT=32M`: products needing more device memory than that
+/// are made from halves on the GPU (src/algorithms/product.rs,
+/// `product_in_halves`), halved again while they do not fit, and match
+/// GMP's: balanced, unbalanced, a square, negative.
+fn beyond_device_memory(api: &Api) -> String {
+    let mut rng = RandState::new();
+    let mut products = 0;
+    for (an, bn) in [(1usize << 20, 1usize << 20), ((1 << 20) + 123, (1 << 19) - 7), (300_001, 1 << 21)] {
+        let (a, b) = (random_limbs(an, &mut rng), -random_limbs(bn, &mut rng));
+        let before = unsafe { (api.gpu_operations)() };
+        assert!(mpz_product(api, &a, &b) == Integer::from(&a * &b), "MISMATCH: {an}x{bn} limbs made from halves");
+        let made = unsafe { (api.gpu_operations)() } - before;
+        assert!(made > 1, "{an}x{bn} limbs under CUGMP_GPU_MEM_LIMIT=32M: {made} GPU products (not split)");
+        products += made;
+    }
+    let a = random_limbs(1 << 20, &mut rng);
+    assert!(mpz_product(api, &a, &a) == Integer::from(&a * &a), "MISMATCH: a square of 2^20 limbs made from halves");
+    format!("3 products and a square of up to 2^21 limbs right, from {products}+ products on the GPU")
+}
+
 /// `CUGMP_GPU_MEM_LIMIT=1M`: products that need more device memory than that
 /// are right and come from the CPU; small ones still run on the GPU.
 fn mem_limit(api: &Api) -> String {
@@ -562,6 +582,7 @@ fn threads(api: &Api) -> String {
 /// The tests; each runs in its own child process with its own environment.
 const TESTS: &[(&str, &[(&str, &str)])] = &[
     ("gpu_mem_limit_falls_back", &[("CUGMP_GPU_MEM_LIMIT", "1M")]),
+    ("gpu_products_beyond_device_memory", &[("CUGMP_GPU_MEM_LIMIT", "32M")]),
     ("gpu_fork_child_computes", &[]),
     ("gpu_matches_gmp", &[]),
     // The fallback does not depend on size: these stop at 2^20 limbs.
@@ -590,6 +611,7 @@ fn child(name: &str) {
     assert_eq!(unsafe { (api.gpu_in_use)() }, 1, "no GPU in the child");
     let special: Option<fn(&Api) -> String> = match name {
         "gpu_mem_limit_falls_back" => Some(mem_limit),
+        "gpu_products_beyond_device_memory" => Some(beyond_device_memory),
         "gpu_fork_child_computes" => Some(fork_child),
         "gpu_threads_stress" => Some(threads),
         "gpu_memory_held_elsewhere" => Some(memory_held_elsewhere),

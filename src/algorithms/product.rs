@@ -37,9 +37,39 @@ pub unsafe fn product_on_gpu(op: Op, up: *const mp_limb_t, un: usize, vp: *const
 
 /// `out = {up, un} * {vp, vn}` on `g` (`out` of un + vn limbs, as
 /// `product_with` takes the operands): false after a GPU failure (`out`
-/// then holds anything).
+/// then holds anything). A product the device cannot hold is made from
+/// halves (`product_in_halves`).
 pub unsafe fn product_into(g: &Gpu, op: Op, what: &str, u: (*const mp_limb_t, usize), v: (*const mp_limb_t, usize), out: &mut [mp_limb_t]) -> bool {
-    unsafe { product_with(op, what, u, v, None, |u, v| g.mul_into(u, v, out).map(|()| out)) }.is_some()
+    match unsafe { product_result(op, what, u, v, None, |u, v| g.mul_into(u, v, &mut *out).map(|()| &*out)) } {
+        Ok(_) => true,
+        Err(GpuError::TooLarge) if u.1.max(v.1) >= SPLIT_FROM => unsafe { product_in_halves(g, op, what, u, v, out) },
+        Err(_) => false,
+    }
+}
+
+/// The longer operand's limbs from which a product the device refused
+/// for its size is made from halves; below, on the CPU (such a refusal
+/// there comes from CUGMP_GPU_MEM_LIMIT or a device already full).
+const SPLIT_FROM: usize = 1 << 16;
+
+/// `out = u * v` (as `product_into` takes them) from products of halves
+/// on `g`: with h limbs the longer operand's half, by one level of
+/// Karatsuba's method (three products of about h x h limbs) where the
+/// shorter operand is longer than h, else the longer one cut in two (two
+/// products of h x the shorter); each routed through `product_into`
+/// again, so split again while the device cannot hold it.
+unsafe fn product_in_halves(g: &Gpu, op: Op, what: &str, u: (*const mp_limb_t, usize), v: (*const mp_limb_t, usize), out: &mut [mp_limb_t]) -> bool {
+    let square = u == v;
+    let ((lp, ln), (sp, sn)) = if u.1 >= v.1 { (u, v) } else { (v, u) };
+    // SAFETY: the caller's operands, of the lengths given.
+    let (long, short) = unsafe { (std::slice::from_raw_parts(lp, ln), std::slice::from_raw_parts(sp, sn)) };
+    let h = ln.div_ceil(2);
+    log!("{what}: {}x{} limbs too large for the device; made from halves", u.1, v.1);
+    let make = |parts: Vec<cpu::Part<'_>>| {
+        // SAFETY: each part's operands are slices, its out apart from them.
+        parts.into_iter().all(|(o, x, y)| unsafe { product_into(g, op, what, (x.as_ptr(), x.len()), (y.as_ptr(), y.len()), o) }).then_some(())
+    };
+    if sn > h { cpu::karatsuba_by(out, long, short, h, square, make) } else { cpu::halves_by(out, long, short, h, make) }.is_some()
 }
 
 /// `{up, un} * {vp, vn}` (`un >= vn`), or with `modulus` Some(rn) that
@@ -51,11 +81,23 @@ pub unsafe fn product_into(g: &Gpu, op: Op, what: &str, u: (*const mp_limb_t, us
 pub unsafe fn product_with<P: AsRef<[mp_limb_t]>>(
     op: Op,
     what: &str,
+    u: (*const mp_limb_t, usize),
+    v: (*const mp_limb_t, usize),
+    modulus: Option<usize>,
+    compute: impl FnOnce(&[mp_limb_t], &[mp_limb_t]) -> Result<P, GpuError>,
+) -> Option<P> {
+    unsafe { product_result(op, what, u, v, modulus, compute) }.ok()
+}
+
+/// `product_with` with the GPU's error.
+unsafe fn product_result<P: AsRef<[mp_limb_t]>>(
+    op: Op,
+    what: &str,
     (up, un): (*const mp_limb_t, usize),
     (vp, vn): (*const mp_limb_t, usize),
     modulus: Option<usize>,
     compute: impl FnOnce(&[mp_limb_t], &[mp_limb_t]) -> Result<P, GpuError>,
-) -> Option<P> {
+) -> Result<P, GpuError> {
     let (u, v) = unsafe { (std::slice::from_raw_parts(up, un), std::slice::from_raw_parts(vp, vn)) };
     stats::gpu_attempt_starts();
     let start = std::time::Instant::now();
@@ -69,12 +111,12 @@ pub unsafe fn product_with<P: AsRef<[mp_limb_t]>>(
                     std::process::abort();
                 }
             }
-            Some(product)
+            Ok(product)
         }
         Err(e) => {
             stats::fallback(op, e.fallback());
             log!("{what}: GPU failed ({e}); finishing on the CPU");
-            None
+            Err(e)
         }
     }
 }
