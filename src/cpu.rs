@@ -94,7 +94,7 @@ fn add_into(r: &mut [mp_limb_t], x: &[mp_limb_t]) -> mp_limb_t {
     }
 }
 
-/// One product for [`karatsuba_by`] or [`halves_by`] to have made:
+/// One product for `karatsuba_by` or [`halves_by`] to have made:
 /// `out = x * y`, `out` of x.len() + y.len() limbs apart from both (x and
 /// y one slice: a square).
 pub type Part<'a> = (&'a mut [mp_limb_t], &'a [mp_limb_t], &'a [mp_limb_t]);
@@ -121,7 +121,7 @@ fn halves_on_cores(out: &mut [mp_limb_t], u: &[mp_limb_t], v: &[mp_limb_t], k: u
 /// holds anything); then the middle u0 v1 + u1 v0 = u0 v0 + u1 v1 -+ t
 /// added at B^k. `square`: u and v are one number (t, u0 v0 and u1 v1
 /// then squares).
-pub fn karatsuba_by<R>(out: &mut [mp_limb_t], u: &[mp_limb_t], v: &[mp_limb_t], k: usize, square: bool, make: impl FnOnce(Vec<Part<'_>>) -> Option<R>) -> Option<R> {
+fn karatsuba_by<R>(out: &mut [mp_limb_t], u: &[mp_limb_t], v: &[mp_limb_t], k: usize, square: bool, make: impl FnOnce(Vec<Part<'_>>) -> Option<R>) -> Option<R> {
     let (u0, u1) = u.split_at(k);
     let (v0, v1) = v.split_at(k);
     // One scratch for |u0 - u1|, |v0 - v1| (none for a square), their

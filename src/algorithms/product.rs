@@ -52,24 +52,23 @@ pub unsafe fn product_into(g: &Gpu, op: Op, what: &str, u: (*const mp_limb_t, us
 /// there comes from CUGMP_GPU_MEM_LIMIT or a device already full).
 const SPLIT_FROM: usize = 1 << 16;
 
-/// `out = u * v` (as `product_into` takes them) from products of halves
-/// on `g`: with h limbs the longer operand's half, by one level of
-/// Karatsuba's method (three products of about h x h limbs) where the
-/// shorter operand is longer than h, else the longer one cut in two (two
-/// products of h x the shorter); each routed through `product_into`
-/// again, so split again while the device cannot hold it.
+/// `out = u * v` (as `product_into` takes them) from two products on `g`:
+/// the longer operand cut in halves, each half times the shorter routed
+/// through `product_into` again (so split again while the device cannot
+/// hold it), the upper added in at the half. One level of Karatsuba's
+/// method instead (three products, not four, at the next level) was
+/// slower: its differences and sums on the host cost more than the fourth
+/// product saves (RESULTS.md, "Products beyond one device plan").
 unsafe fn product_in_halves(g: &Gpu, op: Op, what: &str, u: (*const mp_limb_t, usize), v: (*const mp_limb_t, usize), out: &mut [mp_limb_t]) -> bool {
-    let square = u == v;
     let ((lp, ln), (sp, sn)) = if u.1 >= v.1 { (u, v) } else { (v, u) };
     // SAFETY: the caller's operands, of the lengths given.
     let (long, short) = unsafe { (std::slice::from_raw_parts(lp, ln), std::slice::from_raw_parts(sp, sn)) };
-    let h = ln.div_ceil(2);
     log!("{what}: {}x{} limbs too large for the device; made from halves", u.1, v.1);
     let make = |parts: Vec<cpu::Part<'_>>| {
         // SAFETY: each part's operands are slices, its out apart from them.
         parts.into_iter().all(|(o, x, y)| unsafe { product_into(g, op, what, (x.as_ptr(), x.len()), (y.as_ptr(), y.len()), o) }).then_some(())
     };
-    if sn > h { cpu::karatsuba_by(out, long, short, h, square, make) } else { cpu::halves_by(out, long, short, h, make) }.is_some()
+    cpu::halves_by(out, long, short, ln.div_ceil(2), make).is_some()
 }
 
 /// `{up, un} * {vp, vn}` (`un >= vn`), or with `modulus` Some(rn) that
