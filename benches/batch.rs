@@ -1,10 +1,11 @@
 //! Throughput of `cugmp_mul_batch`, `cugmp_powm_batch` and `cugmp_mod_batch`
 //! against GMP (rug's, in this process) on one core and on all the host's
 //! cores (a pool of one thread a core, each taking one item at a time),
-//! items per second, at 256 to 8192 bits. GMP computes every item of the
-//! mul and mod batches, and of powm's (65,536 items up to 2048 bits, for
-//! the GPU's sake; 1024 at 4096 bits, 128 at 8192) as many as take it
-//! about a second on all cores: those are compared with cuGMP's.
+//! items per second, at 256 to 8192 bits (and beyond, as asked). GMP
+//! computes every item of the mul and mod batches, and of powm's (65,536
+//! items up to 2048 bits, for the GPU's sake; 1024 at 4096 bits, 2048 at
+//! 8192, 512 beyond) as many as take it about a second on all cores (128
+//! at least, 32 past 8192 bits): those are compared with cuGMP's.
 //!
 //!   cargo bench --bench batch [-- --bits 256,1024] [--ops mul,powm,mod] [--items N]
 #[path = "../tests/common/mod.rs"]
@@ -66,8 +67,8 @@ fn main() {
                 (_, Some(k)) => (k, k),
                 ("powm", None) => {
                     // From 4096 bits GMP's second of work is the batch.
-                    let gmp = ((1u64 << 44) / (b as u64).pow(3)).max(128) as usize;
-                    let n = match b { 0..=2048 => 1 << 16, 2049..=4096 => 1024, _ => gmp };
+                    let gmp = ((1u64 << 44) / (b as u64).pow(3)).max(if b > 8192 { 32 } else { 128 }) as usize;
+                    let n = match b { 0..=2048 => 1 << 16, 2049..=4096 => 1024, 4097..=8192 => 2048, _ => 512 };
                     (n, gmp.min(n))
                 }
                 _ => {

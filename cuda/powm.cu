@@ -135,3 +135,174 @@ POWM_KERNEL(8)
 POWM_KERNEL(16)
 POWM_KERNEL(32)
 POWM_KERNEL(64)
+
+// ---------------------------------------------------------------------------
+// Larger moduli, one block an item and one thread a limb (L threads, L of
+// 64 to 512 limbs: 4096 to 32768 bits), every number in shared memory.
+// A Montgomery product is three products made column by column, each
+// thread summing two columns (L terms in all) into three words, then the
+// columns' words added with their carries rippled between neighbours until
+// none is left:
+//   T = a b;  M = (T mod R) N' mod R (N' = -N^-1 mod R, from the host);
+//   U = T + M N, whose low L limbs are zero;  r = U / R, less N if >= N.
+
+// (c2, c1, c0) += (hi, lo).
+__device__ __forceinline__ void add_wide(u64 &c0, u64 &c1, u64 &c2, u64 lo, u64 hi) {
+    asm("add.cc.u64 %0, %0, %3;\n\taddc.cc.u64 %1, %1, %4;\n\taddc.u64 %2, %2, 0;" : "+l"(c0), "+l"(c1), "+l"(c2) : "l"(lo), "l"(hi));
+}
+
+// The columns of a b (L limbs each) into c0, c1, c2 (2L + 1 columns; column
+// 2L zero), plus `add` (2L limbs) where given; with `low`, columns below L
+// only. Thread k makes columns k and k + L.
+template <int L>
+__device__ __forceinline__ void columns(const u64 *a, const u64 *b, const u64 *add, bool low, u64 *c0, u64 *c1, u64 *c2) {
+    int k = threadIdx.x;
+    u64 l0 = add ? add[k] : 0, l1 = 0, l2 = 0, h0 = add && !low ? add[k + L] : 0, h1 = 0, h2 = 0;
+    if (low) {
+        for (int i = 0; i <= k; i++) {
+            u64 x = a[i], y = b[k - i];
+            add_wide(l0, l1, l2, x * y, __umul64hi(x, y));
+        }
+    } else {
+        for (int i = 0; i < L; i++) {
+            u64 x = a[i], y = b[(k - i) & (L - 1)];
+            u64 lo = x * y, hi = __umul64hi(x, y);
+            if (i <= k) add_wide(l0, l1, l2, lo, hi);
+            else add_wide(h0, h1, h2, lo, hi);
+        }
+    }
+    c0[k] = l0, c1[k] = l1, c2[k] = l2;
+    c0[k + L] = h0, c1[k + L] = h1, c2[k + L] = h2;
+    if (k == 0) c0[2 * L] = c1[2 * L] = c2[2 * L] = 0;
+}
+
+// r (n limbs, n <= 2L + 1) = the sum of the columns: word j takes c0[j],
+// c1[j - 1] and c2[j - 2]; then carries (at most 2 a word) ripple up
+// until none is left. A carry out of word n - 1 is dropped.
+template <int L>
+__device__ __forceinline__ void settle(u64 *r, int n, const u64 *c0, const u64 *c1, const u64 *c2, u32 *carry) {
+    __syncthreads();
+    for (int j = threadIdx.x; j < n; j += L) {
+        u64 s = c0[j], c = 0;
+        if (j >= 1) { u64 t = s + c1[j - 1]; c += t < s; s = t; }
+        if (j >= 2) { u64 t = s + c2[j - 2]; c += t < s; s = t; }
+        r[j] = s;
+        carry[j] = (u32)c;
+    }
+    for (;;) {
+        __syncthreads();
+        u32 in[3];
+        int m = 0;
+        for (int j = threadIdx.x; j < n; j += L, m++) in[m] = j ? carry[j - 1] : 0;
+        __syncthreads();
+        int any = 0;
+        m = 0;
+        for (int j = threadIdx.x; j < n; j += L, m++) {
+            u64 s = r[j] + in[m];
+            u32 c = s < in[m];
+            r[j] = s;
+            carry[j] = c;
+            any |= c && j + 1 < n;
+        }
+        if (!__syncthreads_or(any)) break;
+    }
+}
+
+// r = a b R^-1 mod N (a, b < N, all L limbs in shared memory; r may be a
+// or b). T (2L + 1), M (L), the columns (2L + 1 each) and carry are scratch.
+template <int L>
+__device__ void mont_mul_block(u64 *r, const u64 *a, const u64 *b, const u64 *N, const u64 *Ni, u64 *T, u64 *M, u64 *c0, u64 *c1, u64 *c2, u32 *carry) {
+    int k = threadIdx.x;
+    columns<L>(a, b, nullptr, false, c0, c1, c2);
+    settle<L>(T, 2 * L, c0, c1, c2, carry);
+    __syncthreads();
+    columns<L>(T, Ni, nullptr, true, c0, c1, c2);
+    settle<L>(M, L, c0, c1, c2, carry);
+    __syncthreads();
+    columns<L>(M, N, T, false, c0, c1, c2);
+    settle<L>(T, 2 * L + 1, c0, c1, c2, carry);
+    // U / R = T[L .. 2L]: less N where T[2L] is set or T[L ..] >= N.
+    __syncthreads();
+    u64 x = T[L + k];
+    c0[k] = x - N[k];
+    carry[k] = x < N[k];
+    // carry[2L + 1]: whether a borrow left the top word, in any round.
+    if (k == 0) carry[2 * L + 1] = 0;
+    __syncthreads();
+    if (k == L - 1 && carry[k]) carry[2 * L + 1] = 1;
+    for (;;) {
+        u32 in = k ? carry[k - 1] : 0;
+        __syncthreads();
+        u64 s = c0[k];
+        u32 b = s < in;
+        c0[k] = s - in;
+        carry[k] = b;
+        if (k == L - 1 && b) carry[2 * L + 1] = 1;
+        if (!__syncthreads_or(b && k + 1 < L)) break;
+    }
+    bool keep = T[2 * L] == 0 && carry[2 * L + 1] != 0;
+    __syncthreads();
+    r[k] = keep ? x : c0[k];
+    __syncthreads();
+}
+
+// Shared words a block item takes: the window's table (16 L), x, N, N',
+// one, R^2 mod N (L each), T (2L + 1), M (L), the columns (3 (2L + 1)),
+// and 2L + 2 carries of 32 bits.
+#define POWM_BLOCK_WORDS(L) (POWM_TABLE * (L) + 5 * (L) + 2 * (L) + 1 + (L) + 3 * (2 * (L) + 1) + (L) + 1)
+
+template <int L>
+__device__ void powm_block_item(u64 i, const u64 *base, const u64 *exp, const u64 *exp_at, const u64 *exp_len, const u64 *mod, const u64 *r2,
+                                const u64 *ninv, u64 *out) {
+    extern __shared__ u64 sh[];
+    u64 *table = sh, *x = table + POWM_TABLE * L, *N = x + L, *Ni = N + L, *one = Ni + L, *rr = one + L;
+    u64 *T = rr + L, *M = T + 2 * L + 1, *c0 = M + L, *c1 = c0 + 2 * L + 1, *c2 = c1 + 2 * L + 1;
+    u32 *carry = (u32 *)(c2 + 2 * L + 1);
+    int k = threadIdx.x;
+    N[k] = mod[i * L + k];
+    Ni[k] = ninv[i * L + k];
+    one[k] = k == 0;
+    rr[k] = r2[i * L + k];
+    x[k] = base[i * L + k];
+    __syncthreads();
+#define MONT(r, a, b) mont_mul_block<L>(r, a, b, N, Ni, T, M, c0, c1, c2, carry)
+    // table[j] = base^j R mod N: table[0] = R mod N = mont(R^2, 1).
+    MONT(table, rr, one);
+    MONT(table + L, x, rr);
+    for (int j = 2; j < POWM_TABLE; j++) MONT(table + j * L, table + (j - 1) * L, table + L);
+    const u64 *e = exp + exp_at[i];
+    u64 n = exp_len[i];
+    u64 bits = 64 * n - __clzll(e[n - 1]);
+    u64 top = (bits + POWM_WINDOW - 1) / POWM_WINDOW * POWM_WINDOW;
+    bool started = false;
+    for (u64 at = top; at > 0; at -= POWM_WINDOW) {
+        u64 bit = at - POWM_WINDOW;
+        u64 w = e[bit / 64] >> (bit % 64);
+        if (bit % 64 > 64 - POWM_WINDOW && bit / 64 + 1 < n) w |= e[bit / 64 + 1] << (64 - bit % 64);
+        u32 digit = (u32)(w & (POWM_TABLE - 1));
+        if (!started) {
+            x[k] = table[digit * L + k];
+            __syncthreads();
+            started = true;
+            continue;
+        }
+        for (int j = 0; j < POWM_WINDOW; j++) MONT(x, x, x);
+        if (digit) MONT(x, x, table + digit * L);
+    }
+    MONT(x, x, one);
+#undef MONT
+    out[i * L + k] = x[k];
+    __syncthreads();
+}
+
+#define POWM_BLOCK_KERNEL(L)                                                                                                     \
+    extern "C" __global__ void __launch_bounds__(L) cugmp_powm_block_##L(u64 n, const u64 *base, const u64 *exp, const u64 *exp_at, \
+                                                                          const u64 *exp_len, const u64 *mod, const u64 *r2,        \
+                                                                          const u64 *ninv, u64 *out) {                              \
+        for (u64 i = blockIdx.x; i < n; i += gridDim.x) powm_block_item<L>(i, base, exp, exp_at, exp_len, mod, r2, ninv, out);     \
+    }
+
+POWM_BLOCK_KERNEL(64)
+POWM_BLOCK_KERNEL(128)
+POWM_BLOCK_KERNEL(256)
+POWM_BLOCK_KERNEL(512)

@@ -185,9 +185,9 @@ fn check_powm_batch() {
     }
     // Every limb count of the GPU's kernels, at both ends (a modulus of
     // 64 L bits, and one just over the next smaller count), ones over them
-    // (65 to 129 limbs, GMP's), bases larger than the modulus or negative,
+    // (513 limbs, GMP's), bases larger than the modulus or negative,
     // exponents of one limb and of many.
-    for l in [4u32, 8, 16, 32, 64, 128, 129] {
+    for l in [4u32, 8, 16, 32, 64, 128, 256, 512, 513] {
         for bits in [64 * l, 64 * (l / 2) + 1] {
             for k in 0..3 {
                 let md = Integer::from(Integer::random_bits(bits, &mut rng)) | 1u32 | (Integer::from(1) << (bits - 1));
@@ -201,6 +201,16 @@ fn check_powm_batch() {
                 exp.push(e);
                 m.push(if k == 2 { -md } else { md });
             }
+        }
+    }
+    // Carries and borrows that ripple through every limb: moduli of all
+    // ones (2^(64 L) - 1), bases of m - 1 and 2^(64 L - 1).
+    for l in [64u32, 128, 512] {
+        let md = (Integer::from(1) << (64 * l)) - 1u32;
+        for b in [Integer::from(&md - 1u32), Integer::from(1) << (64 * l - 1)] {
+            base.push(b);
+            exp.push(Integer::from(Integer::random_bits(300, &mut rng)) | 1u32);
+            m.push(md.clone());
         }
     }
     let before = unsafe { (api().gpu_operations)() };

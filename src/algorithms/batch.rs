@@ -223,10 +223,15 @@ unsafe fn gpu_powm(base: &[mpz_srcptr], exp: &[mpz_srcptr], m: &[mpz_srcptr]) ->
         (odd && !el.is_empty() && unsafe { !gmp::negative(exp[i]) }).then(|| gpu::powm::powm_limbs(ml.len())).flatten()
     };
     let limbs: Vec<Option<usize>> = (0..n).map(kernel_limbs).collect();
-    let count = limbs.iter().filter(|l| l.is_some()).count();
-    if count == 0 {
+    if limbs.iter().all(|l| l.is_none()) {
         return GpuResults::default();
     }
+    // Routed by items, a block kernel's counting for several: the GPU takes
+    // about as long for one of them as for a device full, so fewer fill it
+    // enough to win (RESULTS.md, "Batches": 4096-bit items 11.4x GMP on 16
+    // threads at 1024 items, 8192-bit 12.8x at 2048).
+    let weight = |l: usize| if l < gpu::powm::BLOCK_FROM { 1 } else if l == gpu::powm::BLOCK_FROM { 4 } else { 8 };
+    let count = limbs.iter().flatten().map(|&l| weight(l)).sum();
     let Some(g) = route::route(Op::PowmBatch, count, true) else { return GpuResults::default() };
     let mut results = GpuResults { at: vec![None; n], groups: Vec::new() };
     // Groups by limb count, each cut into chunks of at most GPU_CHUNK_BYTES
@@ -237,7 +242,7 @@ unsafe fn gpu_powm(base: &[mpz_srcptr], exp: &[mpz_srcptr], m: &[mpz_srcptr]) ->
     for &l in gpu::powm::POWM_LIMBS.iter() {
         let mut bytes = 0;
         for i in (0..n).filter(|&i| limbs[i] == Some(l)) {
-            let item = 8 * (4 * l + 2 + unsafe { gmp::limbs(exp[i]) }.len());
+            let item = 8 * (5 * l + 2 + unsafe { gmp::limbs(exp[i]) }.len());
             if chunks.last().is_none_or(|c| c.0 != l) || bytes + item > most {
                 chunks.push((l, Vec::new()));
                 bytes = 0;
@@ -251,6 +256,9 @@ unsafe fn gpu_powm(base: &[mpz_srcptr], exp: &[mpz_srcptr], m: &[mpz_srcptr]) ->
     for (l, members) in chunks {
         let k = members.len();
         let (mut b, mut md, mut r2) = (vec![0u64; k * l], vec![0u64; k * l], vec![0u64; k * l]);
+        // -m^-1 mod R, for the kernels of a block an item.
+        let block = l >= gpu::powm::BLOCK_FROM;
+        let mut ninv = vec![0u64; if block { k * l } else { 0 }];
         let mut exp_at = Vec::with_capacity(k);
         let mut exp_len = Vec::with_capacity(k);
         let mut e = Vec::new();
@@ -262,13 +270,13 @@ unsafe fn gpu_powm(base: &[mpz_srcptr], exp: &[mpz_srcptr], m: &[mpz_srcptr]) ->
         }
         {
             // Each item writes its own l limbs of the three arrays.
-            let out = Shared((b.as_mut_ptr() as usize, md.as_mut_ptr() as usize, r2.as_mut_ptr() as usize));
+            let out = Shared((b.as_mut_ptr() as usize, md.as_mut_ptr() as usize, r2.as_mut_ptr() as usize, ninv.as_mut_ptr() as usize));
             let inputs = Shared((base, m));
             let work = (k * l * l) as u64 * 16;
             let threads = parallel::cores().min((work / WORK_PER_THREAD) as usize).max(1);
             parallel::each_index(k, 64, if gmp_allocates_by_default() { threads } else { 1 }, |j| {
                 let i = members[j];
-                let ((bp, mp, rp), (base, m)) = (*out.get(), *inputs.get());
+                let ((bp, mp, rp, np), (base, m)) = (*out.get(), *inputs.get());
                 let slot = |p: usize| unsafe { std::slice::from_raw_parts_mut((p as *mut u64).add(j * l), l) };
                 let ml = unsafe { gmp::limbs(m[i]) };
                 slot(mp)[..ml.len()].copy_from_slice(ml);
@@ -281,10 +289,19 @@ unsafe fn gpu_powm(base: &[mpz_srcptr], exp: &[mpz_srcptr], m: &[mpz_srcptr]) ->
                     embedded::mpz_mul_2exp(t.m(), t.p(), 128 * l as u64);
                     embedded::mpz_mod(t.m(), t.p(), &modulus);
                     slot(rp)[..t.limbs().len()].copy_from_slice(t.limbs());
+                    if block {
+                        // m is odd: invertible mod R = 2^(64 l).
+                        let mut r = Int::new();
+                        embedded::mpz_set_ui(r.m(), 1);
+                        embedded::mpz_mul_2exp(r.m(), r.p(), 64 * l as u64);
+                        embedded::mpz_invert(t.m(), &modulus, r.p());
+                        embedded::mpz_sub(t.m(), r.p(), t.p());
+                        slot(np)[..t.limbs().len()].copy_from_slice(t.limbs());
+                    }
                 }
             });
         }
-        let items = gpu::powm::PowmItems { l, base: &b, modulus: &md, r2: &r2, exp: &e, exp_at: &exp_at, exp_len: &exp_len };
+        let items = gpu::powm::PowmItems { l, base: &b, modulus: &md, r2: &r2, exp: &e, exp_at: &exp_at, exp_len: &exp_len, ninv: &ninv };
         stats::gpu_attempt_starts();
         let started = std::time::Instant::now();
         match g.powm_odd(&items) {

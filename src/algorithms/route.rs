@@ -66,7 +66,8 @@ pub fn auto_threshold(op: Op) -> Option<usize> {
         // 0.93x at 10^7 (within the noise there), 2.3x at 10^6: only from
         // 10^8.
         Op::Add | Op::Sub => Some(100_000_000),
-        // A powm batch, by the number of items the GPU's kernels take:
+        // A powm batch, by the number of items the GPU's kernels take (an
+        // item of a block kernel counting 4 or 8, src/algorithms/batch.rs):
         // against GMP on 16 cores 1.01x at 256 items of 2048 bits, 4.48x at
         // 1024 (4.82x, 4.64x and 1.10x at 256, 1024 and 4096 bits), 18x at
         // 4096 (RESULTS.md, "Batches").

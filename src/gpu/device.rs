@@ -90,6 +90,10 @@ pub(super) struct Kernels {
     pub(super) powm_16: CudaFunction,
     pub(super) powm_32: CudaFunction,
     pub(super) powm_64: CudaFunction,
+    pub(super) powm_block_64: CudaFunction,
+    pub(super) powm_block_128: CudaFunction,
+    pub(super) powm_block_256: CudaFunction,
+    pub(super) powm_block_512: CudaFunction,
     pub(super) gf2x_chunks: CudaFunction,
     pub(super) gf2x_pointwise: CudaFunction,
     pub(super) gf2x_gather: CudaFunction,
@@ -281,6 +285,10 @@ fn open() -> Result<Gpu, GpuError> {
         powm_16: module.load_function("cugmp_powm_16")?,
         powm_32: module.load_function("cugmp_powm_32")?,
         powm_64: module.load_function("cugmp_powm_64")?,
+        powm_block_64: module.load_function("cugmp_powm_block_64")?,
+        powm_block_128: module.load_function("cugmp_powm_block_128")?,
+        powm_block_256: module.load_function("cugmp_powm_block_256")?,
+        powm_block_512: module.load_function("cugmp_powm_block_512")?,
         gf2x_chunks: module.load_function("cugmp_gf2x_chunks")?,
         gf2x_pointwise: module.load_function("cugmp_gf2x_pointwise")?,
         gf2x_gather: module.load_function("cugmp_gf2x_gather")?,
@@ -291,6 +299,11 @@ fn open() -> Result<Gpu, GpuError> {
     // cugmp_ntt_pass keeps a tile of 2^14 words in shared memory: past the
     // 48 KiB a kernel gets without asking.
     kernels.ntt_pass.set_attribute(cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 4 << ntt::TILE_LOG)?;
+    // The powm block kernels keep an item's numbers in shared memory: up
+    // to 124 KiB at 512 limbs.
+    for (f, l) in [(&kernels.powm_block_64, 64), (&kernels.powm_block_128, 128), (&kernels.powm_block_256, 256), (&kernels.powm_block_512, 512)] {
+        f.set_attribute(cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, super::powm::block_shared_bytes(l) as i32)?;
+    }
     // A device without stream-ordered pools (cudarc then allocates
     // synchronously) still computes; it only loses the reuse.
     if let Err(e) = keep_freed_memory(&ctx, config::get().gpu_pool) {
