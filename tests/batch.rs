@@ -226,6 +226,28 @@ fn check_powm_batch() {
     }
 }
 
+/// A few items of each block kernel's size (4096 to 32768 bits; under
+/// force on the GPU, whatever their number), small exponents: small
+/// enough for compute-sanitizer's racecheck on the device.
+#[test]
+fn powm_batch_few_large_items_match_gmp() {
+    let mut rng = rng(5);
+    let (mut base, mut exp, mut m) = (Vec::new(), Vec::new(), Vec::new());
+    for l in [64u32, 128, 256, 512] {
+        let md = Integer::from(Integer::random_bits(64 * l, &mut rng)) | 1u32 | (Integer::from(1) << (64 * l - 1));
+        base.push(Integer::from(Integer::random_bits(64 * l, &mut rng)));
+        exp.push(Integer::from(0x1_0001));
+        m.push(md);
+    }
+    let (mut zb, mut ze, mut zm, mut r) = (zs(&base), zs(&exp), zs(&m), zs(&vec![Integer::new(); base.len()]));
+    unsafe { (api().powm_batch)(base.len(), dst(&mut r).as_ptr(), src(&mut zb).as_ptr(), src(&mut ze).as_ptr(), src(&mut zm).as_ptr()) };
+    for i in 0..base.len() {
+        let mut want = Integer::new();
+        unsafe { gmp_mpfr_sys::gmp::mpz_powm(want.as_raw_mut(), base[i].as_raw(), exp[i].as_raw(), m[i].as_raw()) };
+        same(&format!("cugmp_powm_batch item {i}"), &r[i].get(), &want);
+    }
+}
+
 /// n = 0 reads nothing, NULL arrays included.
 #[test]
 fn empty_batches_do_nothing() {
