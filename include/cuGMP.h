@@ -50,11 +50,6 @@ typedef long mp_size_t;
 
 typedef unsigned long mp_bitcnt_t;
 
-/*
- The limb counts the kernels are built for (POWM_KERNEL in cuda/powm.cu).
- */
-#define POWM_LIMBS { 4, 8, 16, 32, 64, }
-
 
 
 #ifdef __cplusplus

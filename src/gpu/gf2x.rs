@@ -45,11 +45,11 @@ use std::sync::{Arc, OnceLock};
 /// Index bits of a tile in shared memory besides its two lowest (a tile
 /// also takes bits 0 and 1, 32 bytes of consecutive elements, so that its
 /// loads stay whole sectors): GF2X_TILE_BITS in cuda/gf2x.cu.
-pub const TILE_BITS: u32 = 10;
+const TILE_BITS: u32 = 10;
 /// Threads a block of the tile kernels (GF2X_THREADS in cuda/gf2x.cu).
 const TILE_THREADS: u32 = 256;
 /// The largest transform: the twiddle tables hold points of index below 2^32.
-pub const MAX_LOG: u32 = 32;
+const MAX_LOG: u32 = 32;
 
 /// The field's polynomial without its y^64: y^4 + y^3 + y + 1.
 const FIELD_LOW: u64 = 0x1b;

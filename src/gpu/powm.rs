@@ -13,10 +13,10 @@ use cudarc::driver::{LaunchConfig, PushKernelArg};
 
 /// The limb counts the kernels are built for (POWM_KERNEL and
 /// POWM_BLOCK_KERNEL in cuda/powm.cu).
-pub const POWM_LIMBS: [usize; 8] = [4, 8, 16, 32, 64, 128, 256, 512];
+pub(crate) const POWM_LIMBS: [usize; 8] = [4, 8, 16, 32, 64, 128, 256, 512];
 /// The limb count from which an item takes a block of its own (cuda/powm.cu,
 /// `powm_block_item`).
-pub const BLOCK_FROM: usize = 64;
+pub(crate) const BLOCK_FROM: usize = 64;
 
 /// Shared memory of a block item of `l` limbs (POWM_BLOCK_WORDS in
 /// cuda/powm.cu).
