@@ -226,7 +226,7 @@ __device__ void mont_mul_block(u64 *r, const u64 *a, const u64 *b, const u64 *N,
     u64 x = T[L + k];
     c0[k] = x - N[k];
     carry[k] = x < N[k];
-    // carry[2L + 1]: whether a borrow left the top word, in any round.
+    // carry[2L + 1]: whether a borrow left the top word, in any pass of the ripple.
     if (k == 0) carry[2 * L + 1] = 0;
     __syncthreads();
     if (k == L - 1 && carry[k]) carry[2 * L + 1] = 1;
