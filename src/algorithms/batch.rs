@@ -48,11 +48,21 @@ const WORK_SAMPLES: usize = 64;
 const WORK_PER_CLAIM: u64 = 20_000;
 
 /// Whether some result variable is also an input of another item, or is
-/// named by two items: then results wait in temporaries. The result
-/// variables sorted by address, an input is looked up only where it lies
-/// between the lowest and the highest of them: separate arrays of
-/// variables cost one comparison an input.
+/// named by two items: then results wait in temporaries. First in one
+/// pass over the pointers, with no sort: results in ascending or
+/// descending address order (an array of mpz_t) are all different, and
+/// inputs that lie outside the results' address range (separate arrays)
+/// are none of them. Else the result variables sorted by address, an
+/// input is looked up only where it lies between the lowest and the
+/// highest of them. (The sort runs on the caller's thread before any
+/// item starts: every core waits for it.)
 fn needs_temporaries(r: &[mpz_ptr], inputs: &[&[mpz_srcptr]]) -> bool {
+    let (lo, hi) = r.iter().fold((usize::MAX, 0), |(lo, hi), &p| (lo.min(p as usize), hi.max(p as usize)));
+    let ordered = r.windows(2).all(|w| w[0] < w[1]) || r.windows(2).all(|w| w[0] > w[1]);
+    let inside = |list: &&[mpz_srcptr]| list.iter().zip(r).any(|(&p, &own)| (lo..=hi).contains(&(p as usize)) && p as usize != own as usize);
+    if ordered && !inputs.iter().any(inside) {
+        return false;
+    }
     let mut outs: Vec<usize> = r.iter().map(|&p| p as usize).collect();
     outs.sort_unstable();
     if outs.windows(2).any(|w| w[0] == w[1]) {
