@@ -2,12 +2,13 @@
 gmpy2's own wheel (its own GMP and MPFR), then under LD_PRELOAD of
 libcugmp.so; each line's checksum must be the same both ways.
 
-    python3 python_ops.py [first|large]
+    python3 python_ops.py [first|large [gcd|const_pi|mpmath]]
 
 With `first`, only the first large operation of a fresh process (3**x of
 about 10^7 digits), which pays for whatever a library does on its first
 large operation; with `large`, gcd of 10^7 digits, MPFR's pi to 10^8 bits
-and mpmath's pi to 10^7 digits (minutes on GMP). Prints markdown rows: | work | seconds | checksum |."""
+and mpmath's pi to 10^7 digits (minutes on GMP), or the one named (a
+process of its own each, for CUGMP_PROFILE's table). Prints markdown rows: | work | seconds | checksum |."""
 import sys
 import time
 import zlib
@@ -33,20 +34,24 @@ def timed(name, f):
     return value
 
 
-if sys.argv[1:] == ["large"]:
-    # The issue-sized work: gcd of 10^7 digits, MPFR's pi to 10^8 bits,
-    # mpmath's pi to 10^7 digits.
-    digits = 10**7
-    a = gmpy2.mpz(7) ** int(digits / 0.845098) + 12345
-    b = gmpy2.mpz(11) ** int(digits / 1.0413927) + 67890
-    timed("gcd of two 10^7-digit numbers", lambda: gmpy2.gcd(a, b))
-    gmpy2.get_context().precision = 10**8
-    timed("MPFR const_pi, 10^8 bits", lambda: gmpy2.const_pi())
-    import mpmath  # noqa: E402
+if sys.argv[1:2] == ["large"]:
+    # The largest work: gcd of 10^7 digits, MPFR's pi to 10^8 bits,
+    # mpmath's pi to 10^7 digits (or the one named).
+    only = sys.argv[2] if len(sys.argv) > 2 else None
+    if only in (None, "gcd"):
+        digits = 10**7
+        a = gmpy2.mpz(7) ** int(digits / 0.845098) + 12345
+        b = gmpy2.mpz(11) ** int(digits / 1.0413927) + 67890
+        timed("gcd of two 10^7-digit numbers", lambda: gmpy2.gcd(a, b))
+    if only in (None, "const_pi"):
+        gmpy2.get_context().precision = 10**8
+        timed("MPFR const_pi, 10^8 bits", lambda: gmpy2.const_pi())
+    if only in (None, "mpmath"):
+        import mpmath  # noqa: E402
 
-    assert mpmath.libmp.BACKEND == "gmpy", mpmath.libmp.BACKEND
-    mpmath.mp.dps = 10**7
-    timed("mpmath pi, 10^7 digits", lambda: str(+mpmath.pi))
+        assert mpmath.libmp.BACKEND == "gmpy", mpmath.libmp.BACKEND
+        mpmath.mp.dps = 10**7
+        timed("mpmath pi, 10^7 digits", lambda: str(+mpmath.pi))
     sys.exit(0)
 
 if sys.argv[1:] == ["first"]:
