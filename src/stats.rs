@@ -317,6 +317,15 @@ pub fn shared_product(helped: bool) {
     }
 }
 
+/// Products the thresholds sent to the GPU that stayed on the CPU, the
+/// device being busy with other threads' products.
+static QUEUED_TO_CPU: AtomicU64 = AtomicU64::new(0);
+
+/// A product left to the CPU because the device was busy.
+pub fn queued_to_cpu() {
+    QUEUED_TO_CPU.fetch_add(1, Relaxed);
+}
+
 /// Operations completed on the GPU, all kinds.
 pub fn gpu_total() -> u64 {
     STATS.iter().map(|s| s.gpu.load(Relaxed)).sum()
@@ -359,6 +368,10 @@ pub fn table() -> String {
             s.gpu_ns.load(Relaxed) as f64 / 1e6,
             if reasons.is_empty() { "none".to_string() } else { reasons.join(", ") }
         );
+    }
+    let queued = QUEUED_TO_CPU.load(Relaxed);
+    if queued > 0 {
+        let _ = writeln!(t, "products left to the CPU while the GPU was busy with other threads': {queued}");
     }
     if !any {
         t.push_str("(no operation cuGMP routes was called)\n");

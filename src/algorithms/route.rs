@@ -13,7 +13,7 @@
 
 use crate::config::{self, log, GpuMode};
 use crate::gmp::embedded;
-use crate::gpu::{self, Availability, Gpu};
+use crate::gpu::{self, Availability, Gpu, InFlight};
 use crate::stats::{self, Op};
 use crate::{helpers, parallel};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
@@ -228,16 +228,57 @@ fn no_gpu() {
 
 /// The GPU when `op` on operands of `limbs` limbs runs there; None for the
 /// CPU engine (counted as a CPU call). `gpu_capable` says whether the GPU
-/// engine implements this case at all.
+/// engine implements this case at all. A product is taken as `limbs` x
+/// `limbs` by `queue_favours_cpu`.
 pub fn route(op: Op, limbs: usize, gpu_capable: bool) -> Option<&'static Gpu> {
+    route_sized(op, limbs, gpu_capable, (limbs, limbs))
+}
+
+/// `route`, a product's operands being `dims` limbs long.
+fn route_sized(op: Op, limbs: usize, gpu_capable: bool, dims: (usize, usize)) -> Option<&'static Gpu> {
     settle();
     let wants_gpu = gpu_capable && gpu_wanted(op, limbs);
-    let chosen = if wants_gpu { engine() } else { None };
+    let mut chosen = if wants_gpu { engine() } else { None };
+    if chosen.is_some_and(|g| matches!(op, Op::Mul | Op::Internal) && config::get().gpu == GpuMode::Auto && queue_favours_cpu(g.in_flight(), dims)) {
+        stats::queued_to_cpu();
+        chosen = None;
+    }
     if chosen.is_none() {
         stats::cpu_call(op);
     }
     log!("{} {} limbs -> {}", op.name(), limbs, if chosen.is_some() { "gpu" } else { "cpu" });
     chosen
+}
+
+/// A product's time on the GPU end to end, in microseconds: a fixed cost
+/// and a cost a limb of its result. 61 us at 1024 x 1024 limbs, 2.13 ms at
+/// 10^6 x 10^6 (an H200, RESULTS.md, "Products end to end").
+const GPU_PRODUCT_US: f64 = 60.0;
+const GPU_RESULT_LIMB_US: f64 = 1e-3;
+
+/// GMP's time for a product of un x vn limbs on one core, in microseconds:
+/// 0.140 ms at 1024 x 1024 limbs, 2.29 ms at 10^4, 37.3 ms at 10^5 (the
+/// same table, the same host): 140 us (n / 1024)^1.22, and an unbalanced
+/// product as long / short balanced ones, as GMP makes it.
+fn gmp_product_us(un: usize, vn: usize) -> f64 {
+    let (short, long) = (un.min(vn).max(1) as f64, un.max(vn).max(1) as f64);
+    long / short * 140.0 * (short / 1024.0).powf(1.22)
+}
+
+/// Whether a product of `dims` limbs the GPU would take is done sooner by
+/// GMP on this thread, the device being busy with `busy` (other threads'
+/// products, all on the one stream before it): GMP's time against the
+/// wait for those and its own time on the GPU. With no other product in
+/// progress (a program of one thread) never. benches/programs/pi.c at 10^8
+/// digits on 16 threads waited 3.9 ms on average for each of its 11,244
+/// GPU products of 1024 to 2047 limbs, each 0.14 ms on GMP (RESULTS.md,
+/// "Products from many threads").
+fn queue_favours_cpu(busy: InFlight, (un, vn): (usize, usize)) -> bool {
+    if busy.products == 0 {
+        return false;
+    }
+    let gpu_us = |products: usize, limbs: usize| products as f64 * GPU_PRODUCT_US + limbs as f64 * GPU_RESULT_LIMB_US;
+    gmp_product_us(un, vn) < gpu_us(busy.products + 1, busy.limbs + un + vn)
 }
 
 /// The GPU when `op` routed by `limbs` goes there (`route`, and GMP's
@@ -253,8 +294,11 @@ pub fn route_at(op: Op, limbs: usize, gpu_capable: bool) -> Option<&'static Gpu>
 /// products by `product_size`, the exports' (mpz_mul, mpn_mul) by the
 /// shorter operand, as their fast paths are.
 pub fn product_route(op: Op, un: usize, vn: usize) -> Option<&'static Gpu> {
+    if op == Op::Internal && internal_held_on_cpu() {
+        return None;
+    }
     let size = if op == Op::Internal { product_size(un, vn) } else { un.min(vn) };
-    route_at(op, size, un > 0 && vn > 0)
+    route_sized(op, size, un > 0 && vn > 0, (un, vn))
 }
 
 /// How far the shorter operand's size may be raised for an unbalanced
@@ -345,6 +389,24 @@ mod tests {
     /// Balanced products by their size; unbalanced ones raised toward the
     /// square of their area, never beyond UNBALANCED_GAIN times the shorter
     /// side, never below it.
+    /// No other product on the device: the GPU, whatever the size. Behind
+    /// a few small ones or one large one, small products stay on the CPU,
+    /// large ones still go.
+    #[test]
+    fn a_busy_device_leaves_small_products_to_the_cpu() {
+        let busy = |products, limbs| InFlight { products, limbs };
+        for n in [1024, 4096, 1 << 20] {
+            assert!(!queue_favours_cpu(busy(0, 0), (n, n)));
+        }
+        assert!(!queue_favours_cpu(busy(1, 2048), (1024, 1024)));
+        assert!(queue_favours_cpu(busy(4, 4 * 2048), (1024, 1024)));
+        assert!(!queue_favours_cpu(busy(4, 4 * 2048), (16_384, 16_384)));
+        assert!(queue_favours_cpu(busy(1, 20_000_000), (16_384, 16_384)));
+        assert!(!queue_favours_cpu(busy(1, 20_000_000), (1 << 20, 1 << 20)));
+        // An unbalanced product is GMP's long / short balanced ones.
+        assert!(gmp_product_us(8192, 1024) > 7.9 * gmp_product_us(1024, 1024));
+    }
+
     #[test]
     fn unbalanced_products_are_routed_by_area() {
         assert_eq!(product_size(2048, 2048), 2048);

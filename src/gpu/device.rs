@@ -13,7 +13,7 @@ use super::{linear, ntt, staging};
 use crate::config::{self, log, Fault, GpuMode};
 use crate::stats::Fallback;
 use std::fmt;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::driver::{CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr, DriverError, LaunchConfig};
@@ -120,6 +120,43 @@ pub struct Gpu {
     pub(super) tables: ntt::Tables,
     /// Pinned host slots for large copies (src/gpu/staging.rs).
     pub(super) staging: staging::Staging,
+    /// Products from host limbs to host limbs in progress, for the routing
+    /// (`in_flight`).
+    pub(super) busy: Busy,
+}
+
+/// Products in progress on the device and their result limbs: a new one
+/// queues behind them on the one stream.
+#[derive(Default)]
+pub(super) struct Busy {
+    products: AtomicUsize,
+    limbs: AtomicUsize,
+}
+
+/// A product counted in `Busy` until it drops.
+pub(super) struct BusyWith<'a>(&'a Busy, usize);
+
+impl Busy {
+    /// Count a product of `limbs` result limbs until the guard drops.
+    pub(super) fn enter(&self, limbs: usize) -> BusyWith<'_> {
+        self.products.fetch_add(1, Relaxed);
+        self.limbs.fetch_add(limbs, Relaxed);
+        BusyWith(self, limbs)
+    }
+}
+
+impl Drop for BusyWith<'_> {
+    fn drop(&mut self) {
+        self.0.products.fetch_sub(1, Relaxed);
+        self.0.limbs.fetch_sub(self.1, Relaxed);
+    }
+}
+
+/// What the device holds now: products in progress, and their result limbs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct InFlight {
+    pub products: usize,
+    pub limbs: usize,
 }
 
 static GPU: OnceLock<Option<Gpu>> = OnceLock::new();
@@ -333,6 +370,7 @@ fn open() -> Result<Gpu, GpuError> {
         scan: Mutex::new(linear::ScanState::default()),
         tables: ntt::Tables::default(),
         staging: staging::Staging::default(),
+        busy: Busy::default(),
         ctx,
         kernels,
     })
@@ -378,6 +416,12 @@ impl Gpu {
     pub(super) fn elementwise_grid(&self, n: usize) -> Result<LaunchConfig, GpuError> {
         let blocks = u32::try_from(n.div_ceil(ELEMENTWISE_BLOCK).max(1)).map_err(|_| GpuError::TooLarge)?;
         Ok(LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (ELEMENTWISE_THREADS, 1, 1), shared_mem_bytes: 0 })
+    }
+
+    /// The products from host limbs to host limbs in progress now (other
+    /// threads', where the caller has none of its own).
+    pub fn in_flight(&self) -> InFlight {
+        InFlight { products: self.busy.products.load(Relaxed), limbs: self.busy.limbs.load(Relaxed) }
     }
 
     pub(super) fn stream(&self) -> Arc<CudaStream> {

@@ -48,4 +48,4 @@ pub mod powm;
 pub mod resident;
 pub mod staging;
 
-pub use device::{available, get, reserve, Availability, Gpu, GpuError, Reservation, KERNELS_COMPILED};
+pub use device::{available, get, reserve, Availability, Gpu, GpuError, InFlight, Reservation, KERNELS_COMPILED};

@@ -151,6 +151,8 @@ impl Gpu {
         let (un, vn) = (u.len(), v.len());
         assert!(un > 0 && vn > 0, "products take non-empty operands");
         let squaring = std::ptr::eq(u, v);
+        // Counted until the result is in host memory (`Gpu::in_flight`).
+        let _busy = self.busy.enter(un + vn);
         guarded(|| {
             let stream = self.stream();
             // CUGMP_LOG: the time of each phase (synchronising after each,
