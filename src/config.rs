@@ -23,6 +23,9 @@
 //!   shared with two kept helper threads (src/cpu.rs, `mul_on_cores`).
 //!   Unset: from `route::CPU_SHARE_FROM` limbs on hosts of 4 cores or more while
 //!   a GPU serves the process, else never (without a GPU, cuGMP is GMP).
+//! * `CUGMP_GPU_QUEUES=n` (1 to 16): streams the device runs products of
+//!   different threads on at once (src/gpu/device.rs, `Queue`); default
+//!   DEFAULT_GPU_QUEUES.
 //! * `CUGMP_STATS=1`: print per-operation counts, bytes copied, GPU time and
 //!   fallbacks to stderr when the process exits.
 //! * `CUGMP_PROFILE=1`: print, at exit, where the time went: per operation
@@ -68,7 +71,12 @@ pub struct Config {
     pub gpu_pool: usize,
     /// `CUGMP_CPU_SHARE` as set (Some(0): never); None for the default.
     pub cpu_share: Option<usize>,
+    /// `CUGMP_GPU_QUEUES`, 1 to 16 (default DEFAULT_GPU_QUEUES).
+    pub gpu_queues: usize,
 }
+
+/// Default of `CUGMP_GPU_QUEUES`.
+pub(crate) const DEFAULT_GPU_QUEUES: usize = 4;
 
 /// Default of `CUGMP_GPU_POOL`: room for the buffers of a product of about
 /// 10^7 limbs, so repeated large products do not map fresh device memory
@@ -107,6 +115,7 @@ impl Config {
         let force_min_limbs = count("CUGMP_FORCE_MIN_LIMBS").unwrap_or(0);
         let radix_levels = count("CUGMP_RADIX_LEVELS");
         let cpu_share = count("CUGMP_CPU_SHARE");
+        let gpu_queues = count("CUGMP_GPU_QUEUES").unwrap_or(DEFAULT_GPU_QUEUES).clamp(1, 16);
         Config {
             gpu,
             log: flag("CUGMP_LOG"),
@@ -119,6 +128,7 @@ impl Config {
             radix_levels,
             gpu_pool,
             cpu_share,
+            gpu_queues,
         }
     }
 }

@@ -267,7 +267,7 @@ fn gmp_product_us(un: usize, vn: usize) -> f64 {
 
 /// Whether a product of `dims` limbs the GPU would take is done sooner by
 /// GMP on this thread, the device being busy with `busy` (other threads'
-/// products, all on the one stream before it): GMP's time against the
+/// products on this thread's queue of the device, ahead of it): GMP's time against the
 /// wait for those and its own time on the GPU. With no other product in
 /// progress (a program of one thread) never. benches/programs/pi.c at 10^8
 /// digits on 16 threads waited 3.9 ms on average for each of its 11,244

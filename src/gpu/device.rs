@@ -109,24 +109,44 @@ pub struct Gpu {
     pub multiprocessors: u32,
     pub(super) ctx: Arc<CudaContext>,
     pub(super) kernels: Kernels,
-    /// One stream for now: operations are serialised on it.
-    stream: Mutex<Arc<CudaStream>>,
-    /// A second stream for uploads that overlap the main stream's kernels
-    /// (src/gpu/ntt/product.rs, `forward_second`); None if it could not be made.
-    pub(super) upload: Option<Arc<CudaStream>>,
-    /// The add/sub kernels' scan state (cuda/linear.cu), kept across calls.
-    pub(super) scan: Mutex<linear::ScanState>,
+    /// The streams operations run on, one a thread (`queue`).
+    queues: Vec<Queue>,
     /// The NTT's twiddle tables, one per transform length used so far.
     pub(super) tables: ntt::Tables,
     /// Pinned host slots for large copies (src/gpu/staging.rs).
     pub(super) staging: staging::Staging,
-    /// Products from host limbs to host limbs in progress, for the routing
-    /// (`in_flight`).
+}
+
+/// A stream of the device's and what goes with it. A thread's GPU work all
+/// goes to one queue (`Gpu::queue`), the threads spread over the queues in
+/// turn: one thread's operations stay in order, other threads' run beside
+/// them, each operation's buffers on its own queue's streams. pi.c at 10^8
+/// digits on 16 threads, its products on one stream, waited 3.9 ms for each
+/// GPU product of 1024 to 2047 limbs (RESULTS.md, "Products from many
+/// threads").
+pub(super) struct Queue {
+    pub(super) stream: Arc<CudaStream>,
+    /// A second stream for uploads that overlap the queue's kernels
+    /// (src/gpu/ntt/product.rs, `forward_second`); None if it could not be
+    /// made.
+    pub(super) upload: Option<Arc<CudaStream>>,
+    /// The add/sub kernels' scan state (cuda/linear.cu), kept across calls:
+    /// one a queue, for kernels of two queues may run at once.
+    pub(super) scan: Mutex<linear::ScanState>,
+    /// Products from host limbs to host limbs in progress on the queue, for
+    /// the routing (`Gpu::in_flight`).
     pub(super) busy: Busy,
 }
 
-/// Products in progress on the device and their result limbs: a new one
-/// queues behind them on the one stream.
+thread_local! {
+    /// This thread's queue, given on its first GPU operation (usize::MAX: none yet).
+    static QUEUE: std::cell::Cell<usize> = const { std::cell::Cell::new(usize::MAX) };
+}
+/// The queue the next thread gets (modulo the queues).
+static NEXT_QUEUE: AtomicUsize = AtomicUsize::new(0);
+
+/// Products in progress on a queue and their result limbs: a new one of
+/// the queue's waits behind them.
 #[derive(Default)]
 pub(super) struct Busy {
     products: AtomicUsize,
@@ -348,29 +368,43 @@ fn open() -> Result<Gpu, GpuError> {
     }
     let sms = ctx.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
     // cudarc records an event at every use of every buffer once a context
-    // has a second stream, unless told not to: the engine orders its two
-    // streams itself (src/gpu/ntt/product.rs, `Beside`), and a product's launches
-    // stay as cheap as with one stream. SAFETY: no buffer exists yet, so
+    // has a second stream, unless told not to: each operation's buffers
+    // stay on its queue's two streams, which the engine orders itself
+    // (src/gpu/ntt/product.rs, `Beside`), and a product's launches stay as
+    // cheap as with one stream. SAFETY: no buffer exists yet, so
     // none was made with tracking on.
     unsafe { ctx.disable_event_tracking() };
-    let upload = match ctx.new_stream() {
-        Ok(s) => Some(s),
-        Err(e) => {
-            log!("GPU: no upload stream ({e}); uploads go before the transforms");
-            None
-        }
-    };
+    // The first queue computes on the default stream, as a program of one
+    // thread always does; the others on streams of their own (non-blocking:
+    // they never wait for the default stream's work, nor it for theirs).
+    let mut queues = Vec::new();
+    for k in 0..config::get().gpu_queues {
+        let stream = if k == 0 { ctx.default_stream() } else {
+            match ctx.new_stream() {
+                Ok(s) => s,
+                Err(e) => {
+                    log!("GPU: {k} queues, no more streams ({e})");
+                    break;
+                }
+            }
+        };
+        let upload = match ctx.new_stream() {
+            Ok(s) => Some(s),
+            Err(e) => {
+                log!("GPU: no upload stream ({e}); uploads go before the transforms");
+                None
+            }
+        };
+        queues.push(Queue { stream, upload, scan: Mutex::new(linear::ScanState::default()), busy: Busy::default() });
+    }
     Ok(Gpu {
         name: ctx.name()?,
         total_mem: ctx.total_mem()?,
         compute_capability: ctx.compute_capability()?,
         multiprocessors: sms.max(1) as u32,
-        stream: Mutex::new(ctx.default_stream()),
-        upload,
-        scan: Mutex::new(linear::ScanState::default()),
+        queues,
         tables: ntt::Tables::default(),
         staging: staging::Staging::default(),
-        busy: Busy::default(),
         ctx,
         kernels,
     })
@@ -418,19 +452,35 @@ impl Gpu {
         Ok(LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (ELEMENTWISE_THREADS, 1, 1), shared_mem_bytes: 0 })
     }
 
-    /// The products from host limbs to host limbs in progress now (other
-    /// threads', where the caller has none of its own).
+    /// The products from host limbs to host limbs in progress now on this
+    /// thread's queue (other threads', where the caller has none of its
+    /// own): what a product of this thread's would wait for.
     pub fn in_flight(&self) -> InFlight {
-        InFlight { products: self.busy.products.load(Relaxed), limbs: self.busy.limbs.load(Relaxed) }
+        let busy = &self.queue().busy;
+        InFlight { products: busy.products.load(Relaxed), limbs: busy.limbs.load(Relaxed) }
     }
 
+    /// This thread's queue.
+    pub(super) fn queue(&self) -> &Queue {
+        let k = QUEUE.with(|l| {
+            if l.get() == usize::MAX {
+                l.set(NEXT_QUEUE.fetch_add(1, Relaxed));
+            }
+            l.get()
+        });
+        // At least one queue: the first is the default stream, always there.
+        &self.queues[k % self.queues.len()]
+    }
+
+    /// This thread's queue's stream.
     pub(super) fn stream(&self) -> Arc<CudaStream> {
-        self.stream.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        self.queue().stream.clone()
     }
 }
 
 /// A device address, for kernels whose operands may alias or start inside a
-/// buffer. Only valid while `s` lives; every use here is on the one stream.
+/// buffer. Only valid while `s` lives; every use here is on the stream of
+/// the buffer's own queue.
 pub(super) fn addr(s: &CudaSlice<u64>, stream: &CudaStream) -> u64 {
     s.device_ptr(stream).0
 }

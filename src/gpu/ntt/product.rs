@@ -152,7 +152,7 @@ impl Gpu {
         assert!(un > 0 && vn > 0, "products take non-empty operands");
         let squaring = std::ptr::eq(u, v);
         // Counted until the result is in host memory (`Gpu::in_flight`).
-        let _busy = self.busy.enter(un + vn);
+        let _busy = self.queue().busy.enter(un + vn);
         guarded(|| {
             let stream = self.stream();
             // CUGMP_LOG: the time of each phase (synchronising after each,
@@ -189,7 +189,7 @@ impl Gpu {
         if squaring {
             return Ok(Second::Square);
         }
-        if overlap && v.len() >= OVERLAP_MIN_LIMBS && self.upload.is_some() {
+        if overlap && v.len() >= OVERLAP_MIN_LIMBS && self.queue().upload.is_some() {
             return Ok(Second::Host(v));
         }
         let d = slot.insert(self.copy_to_device(stream, v)?);
@@ -204,7 +204,7 @@ impl Gpu {
             Second::Square => Ok(None),
             Second::At(vp, vn) => Ok(Some(self.forward(stream, table, vp, vn)?)),
             Second::Host(x) => {
-                let Some(side) = self.upload.as_ref() else {
+                let Some(side) = self.queue().upload.as_ref() else {
                     let d = self.copy_to_device(stream, x)?;
                     return Ok(Some(self.forward(stream, table, addr(&d, stream), x.len())?));
                 };

@@ -73,6 +73,9 @@ impl Gpu {
         // The kernel writes every word.
         let mut words = unsafe { stream.alloc::<u32>(len) }?;
         launch!(self, stream, ntt_tables, len, &mut words, &shape.log_n, &h, &shape.radix);
+        // Other queues' streams use the table as soon as it is listed: it is
+        // finished first (once a shape).
+        stream.synchronize()?;
         let table = Arc::new(Table { shape, h, words });
         tables.push(table.clone());
         Ok(table)
