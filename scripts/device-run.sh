@@ -245,16 +245,31 @@ if [ "$what" = pi ]; then
     # CUGMP_PI_REPEATS times (default 3), at CUGMP_PI_DIGITS (default 10^6
     # and 10^7) on CUGMP_PI_THREADS threads (default 1 and 16), cuGMP with
     # CUGMP_GPU=off and auto (CUGMP_PI_MODES); every output line must match
-    # GMP's. One file back: pi.md.
+    # GMP's. With CUGMP_PI_ALT=1 each pack/alt/*/libcugmp.so in turn after
+    # this tree's (scripts/pack-device.sh --alt REV); CUGMP_PI_QUEUES lists
+    # CUGMP_GPU_QUEUES values to run each with. One file back: pi.md.
+    libs=(this)
+    if [ -n "${CUGMP_PI_ALT:-}" ]; then
+        for lib in pack/alt/*/libcugmp.so; do
+            short=$(basename "$(dirname "$lib")"); mkdir -p "/tmp/pi-alt/$short"
+            ln -sf "$PWD/$lib" "/tmp/pi-alt/$short/libcugmp.so.10"; libs+=("$short")
+        done
+    fi
     for digits in ${CUGMP_PI_DIGITS:-1000000 10000000}; do
         for threads in ${CUGMP_PI_THREADS:-1 16}; do
             for repeat in $(seq "${CUGMP_PI_REPEATS:-3}"); do
                 want=$(pack/c/pi-ref "$digits" "$threads")
                 echo "| GMP | $digits | $threads | $repeat | $(echo "$want" | sed -n 2p) |" | tee -a "$out/pi.md"
-                for mode in ${CUGMP_PI_MODES:-off auto}; do
-                    got=$(CUGMP_GPU=$mode pack/c/pi-cugmp "$digits" "$threads" 2>&1)
-                    same=same; [ "$(echo "$got" | head -1)" = "$(echo "$want" | head -1)" ] || same=DIFFERENT
-                    echo "| cuGMP $mode | $digits | $threads | $repeat | $(echo "$got" | sed -n 2p) | $same |" | tee -a "$out/pi.md"
+                for lib in "${libs[@]}"; do
+                    path=${LD_LIBRARY_PATH:-}; [ "$lib" = this ] || path=/tmp/pi-alt/$lib${path:+:$path}
+                    for queues in ${CUGMP_PI_QUEUES:-default}; do
+                        for mode in ${CUGMP_PI_MODES:-off auto}; do
+                            q=(); [ "$queues" = default ] || q=(CUGMP_GPU_QUEUES="$queues")
+                            got=$(env LD_LIBRARY_PATH="$path" "${q[@]}" CUGMP_GPU="$mode" pack/c/pi-cugmp "$digits" "$threads" 2>&1)
+                            same=same; [ "$(echo "$got" | head -1)" = "$(echo "$want" | head -1)" ] || same=DIFFERENT
+                            echo "| cuGMP $mode ($lib, queues $queues) | $digits | $threads | $repeat | $(echo "$got" | sed -n 2p) | $same |" | tee -a "$out/pi.md"
+                        done
+                    done
                 done
             done
         done
