@@ -32,6 +32,7 @@
 //! | 0     | `stats`                    | counts, bytes and times per operation (`CUGMP_STATS`)                |
 //! | 0     | `parallel`                 | a call's work on threads started for it                              |
 //! | 0     | `helpers`                  | threads kept to take part of a short call's work                     |
+//! | 0     | `testing`                  | the unit tests' shared helpers (test builds only)                    |
 
 pub mod abi;
 pub mod algorithms;
@@ -42,3 +43,5 @@ pub mod gpu;
 pub mod helpers;
 pub mod parallel;
 pub mod stats;
+#[cfg(test)]
+mod testing;

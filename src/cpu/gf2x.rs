@@ -180,6 +180,7 @@ fn clmul_portable(x: u64, y: u64) -> (u64, u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::random_limbs as limbs;
 
     /// Bit by bit: the definition.
     fn naive(a: &[u64], b: &[u64]) -> Vec<u64> {
@@ -197,16 +198,6 @@ mod tests {
         out
     }
 
-    fn limbs(n: usize, seed: &mut u64) -> Vec<u64> {
-        (0..n)
-            .map(|_| {
-                *seed ^= *seed << 13;
-                *seed ^= *seed >> 7;
-                *seed ^= *seed << 17;
-                *seed
-            })
-            .collect()
-    }
 
     #[test]
     fn portable_product_is_carry_less() {

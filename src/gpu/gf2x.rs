@@ -378,6 +378,7 @@ mod tests {
     //! The plan run on the CPU, step for step as cuda/gf2x.cu runs it,
     //! against carry-less products bit by bit.
     use super::*;
+    use crate::testing::random_limbs as limbs;
 
     fn taylor_value(f: &[u64], q: usize, p: Taylor, inverse: bool) -> u64 {
         let sh = p.sigma;
@@ -558,16 +559,6 @@ mod tests {
         out
     }
 
-    fn limbs(n: usize, seed: &mut u64) -> Vec<u64> {
-        (0..n)
-            .map(|_| {
-                *seed ^= *seed << 13;
-                *seed ^= *seed >> 7;
-                *seed ^= *seed << 17;
-                *seed
-            })
-            .collect()
-    }
 
     #[test]
     fn the_field_is_a_field() {

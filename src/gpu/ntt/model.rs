@@ -29,12 +29,7 @@ fn host_model_matches_gmp() {
     assert!(built.success(), "{cxx} failed on c_tests/ntt_model.cpp");
 
     let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-    let mut random = move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
+    let mut random = move || crate::testing::xorshift(&mut seed);
     // (un, vn, square, tile, modulus). Sizes: one tile, one and two
     // passes, lengths 2^k and 3 * 2^k, unbalanced; every other case
     // all-ones operands, which give the largest coefficients (and, mod
