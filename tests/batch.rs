@@ -133,14 +133,8 @@ fn powm_batch_matches_gmp() {
 /// items go in chunks of 4 KiB, many launches (a child run).
 #[test]
 fn powm_batch_in_chunks_matches_gmp() {
-    let out = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "powm_batch_matches_gmp", "--test-threads=1"])
-        .env("CUGMP_GPU_MEM_LIMIT", "16K")
-        .env("CUGMP_STATS", "1")
-        .output()
-        .unwrap();
-    let log = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success() && log.contains("1 passed"), "the chunked powm batch failed:\n{log}");
+    let (ok, log) = common::rerun_tests(&["powm_batch_matches_gmp"], &[("CUGMP_GPU_MEM_LIMIT", Some("16K")), ("CUGMP_STATS", Some("1"))]);
+    assert!(ok && log.contains("1 passed"), "the chunked powm batch failed:\n{log}");
     if std::env::var("CUGMP_GPU").as_deref() == Ok("force") && unsafe { (api().gpu_in_use)() } != 0 {
         // Five limb counts, some in several chunks: more launches than groups.
         let launches: u64 = log

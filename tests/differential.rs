@@ -464,17 +464,7 @@ fn reference_is_independent() {
 /// A corrupted product (CUGMP_FAULT=mul) must make the suite fail.
 #[test]
 fn planted_fault_is_caught() {
-    let exe = std::env::current_exe().unwrap();
-    let run = |fault: Option<&str>| {
-        let mut cmd = std::process::Command::new(&exe);
-        cmd.args(["--exact", "mul_matches_gmp", "mpn_products_match_gmp", "gmp_internal_products_match_gmp", "--test-threads=1"]);
-        cmd.env_remove("CUGMP_FAULT");
-        if let Some(f) = fault {
-            cmd.env("CUGMP_FAULT", f);
-        }
-        let out = cmd.output().unwrap();
-        (out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr))
-    };
+    let run = |fault: Option<&str>| common::rerun_tests(&["mul_matches_gmp", "mpn_products_match_gmp", "gmp_internal_products_match_gmp"], &[("CUGMP_FAULT", fault)]);
     let (clean_ok, clean_log) = run(None);
     assert!(clean_ok && clean_log.contains("3 passed"), "the unfaulted run must pass the three tests:\n{clean_log}");
     let (faulted_ok, faulted_log) = run(Some("mul"));
@@ -494,17 +484,9 @@ fn planted_fault_is_caught() {
 /// right.)
 #[test]
 fn shared_products_match_gmp() {
-    let exe = std::env::current_exe().unwrap();
-    let out = std::process::Command::new(&exe)
-        .args(["--exact", "mul_matches_gmp", "threads_match_gmp", "--test-threads=1"])
-        .env_remove("CUGMP_FAULT")
-        .env("CUGMP_CPU_SHARE", "2")
-        .env("CUGMP_GPU", "off")
-        .env("CUGMP_STATS", "1")
-        .output()
-        .unwrap();
-    let log = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success() && log.contains("2 passed"), "the shared products' run failed:\n{log}");
+    let env = [("CUGMP_FAULT", None), ("CUGMP_CPU_SHARE", Some("2")), ("CUGMP_GPU", Some("off")), ("CUGMP_STATS", Some("1"))];
+    let (ok, log) = common::rerun_tests(&["mul_matches_gmp", "threads_match_gmp"], &env);
+    assert!(ok && log.contains("2 passed"), "the shared products' run failed:\n{log}");
     let counts: Vec<u64> = log
         .lines()
         .find_map(|l| l.strip_prefix("mpz_mul products shared among cores: "))

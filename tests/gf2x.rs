@@ -123,14 +123,8 @@ fn products_match_gf2x() {
 /// are made from halves, each on the GPU.
 #[test]
 fn products_larger_than_the_device_are_split() {
-    let out = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "products_match_gf2x", "--test-threads=1"])
-        .env("CUGMP_GPU_MEM_LIMIT", "4M")
-        .env("CUGMP_LOG", "1")
-        .output()
-        .unwrap();
-    let log = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success() && log.contains("1 passed"), "products with 4 MiB of device memory failed:\n{log}");
+    let (ok, log) = common::rerun_tests(&["products_match_gf2x"], &[("CUGMP_GPU_MEM_LIMIT", Some("4M")), ("CUGMP_LOG", Some("1"))]);
+    assert!(ok && log.contains("1 passed"), "products with 4 MiB of device memory failed:\n{log}");
     if std::env::var("CUGMP_GPU").as_deref() == Ok("force") && unsafe { (api().gpu_in_use)() } != 0 {
         assert!(log.contains("split in halves"), "CUGMP_GPU=force with 4 MiB of device memory: no product was split\n{log}");
     }

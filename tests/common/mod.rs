@@ -97,3 +97,20 @@ pub fn run_ok(cmd: &mut Command) -> std::process::Output {
     out
 }
 
+
+/// This test binary run again on exactly `tests`, one at a time, with
+/// `env` (a value of None removes the variable): whether the run
+/// succeeded, and its stdout and stderr together. For settings that are
+/// read once per process (CUGMP_*).
+pub fn rerun_tests(tests: &[&str], env: &[(&str, Option<&str>)]) -> (bool, String) {
+    let mut cmd = Command::new(std::env::current_exe().expect("current_exe"));
+    cmd.arg("--exact").args(tests).arg("--test-threads=1");
+    for &(name, value) in env {
+        match value {
+            Some(v) => cmd.env(name, v),
+            None => cmd.env_remove(name),
+        };
+    }
+    let out = cmd.output().unwrap_or_else(|e| panic!("cannot rerun {tests:?}: {e}"));
+    (out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr))
+}
