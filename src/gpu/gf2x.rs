@@ -405,6 +405,18 @@ mod tests {
         }
     }
 
+    /// One butterfly on elements a and b of `f`: forward a += t b, then
+    /// b += a; inverse the reverse (cuda/gf2x.cu's).
+    fn butterfly(f: &mut [u64], a: usize, b: usize, tw: u64, inverse: bool) {
+        if inverse {
+            f[b] ^= f[a];
+            f[a] ^= field_mul(tw, f[b]);
+        } else {
+            f[a] ^= field_mul(tw, f[b]);
+            f[b] ^= f[a];
+        }
+    }
+
     fn fft(f: &mut [u64], k: u32, inverse: bool) {
         let t = twiddles(k);
         let point = |r: usize| t.low[r & 0xffff] ^ t.high.get(r >> 16).copied().unwrap_or(0);
@@ -413,14 +425,7 @@ mod tests {
             for p in (0..f.len()).step_by(2 << i) {
                 let tw = point(p >> i);
                 for l in 0..1 << i {
-                    let (a, b) = (p + l, p + l + (1 << i));
-                    if inverse {
-                        f[b] ^= f[a];
-                        f[a] ^= field_mul(tw, f[b]);
-                    } else {
-                        f[a] ^= field_mul(tw, f[b]);
-                        f[b] ^= f[a];
-                    }
+                    butterfly(f, p + l, p + l + (1 << i), tw, inverse);
                 }
             }
         }
@@ -490,14 +495,7 @@ mod tests {
                         let ua = ((j >> b) << (b + 1)) | (j & ((1 << b) - 1));
                         let ub = ua | 1 << b;
                         let r = (tile_index(ua, o, win) >> (i + 1)) << 1;
-                        let tw = t.low[r & 0xffff] ^ t.high[r >> 16];
-                        if inverse {
-                            tile[ub] ^= tile[ua];
-                            tile[ua] ^= field_mul(tw, tile[ub]);
-                        } else {
-                            tile[ua] ^= field_mul(tw, tile[ub]);
-                            tile[ub] ^= tile[ua];
-                        }
+                        butterfly(tile, ua, ub, t.low[r & 0xffff] ^ t.high[r >> 16], inverse);
                     }
                 }
             });
