@@ -92,16 +92,33 @@ __device__ __forceinline__ u64 tile_index(u64 u, u64 o, u32 s, u32 w, u32 lo) {
     return (u & ((1ull << lo) - 1)) | ((o & ((1ull << mid) - 1)) << lo) | ((u >> lo) << s) | ((o >> mid) << (s + w));
 }
 
+// This block's tile of window (s, w): its low index bits (lo), its size,
+// and its elements between v and shared memory.
+struct Tile {
+    u64 *v, *tile, o;
+    u32 s, w, lo, size;
+    __device__ Tile(u64 *v_, u64 *tile_, u64 s_, u64 w_)
+        : v(v_), tile(tile_), o(blockIdx.x), s((u32)s_), w((u32)w_), lo(s_ < 2 ? (u32)s_ : 2), size(1u << (lo + (u32)w_)) {}
+    __device__ u64 index(u64 u) const { return tile_index(u, o, s, w, lo); }
+    // v's elements into the tile, then a barrier.
+    __device__ void load() const {
+        for (u32 u = threadIdx.x; u < size; u += GF2X_THREADS) tile[u] = v[index(u)];
+        __syncthreads();
+    }
+    // The tile back into v.
+    __device__ void store() const {
+        for (u32 u = threadIdx.x; u < size; u += GF2X_THREADS) v[index(u)] = tile[u];
+    }
+};
+
 // Passes of the conversion (3 words each: sigma, lambda, delta, at
 // `first` in `passes`) on tiles of window (s, w); inverse runs them in
 // reverse order, each inverted.
 extern "C" __global__ void __launch_bounds__(GF2X_THREADS) cugmp_gf2x_convert_tile(u64 *v, u64 s, u64 w, const u64 *passes, u64 first, u64 count, u64 inverse) {
     __shared__ u64 tile[GF2X_TILE_MAX];
-    u32 lo = s < 2 ? (u32)s : 2;
-    u32 size = 1u << (lo + w);
-    u64 o = blockIdx.x;
-    for (u32 u = threadIdx.x; u < size; u += GF2X_THREADS) tile[u] = v[tile_index(u, o, (u32)s, (u32)w, lo)];
-    __syncthreads();
+    const Tile own(v, tile, s, w);
+    const u32 lo = own.lo, size = own.size;
+    own.load();
     auto f = [&](u64 q) { return tile[q]; };
     for (u64 c = 0; c < count; c++) {
         const u64 *p = passes + first + 3 * (inverse ? count - 1 - c : c);
@@ -120,7 +137,7 @@ extern "C" __global__ void __launch_bounds__(GF2X_THREADS) cugmp_gf2x_convert_ti
         }
         __syncthreads();
     }
-    for (u32 u = threadIdx.x; u < size; u += GF2X_THREADS) v[tile_index(u, o, (u32)s, (u32)w, lo)] = tile[u];
+    own.store();
 }
 
 // Layers [first, end) of the FFT on tiles of window (s, w): forward from
@@ -130,18 +147,16 @@ extern "C" __global__ void __launch_bounds__(GF2X_THREADS) cugmp_gf2x_convert_ti
 // high[r >> 16].
 extern "C" __global__ void __launch_bounds__(GF2X_THREADS) cugmp_gf2x_fft_tile(u64 *v, u64 s, u64 w, u64 first, u64 end, u64 inverse, const u64 *low, const u64 *high) {
     __shared__ u64 tile[GF2X_TILE_MAX];
-    u32 lo = s < 2 ? (u32)s : 2;
-    u32 size = 1u << (lo + w);
-    u64 o = blockIdx.x;
-    for (u32 u = threadIdx.x; u < size; u += GF2X_THREADS) tile[u] = v[tile_index(u, o, (u32)s, (u32)w, lo)];
-    __syncthreads();
+    const Tile own(v, tile, s, w);
+    const u32 lo = own.lo, size = own.size;
+    own.load();
     u32 layers = (u32)(end - first);
     for (u32 step = 0; step < layers; step++) {
         u32 i = inverse ? (u32)first + step : (u32)end - 1 - step;
         u32 b = i - (u32)s + lo;
         for (u32 j = threadIdx.x; j < size / 2; j += GF2X_THREADS) {
             u32 ua = ((j >> b) << (b + 1)) | (j & ((1u << b) - 1)), ub = ua | (1u << b);
-            u64 r = (tile_index(ua, o, (u32)s, (u32)w, lo) >> (i + 1)) << 1;
+            u64 r = (own.index(ua) >> (i + 1)) << 1;
             u64 t = low[r & 0xffff] ^ high[r >> 16];
             u64 x = tile[ua], y = tile[ub];
             if (inverse) {
@@ -156,5 +171,5 @@ extern "C" __global__ void __launch_bounds__(GF2X_THREADS) cugmp_gf2x_fft_tile(u
         }
         __syncthreads();
     }
-    for (u32 u = threadIdx.x; u < size; u += GF2X_THREADS) v[tile_index(u, o, (u32)s, (u32)w, lo)] = tile[u];
+    own.store();
 }
