@@ -74,6 +74,26 @@ __device__ __forceinline__ void mont_mul(u64 *r, const u64 *a, const u64 *b, con
     for (int j = 0; j < L; j++) r[j] = keep ? t[j] : d[j];
 }
 
+// The exponent e (n limbs, the top one nonzero) in windows of POWM_WINDOW
+// bits from the top: first(digit) for the first window, then next(digit)
+// for each after it.
+template <typename First, typename Next>
+__device__ __forceinline__ void exponent_windows(const u64 *e, u64 n, First first, Next next) {
+    u64 bits = 64 * n - __clzll(e[n - 1]);
+    u64 top = (bits + POWM_WINDOW - 1) / POWM_WINDOW * POWM_WINDOW;
+    for (u64 at = top; at > 0; at -= POWM_WINDOW) {
+        u64 bit = at - POWM_WINDOW;  // the window's lowest bit
+        u64 w = e[bit / 64] >> (bit % 64);
+        if (bit % 64 > 64 - POWM_WINDOW && bit / 64 + 1 < n) w |= e[bit / 64 + 1] << (64 - bit % 64);
+        u32 digit = (u32)(w & (POWM_TABLE - 1));
+        if (at == top) {
+            first(digit);
+        } else {
+            next(digit);
+        }
+    }
+}
+
 template <int L>
 __device__ void powm_item(u64 i, const u64 *base, const u64 *exp, const u64 *exp_at, const u64 *exp_len, const u64 *mod, const u64 *r2,
                           u64 *out) {
@@ -96,25 +116,16 @@ __device__ void powm_item(u64 i, const u64 *base, const u64 *exp, const u64 *exp
     }
     for (int k = 2; k < POWM_TABLE; k++) mont_mul<L>(table[k], table[k - 1], table[1], mm, minv);
     // Windows from the top of the exponent; the first one starts the value.
-    const u64 *e = exp + exp_at[i];
-    u64 n = exp_len[i];
-    u64 bits = 64 * n - __clzll(e[n - 1]);
-    u64 top = (bits + POWM_WINDOW - 1) / POWM_WINDOW * POWM_WINDOW;
-    bool started = false;
-    for (u64 at = top; at > 0; at -= POWM_WINDOW) {
-        u64 bit = at - POWM_WINDOW;  // the window's lowest bit
-        u64 w = e[bit / 64] >> (bit % 64);
-        if (bit % 64 > 64 - POWM_WINDOW && bit / 64 + 1 < n) w |= e[bit / 64 + 1] << (64 - bit % 64);
-        u32 digit = (u32)(w & (POWM_TABLE - 1));
-        if (!started) {
+    exponent_windows(
+        exp + exp_at[i], exp_len[i],
+        [&](u32 digit) {
 #pragma unroll(L <= 32 ? L : 8)
             for (int j = 0; j < L; j++) x[j] = table[digit][j];
-            started = true;
-            continue;
-        }
-        for (int k = 0; k < POWM_WINDOW; k++) mont_mul<L>(x, x, x, mm, minv);
-        if (digit) mont_mul<L>(x, x, table[digit], mm, minv);
-    }
+        },
+        [&](u32 digit) {
+            for (int k = 0; k < POWM_WINDOW; k++) mont_mul<L>(x, x, x, mm, minv);
+            if (digit) mont_mul<L>(x, x, table[digit], mm, minv);
+        });
     // Out of Montgomery form: x R^-1.
     u64 one[L];
 #pragma unroll(L <= 32 ? L : 8)
@@ -270,25 +281,16 @@ __device__ void powm_block_item(u64 i, const u64 *base, const u64 *exp, const u6
     MONT(table, rr, one);
     MONT(table + L, x, rr);
     for (int j = 2; j < POWM_TABLE; j++) MONT(table + j * L, table + (j - 1) * L, table + L);
-    const u64 *e = exp + exp_at[i];
-    u64 n = exp_len[i];
-    u64 bits = 64 * n - __clzll(e[n - 1]);
-    u64 top = (bits + POWM_WINDOW - 1) / POWM_WINDOW * POWM_WINDOW;
-    bool started = false;
-    for (u64 at = top; at > 0; at -= POWM_WINDOW) {
-        u64 bit = at - POWM_WINDOW;
-        u64 w = e[bit / 64] >> (bit % 64);
-        if (bit % 64 > 64 - POWM_WINDOW && bit / 64 + 1 < n) w |= e[bit / 64 + 1] << (64 - bit % 64);
-        u32 digit = (u32)(w & (POWM_TABLE - 1));
-        if (!started) {
+    exponent_windows(
+        exp + exp_at[i], exp_len[i],
+        [&](u32 digit) {
             x[k] = table[digit * L + k];
             __syncthreads();
-            started = true;
-            continue;
-        }
-        for (int j = 0; j < POWM_WINDOW; j++) MONT(x, x, x);
-        if (digit) MONT(x, x, table + digit * L);
-    }
+        },
+        [&](u32 digit) {
+            for (int j = 0; j < POWM_WINDOW; j++) MONT(x, x, x);
+            if (digit) MONT(x, x, table + digit * L);
+        });
     MONT(x, x, one);
 #undef MONT
     out[i * L + k] = x[k];
