@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine, over a tree packed by scripts/pack-device.sh:
-#   bash scripts/device-run.sh [gpu|differential|tests|gmp|bench|ab|perf|perf-ab|percall|pi|ops|python|batch|gf2x|beyond|profile|radix|hostcopy|pipeline|phases|ncu|ncu-source|sanitize|fuzz|all]    (default: all)
+#   bash scripts/device-run.sh [gpu|differential|tests|gmp|bench|ab|perf|perf-ab|percall|pi|ops|python|batch|gf2x|beyond|gfp|profile|radix|hostcopy|pipeline|phases|ncu|ncu-source|sanitize|fuzz|all]    (default: all)
 # gpu: the GPU tests alone; differential: the differential suite under
 # CUGMP_GPU=force and the C programs (cuGMP against static GMP); tests: both
 # of those; gmp: GMP's own tests/mpz and tests/mpn on libcugmp.so; fuzz:
@@ -14,7 +14,9 @@
 # turn; percall: the CPU path's cost per call (benches/percall.rs); batch:
 # the batched API's tests and throughput, and polynomial products against
 # FLINT; gf2x: binary polynomials against libgf2x; beyond: products past
-# one device plan, made from halves (tests and benches/beyond.rs); pi:
+# one device plan, made from halves (tests and benches/beyond.rs); gfp:
+# the generalized-Fermat-prime engine's GPU test, and its device-resident
+# products against the NTT's, the two engines in turn twice (gfp.md); pi:
 # benches/programs/pi.c on static GMP and on cuGMP (off and auto) in turn; radix: mpz_get_str over radix conversion's levels and against
 # pack/alt's libraries (radix.md; CUGMP_SWEEP_HOOK=sqrt or tdiv_qr times
 # that hook instead, the levels sweep then moot);
@@ -103,11 +105,12 @@ fi
 
 if [ "$what" = sanitize ] || [ "$what" = all ]; then
     # racecheck instruments every shared-memory access: smaller sizes.
-    for run in memcheck:65536 racecheck:2049; do
-        tool=${run%%:*} max=${run#*:}
+    # The generalized-Fermat-prime kernels use no shared memory: memcheck.
+    for run in memcheck:65536:gpu_matches_gmp racecheck:2049:gpu_matches_gmp memcheck:65536:gpu_gfp_matches_gmp; do
+        IFS=: read -r tool max test <<<"$run"
         CUGMP_TEST_MAX_LIMBS=$max compute-sanitizer --tool $tool --target-processes all --error-exitcode 9 \
-            pack/deps/gpu gpu_matches_gmp >"$out/$tool.log" 2>&1
-        note "compute-sanitizer $tool (gpu_matches_gmp, sizes up to $max limbs): exit $? ($(grep -m1 'ERROR SUMMARY' "$out/$tool.log"))"
+            pack/deps/gpu "$test" >"$out/$tool-$test.log" 2>&1
+        note "compute-sanitizer $tool ($test, sizes up to $max limbs): exit $? ($(grep -m1 'ERROR SUMMARY' "$out/$tool-$test.log"))"
     done
 fi
 
@@ -185,15 +188,30 @@ if [ "$what" = phases ]; then
     note "phases: $out/phases.log ($(grep -c 'done at' "$out/phases.log") phase lines)"
 fi
 
+if [ "$what" = gfp ]; then
+    pack/deps/gpu gpu_gfp_matches_gmp 2>&1 | tee "$out/gfp-test.log"
+    note "gfp test: $(grep -E '^test gpu_gfp' "$out/gfp-test.log")"
+    sizes=${CUGMP_GFP_SIZES:-10000,100000,1000000,10000000,100000000}
+    for pass in 1 2; do
+        for engine in ntt gfp; do
+            CUGMP_PRODUCT=$engine pack/bench/speedup --only resident --sizes "$sizes" 2>&1 | grep -E '^\| (mul|sqr) ' |
+                sed "s/^/| $engine | $pass /" | tee -a "$out/gfp.md"
+        done
+    done
+    note "gfp: $out/gfp.md ($(grep -c . "$out/gfp.md") rows)"
+fi
+
 if [ "$what" = ncu ]; then
     # The first product of the size warms up (twiddle tables, pools): its
-    # six passes are skipped, the next product's six profiled.
-    ncu --kernel-name cugmp_ntt_pass --launch-skip 6 --launch-count 6 \
+    # six passes are skipped, the next product's six profiled (another
+    # kernel: CUGMP_NCU_KERNEL, CUGMP_NCU_SKIP, CUGMP_NCU_COUNT).
+    kernel=${CUGMP_NCU_KERNEL:-cugmp_ntt_pass}
+    ncu --kernel-name "$kernel" --launch-skip "${CUGMP_NCU_SKIP:-6}" --launch-count "${CUGMP_NCU_COUNT:-6}" \
         --section SpeedOfLight --section WarpStateStats --section InstructionStats --section Occupancy --section ComputeWorkloadAnalysis \
         --section MemoryWorkloadAnalysis --section SourceCounters \
         --metrics l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,smsp__inst_executed.sum \
         pack/bench/speedup --only resident --sizes "${CUGMP_NCU_SIZE:-1000000}" >"$out/ncu.txt" 2>&1
-    note "ncu: $out/ncu.txt ($(grep -c 'cugmp_ntt_pass' "$out/ncu.txt") kernel reports)"
+    note "ncu: $out/ncu.txt ($(grep -c "$kernel" "$out/ncu.txt") kernel reports)"
 fi
 
 if [ "$what" = ncu-source ]; then

@@ -26,6 +26,11 @@
 //! * `CUGMP_GPU_QUEUES=n` (1 to 16): streams the device runs products of
 //!   different threads on at once (src/gpu/device.rs, `Queue`); default
 //!   DEFAULT_GPU_QUEUES.
+//! * `CUGMP_PRODUCT=ntt|gfp`: the GPU engine of whole products: `ntt`
+//!   (default) the transforms over three 31-bit primes (src/gpu/ntt), `gfp`
+//!   the FFT over the generalized Fermat prime (2^61 + 2^41)^8 + 1
+//!   (src/gpu/gfp), for products it has a transform for; every other
+//!   product, and products mod B^n - 1, stay on the NTT.
 //! * `CUGMP_STATS=1`: print per-operation counts, bytes copied, GPU time and
 //!   fallbacks to stderr when the process exits.
 //! * `CUGMP_PROFILE=1`: print, at exit, where the time went: per operation
@@ -52,6 +57,13 @@ pub enum Fault {
     GpuLaunch,
 }
 
+/// The GPU engine of whole products (`CUGMP_PRODUCT`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProductEngine {
+    Ntt,
+    Gfp,
+}
+
 #[derive(Debug)]
 pub struct Config {
     pub gpu: GpuMode,
@@ -73,6 +85,7 @@ pub struct Config {
     pub cpu_share: Option<usize>,
     /// `CUGMP_GPU_QUEUES`, 1 to 16 (default DEFAULT_GPU_QUEUES).
     pub gpu_queues: usize,
+    pub product: ProductEngine,
 }
 
 /// Default of `CUGMP_GPU_QUEUES`.
@@ -108,6 +121,14 @@ impl Config {
                 None
             }
         };
+        let product = match std::env::var("CUGMP_PRODUCT").as_deref() {
+            Ok("gfp") => ProductEngine::Gfp,
+            Ok("ntt") | Ok("") | Err(_) => ProductEngine::Ntt,
+            Ok(other) => {
+                eprintln!("cugmp: CUGMP_PRODUCT={other:?} is not ntt or gfp; using ntt");
+                ProductEngine::Ntt
+            }
+        };
         let bytes = |name, otherwise| number(name, parse_bytes, "a byte count (e.g. 512M, 4G)", otherwise);
         let count = |name| number(name, |v| v.trim().parse::<usize>().ok(), "a count", "ignored");
         let gpu_mem_limit = bytes("CUGMP_GPU_MEM_LIMIT", "no limit");
@@ -129,6 +150,7 @@ impl Config {
             gpu_pool,
             cpu_share,
             gpu_queues,
+            product,
         }
     }
 }

@@ -102,10 +102,11 @@ pub enum Fallback {
     Panic,
     TooLarge,
     Thread,
+    Inexact,
 }
 
 impl Fallback {
-    const ALL: [Fallback; 5] = [Fallback::Driver, Fallback::Injected, Fallback::Panic, Fallback::TooLarge, Fallback::Thread];
+    const ALL: [Fallback; 6] = [Fallback::Driver, Fallback::Injected, Fallback::Panic, Fallback::TooLarge, Fallback::Thread, Fallback::Inexact];
 
     fn name(self) -> &'static str {
         match self {
@@ -114,6 +115,7 @@ impl Fallback {
             Fallback::Panic => "panic in the CUDA bindings",
             Fallback::TooLarge => "too large for the device",
             Fallback::Thread => "no copy thread",
+            Fallback::Inexact => "exactness check failed",
         }
     }
 }

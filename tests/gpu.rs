@@ -579,12 +579,35 @@ fn threads(api: &Api) -> String {
     )
 }
 
+/// Products by the second engine (CUGMP_PRODUCT=gfp): the product sweep
+/// and GMP's algorithms through the hooks, in a process of their own with
+/// CUGMP_LOG, whose log shows that the engine took the products.
+fn gfp_engine(_api: &Api) -> String {
+    let out = Command::new(std::env::current_exe().expect("current_exe"))
+        .args(["--child", "gpu_gfp_sweep"])
+        .env("CUGMP_PRODUCT", "gfp")
+        .env("CUGMP_LOG", "1")
+        .output()
+        .expect("run the sweep");
+    let (stdout, log) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let tail: Vec<&str> = log.lines().rev().take(20).collect();
+    assert!(out.status.success(), "the sweep failed under CUGMP_PRODUCT=gfp: {stdout}\n{}", tail.join("\n"));
+    let by_gfp = log.lines().filter(|l| l.contains("generalized Fermat prime")).count();
+    assert!(by_gfp > 0, "no product ran on the generalized-Fermat-prime engine");
+    format!("{by_gfp} products by the generalized-Fermat-prime FFT; {}", stdout.trim())
+}
+
+fn gfp_sweep(api: &Api) -> String {
+    format!("{} GPU operations in the product sweep; hooks: {}", mul_sweep(api), hooks(api))
+}
+
 /// The tests; each runs in its own child process with its own environment.
 const TESTS: &[(&str, &[(&str, &str)])] = &[
     ("gpu_mem_limit_falls_back", &[("CUGMP_GPU_MEM_LIMIT", "1M")]),
     ("gpu_products_beyond_device_memory", &[("CUGMP_GPU_MEM_LIMIT", "32M")]),
     ("gpu_fork_child_computes", &[]),
     ("gpu_matches_gmp", &[]),
+    ("gpu_gfp_matches_gmp", &[]),
     // The fallback does not depend on size: these stop at 2^20 limbs.
     ("gpu_oom_falls_back_to_cpu", &[("CUGMP_FAULT", "gpu-oom"), ("CUGMP_TEST_MAX_LIMBS", "1048576")]),
     ("gpu_launch_failure_falls_back_to_cpu", &[("CUGMP_FAULT", "gpu-launch"), ("CUGMP_TEST_MAX_LIMBS", "1048576")]),
@@ -618,6 +641,8 @@ fn child(name: &str) {
         "gpu_hooks_match_gmp" => Some(hooks),
         "gpu_split_product_matches_gmp" => Some(split_product),
         "gpu_force_min_limbs" => Some(force_min),
+        "gpu_gfp_matches_gmp" => Some(gfp_engine),
+        "gpu_gfp_sweep" => Some(gfp_sweep),
         _ => None,
     };
     if let Some(test) = special {

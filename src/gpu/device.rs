@@ -9,7 +9,7 @@
 //! same without waiting for the device's opening, which it starts on a
 //! thread of its own.
 
-use super::{linear, ntt, staging};
+use super::{gfp, linear, ntt, staging};
 use crate::config::{self, log, Fault, GpuMode};
 use crate::stats::Fallback;
 use std::fmt;
@@ -36,6 +36,9 @@ pub enum GpuError {
     TooLarge,
     /// A copy thread could not be started.
     Thread,
+    /// A product's check on the device failed (src/gpu/gfp/mod.rs): the
+    /// result is discarded.
+    Inexact,
 }
 
 impl fmt::Display for GpuError {
@@ -46,6 +49,7 @@ impl fmt::Display for GpuError {
             GpuError::Panic => write!(f, "panic in the CUDA bindings"),
             GpuError::TooLarge => write!(f, "operands too large for the device"),
             GpuError::Thread => write!(f, "no copy thread could be started"),
+            GpuError::Inexact => write!(f, "a product failed its exactness check on the device"),
         }
     }
 }
@@ -59,6 +63,7 @@ impl GpuError {
             GpuError::Panic => Fallback::Panic,
             GpuError::TooLarge => Fallback::TooLarge,
             GpuError::Thread => Fallback::Thread,
+            GpuError::Inexact => Fallback::Inexact,
         }
     }
 }
@@ -100,6 +105,12 @@ pub(super) struct Kernels {
     pub(super) gf2x_taylor: CudaFunction,
     pub(super) gf2x_convert_tile: CudaFunction,
     pub(super) gf2x_fft_tile: CudaFunction,
+    pub(super) gfp_roots: CudaFunction,
+    pub(super) gfp_split: CudaFunction,
+    pub(super) gfp_radix4: CudaFunction,
+    pub(super) gfp_radix2: CudaFunction,
+    pub(super) gfp_pointwise: CudaFunction,
+    pub(super) gfp_combine: CudaFunction,
 }
 
 pub struct Gpu {
@@ -113,6 +124,8 @@ pub struct Gpu {
     queues: Vec<Queue>,
     /// The NTT's twiddle tables, one per transform length used so far.
     pub(super) tables: ntt::Tables,
+    /// The generalized-Fermat-prime FFT's roots table (src/gpu/gfp).
+    pub(super) gfp_roots: gfp::Roots,
     /// Pinned host slots for large copies (src/gpu/staging.rs).
     pub(super) staging: staging::Staging,
 }
@@ -352,6 +365,12 @@ fn open() -> Result<Gpu, GpuError> {
         gf2x_taylor: module.load_function("cugmp_gf2x_taylor")?,
         gf2x_convert_tile: module.load_function("cugmp_gf2x_convert_tile")?,
         gf2x_fft_tile: module.load_function("cugmp_gf2x_fft_tile")?,
+        gfp_roots: module.load_function("cugmp_gfp_roots")?,
+        gfp_split: module.load_function("cugmp_gfp_split")?,
+        gfp_radix4: module.load_function("cugmp_gfp_radix4")?,
+        gfp_radix2: module.load_function("cugmp_gfp_radix2")?,
+        gfp_pointwise: module.load_function("cugmp_gfp_pointwise")?,
+        gfp_combine: module.load_function("cugmp_gfp_combine")?,
     };
     // cugmp_ntt_pass keeps a tile of 2^14 words in shared memory: past the
     // 48 KiB a kernel gets without asking.
@@ -404,6 +423,7 @@ fn open() -> Result<Gpu, GpuError> {
         multiprocessors: sms.max(1) as u32,
         queues,
         tables: ntt::Tables::default(),
+        gfp_roots: gfp::Roots::default(),
         staging: staging::Staging::default(),
         ctx,
         kernels,

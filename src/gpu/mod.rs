@@ -9,6 +9,7 @@
 //! | [`device`]    | the driver (cudarc, loaded dynamically), the context, the module of kernels, streams, errors, device-memory claims |
 //! | [`staging`]   | limbs between host and device: pinned slots, copy threads kept between transfers |
 //! | [`ntt`]       | exact products: transform plans, twiddle tables, the passes, the CRT and carries (cuda/ntt.cu) |
+//! | [`gfp`]       | the second product engine (`CUGMP_PRODUCT=gfp`): the FFT over the generalized Fermat prime (2^61 + 2^41)^8 + 1 (cuda/gfp.cu) |
 //! | [`linear`]    | add, sub, shifts, two's-complement logic (cuda/linear.cu); the products' carry pass |
 //! | [`powm`]      | modular exponentiation of many items at once, odd moduli (cuda/powm.cu) |
 //! | [`gf2x`]      | products of binary polynomials by the additive FFT over GF(2^64) (cuda/gf2x.cu) |
@@ -43,6 +44,7 @@ macro_rules! launch_elementwise {
 pub mod device;
 pub mod linear;
 pub(crate) mod ntt;
+pub(crate) mod gfp;
 pub mod gf2x;
 pub mod powm;
 pub mod resident;

@@ -6,7 +6,8 @@
 
 use super::plan::{base_plan, cyclic_device_bytes, cyclic_shape, device_bytes, product_plan, Plan, Shape};
 use super::transform::Table;
-use crate::config::Fault;
+use crate::config::{Fault, ProductEngine};
+use crate::gpu::gfp;
 use crate::gpu::device::{addr, guarded, injected, reserve, Gpu, GpuError, Reservation};
 use cudarc::driver::{CudaSlice, CudaStream};
 use std::sync::Arc;
@@ -223,9 +224,28 @@ impl Gpu {
     /// limbs on the device.
     pub(in crate::gpu) fn product_dev(&self, stream: &Arc<CudaStream>, u: &CudaSlice<u64>, un: usize, v: Second<'_>) -> Result<CudaSlice<u64>, GpuError> {
         let vn = v.limbs(un);
+        if crate::config::get().product == ProductEngine::Gfp {
+            if let Some(log_n) = gfp::transform_log(un, vn) {
+                return self.gfp_product_dev(stream, (addr(u, stream), un), v, log_n);
+            }
+        }
         let plan = check_bounds(un, vn)?;
         let _claim = claim(device_bytes(un, vn))?;
         self.product_at(stream, plan, (addr(u, stream), un), v)
+    }
+
+    /// `product_dev` by the generalized-Fermat-prime FFT, with a transform
+    /// of 2^log_n points (`gfp::transform_log`).
+    fn gfp_product_dev(&self, stream: &Arc<CudaStream>, (up, un): (u64, usize), v: Second<'_>, log_n: u32) -> Result<CudaSlice<u64>, GpuError> {
+        let vn = v.limbs(un);
+        let _claim = claim(gfp::device_bytes(log_n, un + vn, matches!(v, Second::Square)))?;
+        let mut slot = None;
+        let v = match v {
+            Second::Square => None,
+            Second::At(vp, vn) => Some((vp, vn)),
+            Second::Host(x) => Some((addr(slot.insert(self.copy_to_device(stream, x)?), stream), vn)),
+        };
+        self.gfp_product(stream, (up, un), v, log_n)
     }
 
     /// `product_dev` by `plan`, on device addresses and limb counts.
