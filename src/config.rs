@@ -26,11 +26,12 @@
 //! * `CUGMP_GPU_QUEUES=n` (1 to 16): streams the device runs products of
 //!   different threads on at once (src/gpu/device.rs, `Queue`); default
 //!   DEFAULT_GPU_QUEUES.
-//! * `CUGMP_PRODUCT=ntt|gfp`: the GPU engine of whole products: `ntt`
-//!   (default) the transforms over three 31-bit primes (src/gpu/ntt), `gfp`
-//!   the FFT over the generalized Fermat prime (2^61 + 2^41)^8 + 1
-//!   (src/gpu/gfp), for products it has a transform for; every other
-//!   product, and products mod B^n - 1, stay on the NTT.
+//! * `CUGMP_PRODUCT=auto|ntt|gfp`: the GPU engine of products: `ntt` the
+//!   transforms over three 31-bit primes (src/gpu/ntt), `gfp` the FFT over
+//!   the generalized Fermat prime (2^61 + 2^41)^8 + 1 (src/gpu/gfp) for
+//!   every product it has a transform for, `auto` (default) whichever
+//!   measured faster at the size (src/gpu/ntt/product.rs, `product_dev`).
+//!   Products mod B^n - 1 stay on the NTT.
 //! * `CUGMP_STATS=1`: print per-operation counts, bytes copied, GPU time and
 //!   fallbacks to stderr when the process exits.
 //! * `CUGMP_PROFILE=1`: print, at exit, where the time went: per operation
@@ -60,6 +61,7 @@ pub enum Fault {
 /// The GPU engine of whole products (`CUGMP_PRODUCT`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ProductEngine {
+    Auto,
     Ntt,
     Gfp,
 }
@@ -123,10 +125,11 @@ impl Config {
         };
         let product = match std::env::var("CUGMP_PRODUCT").as_deref() {
             Ok("gfp") => ProductEngine::Gfp,
-            Ok("ntt") | Ok("") | Err(_) => ProductEngine::Ntt,
+            Ok("ntt") => ProductEngine::Ntt,
+            Ok("auto") | Ok("") | Err(_) => ProductEngine::Auto,
             Ok(other) => {
-                eprintln!("cugmp: CUGMP_PRODUCT={other:?} is not ntt or gfp; using ntt");
-                ProductEngine::Ntt
+                eprintln!("cugmp: CUGMP_PRODUCT={other:?} is not auto, ntt or gfp; using auto");
+                ProductEngine::Auto
             }
         };
         let bytes = |name, otherwise| number(name, parse_bytes, "a byte count (e.g. 512M, 4G)", otherwise);

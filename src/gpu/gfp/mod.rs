@@ -44,8 +44,22 @@ use std::sync::{Arc, Mutex};
 
 /// Limbs a coefficient holds.
 pub(crate) const COEFF_LIMBS: usize = 3;
-/// The longest transform (exactness bound above; 8 GiB an operand).
+/// The longest transform (exactness bound above; 8 GiB an operand, as much
+/// for the roots table). Transforms of 2^28 points fit the bound too, but
+/// squares of 2^28 limbs under them did not run on an 80 GiB H100 beside
+/// the benchmark's operands (RESULTS.md, "The generalized-Fermat-prime
+/// FFT"): the NTT made them all.
 pub(crate) const MAX_LOG: u32 = 27;
+
+/// Squares from this many limbs (to 3 * 2^26, the longest transform's) go
+/// to this engine under `CUGMP_PRODUCT=auto`: there the NTT cuts them into
+/// pieces, each a product, while this engine makes one forward transform.
+/// Device time, operands resident, H100 (RESULTS.md, "The
+/// generalized-Fermat-prime FFT"): squares of 1.8 * 10^8 limbs 662 ms
+/// against the NTT's 717, of 3 * 2^26 limbs 665 against 820; of 1.75 *
+/// 10^8 659 against 642. Every product, and every smaller square, is faster
+/// on the NTT.
+pub(crate) const SQUARES_FROM: usize = 180_000_000;
 
 /// log2 of the transform length of a un x vn-limb product, None past
 /// MAX_LOG.
@@ -112,6 +126,14 @@ impl Gpu {
         let mut kept = self.gfp_roots.0.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(t) = kept.as_ref().filter(|t| t.log >= log_n) {
             return Ok(t.clone());
+        }
+        // The shorter table goes first (products already running keep
+        // theirs). A table that would not fit leaves the product to the
+        // NTT (TooLarge), as the product's own buffers do.
+        *kept = None;
+        let bytes = (field::K * 8) << log_n;
+        if bytes > cudarc::driver::result::mem_get_info()?.0 / 10 * 9 {
+            return Err(GpuError::TooLarge);
         }
         let h = log_n.div_ceil(2);
         let (a, b) = root_factors(log_n, h);

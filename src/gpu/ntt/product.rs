@@ -19,6 +19,18 @@ fn check_bounds(un: usize, vn: usize) -> Result<Plan, GpuError> {
     product_plan(un, vn).ok_or(GpuError::TooLarge)
 }
 
+/// The transform length (log2) of the generalized-Fermat-prime engine
+/// where `CUGMP_PRODUCT` gives it this product (under `auto`, squares from
+/// gfp::SQUARES_FROM limbs) and it has a transform for it.
+fn by_gfp(un: usize, vn: usize, squaring: bool) -> Option<u32> {
+    let chosen = match crate::config::get().product {
+        ProductEngine::Gfp => true,
+        ProductEngine::Ntt => false,
+        ProductEngine::Auto => squaring && un >= gfp::SQUARES_FROM,
+    };
+    gfp::transform_log(un, vn).filter(|_| chosen)
+}
+
 /// A product's second operand, as it reaches `product_dev`.
 #[derive(Clone, Copy)]
 pub enum Second<'a> {
@@ -121,11 +133,15 @@ impl Gpu {
     /// to `fetch`.
     fn product_then<T>(&self, u: &[u64], v: &[u64], fetch: impl FnOnce(&Arc<CudaStream>, &CudaSlice<u64>) -> Result<T, GpuError>) -> Result<T, GpuError> {
         let un = u.len();
-        let plan = check_bounds(un, v.len())?;
+        // Past the NTT's plans, the other engine may have a transform.
+        let plan = match check_bounds(un, v.len()) {
+            Err(e) if by_gfp(un, v.len(), std::ptr::eq(u, v)).is_none() => return Err(e),
+            plan => plan.ok(),
+        };
         // A whole product's second operand goes up during the first's
         // forward transform (the other plans transform the short operand
         // first, whichever it is: both go up before).
-        let overlap = matches!(plan, Plan::Whole(_));
+        let overlap = matches!(plan, Some(Plan::Whole(_)));
         self.on_device(u, v, overlap, |stream, du, v| self.product_dev(stream, du, un, v), fetch)
     }
 
@@ -224,9 +240,11 @@ impl Gpu {
     /// limbs on the device.
     pub(in crate::gpu) fn product_dev(&self, stream: &Arc<CudaStream>, u: &CudaSlice<u64>, un: usize, v: Second<'_>) -> Result<CudaSlice<u64>, GpuError> {
         let vn = v.limbs(un);
-        if crate::config::get().product == ProductEngine::Gfp {
-            if let Some(log_n) = gfp::transform_log(un, vn) {
-                return self.gfp_product_dev(stream, (addr(u, stream), un), v, log_n);
+        if let Some(log_n) = by_gfp(un, vn, matches!(v, Second::Square)) {
+            // Where its buffers do not fit, the NTT's plans may.
+            match self.gfp_product_dev(stream, (addr(u, stream), un), v, log_n) {
+                Err(GpuError::TooLarge) => {}
+                done => return done,
             }
         }
         let plan = check_bounds(un, vn)?;
