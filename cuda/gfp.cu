@@ -39,8 +39,8 @@ struct Gfp {
 };
 
 // (q, m) with t = q r + m, |m| <= r/2, for |t| < 2^63 - 2^61 (field.rs,
-// quotient_small): q rounds t / 2^61, which is within 4 of the quotient, so
-// |t - q r| <= 2^60 + 2^43 and one step ends it. t - q r is formed with
+// quotient_small): q is t / 2^61 to the nearest integer, within 4 of the
+// quotient, so |t - q r| <= 2^60 + 2^43 and one step ends it. t - q r is formed with
 // wrapping arithmetic: only the result need fit 64 bits. r's two bits make
 // q r two shifts.
 GFP_FN i64 gfp_quotient64(i64 t, i64 &rem) {

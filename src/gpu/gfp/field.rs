@@ -29,10 +29,10 @@ pub(crate) const TWO_ADICITY: u32 = 8 * 41;
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
 pub(crate) struct Elem(pub(crate) [i64; K]);
 
-/// (q, m) with t = q r + m and |m| <= r/2, for |t| < 2^63 - 2^61: q rounds
-/// t / 2^61, within 4 of the quotient, so |t - q r| <= 2^60 + 2^43 and one
-/// step ends it (r's two bits make q r two shifts; wrapping arithmetic, as
-/// only the result need fit).
+/// (q, m) with t = q r + m and |m| <= r/2, for |t| < 2^63 - 2^61: q is
+/// t / 2^61 to the nearest integer, within 4 of the quotient, so
+/// |t - q r| <= 2^60 + 2^43 and one step ends it (r's two bits make q r two
+/// shifts; wrapping arithmetic, as only the result need fit).
 fn quotient_small(t: i64) -> (i64, i64) {
     let mut q = ((t >> 60) + 1) >> 1;
     let mut m = (t as u64).wrapping_sub((q as u64) << 61).wrapping_sub((q as u64) << 41) as i64;
