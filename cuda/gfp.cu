@@ -43,7 +43,7 @@ struct Gfp {
 // quotient, so |t - q r| <= 2^60 + 2^43 and one step ends it. t - q r is formed with
 // wrapping arithmetic: only the result need fit 64 bits. r's two bits make
 // q r two shifts.
-GFP_FN i64 gfp_quotient64(i64 t, i64 &rem) {
+GFP_FN i64 gfp_quotient(i64 t, i64 &rem) {
     i64 q = ((t >> 60) + 1) >> 1;
     i64 m = (i64)((u64)t - ((u64)q << 61) - ((u64)q << 41));
     if (m > GFP_HALF) {
@@ -59,40 +59,33 @@ GFP_FN i64 gfp_quotient64(i64 t, i64 &rem) {
 
 // The same for |t| < 2^124 (field.rs, quotient): t / r = (t / 2^61) / (1 +
 // 2^-20) to within a few units from shifts, then the remainder (below 2^64
-// but not 2^63) one step nearer, then gfp_quotient64.
+// but not 2^63) one step nearer, then gfp_quotient.
 GFP_FN i64 gfp_quotient(i128 t, i64 &rem) {
     i64 q1 = (i64)(t >> 61);
     i64 q = q1 - (q1 >> 20) + (q1 >> 40) - (q1 >> 60);
     i128 m = t - ((i128)q << 61) - ((i128)q << 41);
     i64 e = (i64)(m >> 61);
-    return q + e + gfp_quotient64((i64)((u64)m - ((u64)e << 61) - ((u64)e << 41)), rem);
+    return q + e + gfp_quotient((i64)((u64)m - ((u64)e << 61) - ((u64)e << 41)), rem);
 }
 
 // The carry out of the top, c r^8 = -c, back in at the bottom: c = h r + l
 // goes in as -l at digit 0 and -h at digit 1, then digit 0's carry.
 GFP_FN void gfp_fold(i64 d[GFP_K], i64 c) {
-    i64 l, h = gfp_quotient64(c, l);
-    i64 q = gfp_quotient64(d[0] - l, d[0]);
+    i64 l, h = gfp_quotient(c, l);
+    i64 q = gfp_quotient(d[0] - l, d[0]);
     d[1] += q - h;
 }
 
-// sum z_i r^i, |z_i| < 2^123, normalised: |digits| <= r/2 + 3 (field.rs,
-// normalize).
-GFP_FN Gfp gfp_normalize(const i128 z[GFP_K]) {
+// sum z_i r^i normalised, |digits| <= r/2 + 3 (field.rs, normalize): one
+// carry pass, and its carry out of the top folded back in. Columns of
+// products (i128, |z_i| < 2^123) or sums of digits (i64, below 2^63 -
+// 2^61).
+template <typename T>
+GFP_FN Gfp gfp_normalize(const T z[GFP_K]) {
     Gfp x;
     i64 c = 0;
 #pragma unroll
     for (int s = 0; s < GFP_K; s++) c = gfp_quotient(z[s] + c, x.d[s]);
-    gfp_fold(x.d, c);
-    return x;
-}
-
-// Digits below 2^63 - 2^61 normalised (field.rs, normalize_small).
-GFP_FN Gfp gfp_normalize64(const i64 d[GFP_K]) {
-    Gfp x;
-    i64 c = 0;
-#pragma unroll
-    for (int s = 0; s < GFP_K; s++) c = gfp_quotient64(d[s] + c, x.d[s]);
     gfp_fold(x.d, c);
     return x;
 }
@@ -136,9 +129,17 @@ GFP_FN void gfp_store(i64 *a, u64 n, u64 i, const Gfp &x) {
     for (int k = 0; k < GFP_K; k++) a[k * n + i] = x.d[k];
 }
 
+// a + b or a - b digit by digit, normalised (digits below 2^62 - 2^60).
+GFP_FN Gfp gfp_add(const i64 a[GFP_K], const i64 b[GFP_K], bool subtract) {
+    i64 y[GFP_K];
+#pragma unroll
+    for (int k = 0; k < GFP_K; k++) y[k] = subtract ? a[k] - b[k] : a[k] + b[k];
+    return gfp_normalize(y);
+}
+
 // The DFT of four points with fourth root of unity r^4 (forward) or r^12 =
 // -r^4 (inverse), unnormalised sums then one normalisation each:
-// |digits| <= 4 (r/2 + 3) < 2^63 - 2^61 before it (gfp_quotient64's bound).
+// |digits| <= 4 (r/2 + 3) < 2^63 - 2^61 before it (gfp_quotient's bound).
 GFP_FN void gfp_dft4(Gfp x[4], bool inverse) {
     i64 a[GFP_K], b[GFP_K], c[GFP_K], d[GFP_K], t[GFP_K];
 #pragma unroll
@@ -154,19 +155,10 @@ GFP_FN void gfp_dft4(Gfp x[4], bool inverse) {
         i64 moved = k >= 4 ? t[k - 4] : -t[k + 4];
         d[k] = inverse ? -moved : moved;
     }
-    i64 y[GFP_K];
-#pragma unroll
-    for (int k = 0; k < GFP_K; k++) y[k] = a[k] + c[k];
-    x[0] = gfp_normalize64(y);
-#pragma unroll
-    for (int k = 0; k < GFP_K; k++) y[k] = a[k] - c[k];
-    x[2] = gfp_normalize64(y);
-#pragma unroll
-    for (int k = 0; k < GFP_K; k++) y[k] = b[k] + d[k];
-    x[1] = gfp_normalize64(y);
-#pragma unroll
-    for (int k = 0; k < GFP_K; k++) y[k] = b[k] - d[k];
-    x[3] = gfp_normalize64(y);
+    x[0] = gfp_add(a, c, false);
+    x[2] = gfp_add(a, c, true);
+    x[1] = gfp_add(b, d, false);
+    x[3] = gfp_add(b, d, true);
 }
 
 // The roots table: t[e] = w^e = a[e mod 2^h] b[e >> h] for e < n (a and b
@@ -220,14 +212,8 @@ GFP_FN void gfp_radix4_at(i64 *x, const i64 *t, u64 n, u32 log_s, u32 log_t, u32
 // inverse but for the factor 2).
 GFP_FN void gfp_radix2_at(i64 *x, u64 n, u64 id) {
     Gfp a = gfp_load(x, n, 2 * id), b = gfp_load(x, n, 2 * id + 1);
-    i64 s[GFP_K], d[GFP_K];
-#pragma unroll
-    for (int k = 0; k < GFP_K; k++) {
-        s[k] = a.d[k] + b.d[k];
-        d[k] = a.d[k] - b.d[k];
-    }
-    gfp_store(x, n, 2 * id, gfp_normalize64(s));
-    gfp_store(x, n, 2 * id + 1, gfp_normalize64(d));
+    gfp_store(x, n, 2 * id, gfp_add(a.d, b.d, false));
+    gfp_store(x, n, 2 * id + 1, gfp_add(a.d, b.d, true));
 }
 
 // x[i] = x[i] y[i] (y may be x: a square).

@@ -101,18 +101,7 @@ fn transform_plans() {
 /// coefficients).
 #[test]
 fn host_model_matches_gmp() {
-    let dir = std::env::temp_dir().join(format!("cugmp-gfp-model-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let exe = dir.join("gfp_model");
-    let root = env!("CARGO_MANIFEST_DIR");
-    let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
-    let built = std::process::Command::new(&cxx)
-        .args(["-O2", "-std=c++17", "-Wall", "-Werror", "-Wno-unknown-pragmas", "-o"])
-        .arg(&exe)
-        .arg(format!("{root}/c_tests/gfp_model.cpp"))
-        .status()
-        .unwrap();
-    assert!(built.success(), "{cxx} failed on c_tests/gfp_model.cpp");
+    let model = crate::testing::HostModel::build("gfp_model");
 
     let mut seed = 0x1234_5678_9abc_def1u64;
     // (un, vn, square, extra table bits)
@@ -146,14 +135,10 @@ fn host_model_matches_gmp() {
             input += &e.0.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(" ");
             input += "\n";
         }
-        let hex = |x: &[u64]| x.iter().map(|l| format!("{l:x}")).collect::<Vec<_>>().join(" ");
+        let hex = crate::testing::hex;
         input += &format!("{un}\n{}\n", hex(&u));
         input += &if square { "0\n".to_string() } else { format!("{vn}\n{}\n", hex(&v)) };
-        let mut child = std::process::Command::new(&exe).stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped()).spawn().unwrap();
-        std::io::Write::write_all(child.stdin.as_mut().unwrap(), input.as_bytes()).unwrap();
-        let out = child.wait_with_output().unwrap();
-        assert!(out.status.success(), "model failed on {un}x{vn}: {:?}", out.status);
-        let got: Vec<u64> = String::from_utf8(out.stdout).unwrap().split_whitespace().map(|w| u64::from_str_radix(w, 16).unwrap()).collect();
+        let got = model.run(&input).unwrap_or_else(|status| panic!("model failed on {un}x{vn}: {status:?}"));
 
         let mut want = vec![0u64; un + vn];
         let (x, y) = if un >= vn { (&u, &v) } else { (&v, &u) };
@@ -161,5 +146,4 @@ fn host_model_matches_gmp() {
         assert!(got == want, "model differs from GMP at {un}x{vn} (2^{log_n} points, table 2^{log_t})");
     }
     assert_eq!(odd_and_even, [true, true], "the cases above should cover odd and even log n");
-    std::fs::remove_dir_all(&dir).ok();
 }

@@ -15,18 +15,7 @@ use crate::gmp::embedded;
 /// mpn_mulmod_bnm1 / mpn_sqrmod_bnm1, representation of zero included.
 #[test]
 fn host_model_matches_gmp() {
-    let dir = std::env::temp_dir().join(format!("cugmp-ntt-model-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let exe = dir.join("ntt_model");
-    let root = env!("CARGO_MANIFEST_DIR");
-    let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
-    let built = std::process::Command::new(&cxx)
-        .args(["-O2", "-std=c++17", "-Wall", "-Werror", "-Wno-unknown-pragmas", "-o"])
-        .arg(&exe)
-        .arg(format!("{root}/c_tests/ntt_model.cpp"))
-        .status()
-        .unwrap();
-    assert!(built.success(), "{cxx} failed on c_tests/ntt_model.cpp");
+    let model = crate::testing::HostModel::build("ntt_model");
 
     let mut seed = 0x9e37_79b9_7f4a_7c15u64;
     let mut random = move || crate::testing::xorshift(&mut seed);
@@ -86,14 +75,10 @@ fn host_model_matches_gmp() {
             input += &format!("{log_s} {k}\n");
         }
         input += &format!("{n} {}\n", modulus.is_some() as u32);
-        let hex = |x: &[u64]| x.iter().map(|l| format!("{l:x}")).collect::<Vec<_>>().join(" ");
+        let hex = crate::testing::hex;
         input += &format!("{un}\n{}\n", hex(&u));
         input += &if square { "0\n".to_string() } else { format!("{vn}\n{}\n", hex(&v)) };
-        let mut child = std::process::Command::new(&exe).stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped()).spawn().unwrap();
-        std::io::Write::write_all(child.stdin.as_mut().unwrap(), input.as_bytes()).unwrap();
-        let out = child.wait_with_output().unwrap();
-        assert!(out.status.success(), "model failed on {un}x{vn} mod {modulus:?}: {:?}", out.status);
-        let got: Vec<u64> = String::from_utf8(out.stdout).unwrap().split_whitespace().map(|w| u64::from_str_radix(w, 16).unwrap()).collect();
+        let got = model.run(&input).unwrap_or_else(|status| panic!("model failed on {un}x{vn} mod {modulus:?}: {status:?}"));
 
         let mut want = vec![0u64; n];
         let (a, b) = if un >= vn { (&u, &v) } else { (&v, &u) };
@@ -115,7 +100,6 @@ fn host_model_matches_gmp() {
         assert!(want.iter().any(|&l| l != 0));
         assert!(got == want, "model differs from GMP at {un}x{vn} mod {modulus:?} ({shape:?}, passes {plan:?})");
     }
-    std::fs::remove_dir_all(&dir).ok();
     assert_eq!(radices, [1, 3, 3, 3, 1, 3, 3, 1, 1, 3, 3, 3, 1, 3, 1, 3, 1, 3, 3, 3, 1], "the cases above should cover both radices");
 }
 
