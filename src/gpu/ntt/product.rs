@@ -2,7 +2,10 @@
 //! second beside the first's forward transform, on the upload stream, where
 //! it is large), the plan run on the device (whole, chunked or split), the
 //! result downloaded into the caller's limbs or a new vector; and a product
-//! mod B^n - 1 as one cyclic convolution.
+//! mod B^n - 1 as one cyclic convolution. Which engine makes a product on
+//! the device is chosen here too (`by_gfp`): the NTT's plans, or the
+//! generalized-Fermat-prime FFT (src/gpu/gfp) where `CUGMP_PRODUCT` gives
+//! it the product.
 
 use super::plan::{base_plan, cyclic_device_bytes, cyclic_shape, device_bytes, product_plan, Plan, Shape};
 use super::transform::Table;
