@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine, over a tree packed by scripts/pack-device.sh:
-#   bash scripts/device-run.sh [gpu|differential|tests|gmp|bench|ab|perf|perf-ab|percall|pi|ops|python|batch|gf2x|beyond|gfp|profile|radix|hostcopy|pipeline|phases|ncu|ncu-source|sanitize|fuzz|all]    (default: all)
+#   bash scripts/device-run.sh [gpu|differential|tests|gmp|bench|ab|perf|perf-ab|percall|pi|ops|python|batch|gf2x|beyond|gfp|devices|profile|radix|hostcopy|pipeline|phases|ncu|ncu-source|sanitize|fuzz|all]    (default: all)
 # gpu: the GPU tests alone; differential: the differential suite under
 # CUGMP_GPU=force and the C programs (cuGMP against static GMP); tests: both
 # of those; gmp: GMP's own tests/mpz and tests/mpn on libcugmp.so; fuzz:
@@ -16,7 +16,11 @@
 # FLINT; gf2x: binary polynomials against libgf2x; beyond: products past
 # one device plan, made from halves (tests and benches/beyond.rs); gfp:
 # the generalized-Fermat-prime engine's GPU test, and its device-resident
-# products against the NTT's, the two engines in turn twice (gfp.md); pi:
+# products against the NTT's, the two engines in turn twice (gfp.md);
+# devices (a host of two GPUs or more): the GPU tests with every device
+# open, products of 2^26 to 2^29 limbs through mpn_mul with one device and
+# with two (CUGMP_GPUS; CUGMP_DEVICE_LOGS), and the links between
+# the devices (benches/nvlink.py: peer copies, NCCL's all-to-all); pi:
 # benches/programs/pi.c on static GMP and on cuGMP (off and auto) in turn; radix: mpz_get_str over radix conversion's levels and against
 # pack/alt's libraries (radix.md; CUGMP_SWEEP_HOOK=sqrt or tdiv_qr times
 # that hook instead, the levels sweep then moot);
@@ -199,6 +203,24 @@ if [ "$what" = gfp ]; then
         done
     done
     note "gfp: $out/gfp.md ($(grep -c . "$out/gfp.md") rows)"
+fi
+
+if [ "$what" = devices ]; then
+    export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+    nvidia-smi topo -m | tee "$out/topology.txt"
+    if [ -z "${CUGMP_DEVICES_SKIP_TESTS:-}" ]; then
+        CUGMP_STRESS_SECONDS=${CUGMP_STRESS_SECONDS:-5} pack/deps/gpu 2>&1 | tee "$out/devices-tests.log"
+        note "GPU tests, every device open: $(grep '^test result' "$out/devices-tests.log"); $(grep '^test gpu_devices' "$out/devices-tests.log")"
+    fi
+    logs=${CUGMP_DEVICE_LOGS:-26,27,28,29}
+    for pass in 1 2; do
+        for gpus in 1 2; do
+            echo "== pass $pass, CUGMP_GPUS=$gpus" | tee -a "$out/devices.md"
+            CUGMP_GPU=auto CUGMP_GPUS=$gpus pack/bench/beyond --logs "$logs" 2>&1 | grep -E '^\| 2\^' | tee -a "$out/devices.md"
+        done
+    done
+    python3 benches/nvlink.py 2>&1 | tee "$out/nvlink.md"
+    note "devices: $out/devices.md, $out/nvlink.md"
 fi
 
 if [ "$what" = ncu ]; then

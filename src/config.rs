@@ -26,6 +26,10 @@
 //! * `CUGMP_GPU_QUEUES=n` (1 to 16): streams the device runs products of
 //!   different threads on at once (src/gpu/device.rs, `Queue`); default
 //!   DEFAULT_GPU_QUEUES.
+//! * `CUGMP_GPUS=n` (at least 1): the most devices cuGMP opens (default:
+//!   every device the driver shows). Threads spread over them; a product
+//!   one device cannot hold is shared among them (src/algorithms/product.rs,
+//!   `product_over_devices`).
 //! * `CUGMP_PRODUCT=auto|ntt|gfp`: the GPU engine of products: `ntt` the
 //!   transforms over three 31-bit primes (src/gpu/ntt), `gfp` the FFT over
 //!   the generalized Fermat prime (2^61 + 2^41)^8 + 1 (src/gpu/gfp) for
@@ -87,6 +91,8 @@ pub struct Config {
     pub cpu_share: Option<usize>,
     /// `CUGMP_GPU_QUEUES`, 1 to 16 (default DEFAULT_GPU_QUEUES).
     pub gpu_queues: usize,
+    /// `CUGMP_GPUS`, at least 1 (None: every device).
+    pub gpus: Option<usize>,
     pub product: ProductEngine,
 }
 
@@ -140,6 +146,7 @@ impl Config {
         let radix_levels = count("CUGMP_RADIX_LEVELS");
         let cpu_share = count("CUGMP_CPU_SHARE");
         let gpu_queues = count("CUGMP_GPU_QUEUES").unwrap_or(DEFAULT_GPU_QUEUES).clamp(1, 16);
+        let gpus = count("CUGMP_GPUS").map(|n| n.max(1));
         Config {
             gpu,
             log: flag("CUGMP_LOG"),
@@ -153,6 +160,7 @@ impl Config {
             gpu_pool,
             cpu_share,
             gpu_queues,
+            gpus,
             product,
         }
     }

@@ -11,7 +11,7 @@
 pub mod gf2x;
 
 use crate::gmp::{embedded, mp_limb_t, mp_size_t};
-use crate::helpers;
+use crate::{helpers, parallel};
 
 /// `out = a * b` (`out` of a.len() + b.len() limbs, both operands
 /// non-empty, none overlapping `out`; the same slice twice squares, as
@@ -79,6 +79,11 @@ fn difference(d: &mut [mp_limb_t], x: &[mp_limb_t], y: &[mp_limb_t]) -> bool {
     }
 }
 
+/// Sums of at least this many limbs are cut among threads: a product made
+/// from halves (`halves_by`) adds its upper half in at this scale, and one
+/// thread adds only a few GB/s.
+const THREADED_ADD_LIMBS: usize = 1 << 19;
+
 /// `r += x` (x no longer than r), by GMP's adds: the carry out of r.
 fn add_into(r: &mut [mp_limb_t], x: &[mp_limb_t]) -> mp_limb_t {
     let (rn, xn) = (r.len(), x.len());
@@ -86,12 +91,51 @@ fn add_into(r: &mut [mp_limb_t], x: &[mp_limb_t]) -> mp_limb_t {
     if xn == 0 {
         return 0;
     }
+    if xn >= THREADED_ADD_LIMBS {
+        return add_into_on_threads(r, x);
+    }
     // SAFETY: r in place (GMP allows rp == up), x apart, lengths as given.
     unsafe {
         let rp = r.as_mut_ptr();
         let carry = embedded::mpn_add_n(rp, rp, x.as_ptr(), xn as mp_size_t);
         if carry != 0 && rn > xn { embedded::mpn_add_1(rp.add(xn), rp.add(xn), (rn - xn) as mp_size_t, carry) } else { carry }
     }
+}
+
+/// `add_into` with x cut into pieces added on threads at once, each
+/// piece's carry then carried on, in order, from the piece's end.
+fn add_into_on_threads(r: &mut [mp_limb_t], x: &[mp_limb_t]) -> mp_limb_t {
+    use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+    let xn = x.len();
+    let threads = parallel::cores().clamp(1, 8);
+    let per = xn.div_ceil(threads);
+    let carries: Vec<AtomicU64> = (0..xn.div_ceil(per)).map(|_| AtomicU64::new(0)).collect();
+    parallel::each_item(&mut r[..xn], per, threads, |i, piece| {
+        let xs = &x[i * per..][..piece.len()];
+        // SAFETY: piece in place, xs apart, both piece.len() >= 1 limbs.
+        let c = unsafe { embedded::mpn_add_n(piece.as_mut_ptr(), piece.as_ptr(), xs.as_ptr(), piece.len() as mp_size_t) };
+        carries[i].store(c, Relaxed);
+    });
+    let mut out = 0;
+    for (i, c) in carries.iter().enumerate() {
+        let end = ((i + 1) * per).min(xn);
+        out |= carry_on(&mut r[end..], c.load(Relaxed));
+    }
+    out
+}
+
+/// `r += c` (c of 0 or 1) from r's first limb, stopping where the carry
+/// stops: the carry out of r.
+fn carry_on(r: &mut [mp_limb_t], mut c: mp_limb_t) -> mp_limb_t {
+    for limb in r {
+        if c == 0 {
+            break;
+        }
+        let (sum, over) = limb.overflowing_add(c);
+        *limb = sum;
+        c = over as mp_limb_t;
+    }
+    c
 }
 
 /// One product for `karatsuba_by` or [`halves_by`] to have made:
@@ -307,6 +351,39 @@ mod tests {
                 *state
             })
             .collect()
+    }
+
+    /// The threaded sum equals GMP's one-thread sum: random limbs, and
+    /// limbs that carry through whole pieces and out of r (all ones plus
+    /// one), with r longer than x and as long.
+    #[test]
+    fn sums_on_threads_match_gmp() {
+        let mut state = 0x1234_5678_9abc_def1u64;
+        let n = THREADED_ADD_LIMBS + 12_345;
+        let random = random_limbs(&mut state, n + 77);
+        let ones = vec![mp_limb_t::MAX; n + 77];
+        let mut one = vec![0; n];
+        one[0] = 1;
+        let mut piece_ends = random_limbs(&mut state, n);
+        // Ones where every piece but the first starts, so a piece's carry runs on.
+        for k in (0..8).map(|t| t * n / 8 + 1) {
+            piece_ends[k..(k + 64).min(n)].fill(mp_limb_t::MAX);
+        }
+        let x_random = random_limbs(&mut state, n);
+        for (r, x) in [(&random, &x_random), (&ones, &one), (&piece_ends, &ones[..n].to_vec()), (&ones[..n].to_vec(), &one)] {
+            let mut want = r.clone();
+            // SAFETY: want in place, x apart, x.len() <= want.len(), both >= 1.
+            let mut want_carry = unsafe { embedded::mpn_add_n(want.as_mut_ptr(), want.as_ptr(), x.as_ptr(), x.len() as mp_size_t) };
+            want_carry = carry_on(&mut want[x.len()..], want_carry);
+            let mut got = r.clone();
+            let got_carry = add_into_on_threads(&mut got, x);
+            assert!(got == want && got_carry == want_carry, "{} + {} limbs", r.len(), x.len());
+        }
+        // add_into itself takes the threaded path at this size: the carry
+        // runs through all of r and out.
+        let mut got = ones.clone();
+        assert_eq!(add_into(&mut got, &one), 1);
+        assert!(got.iter().all(|&l| l == 0));
     }
 
     /// Products shared with the helpers equal GMP's: balanced and odd

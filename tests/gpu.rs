@@ -601,6 +601,67 @@ fn gfp_sweep(api: &Api) -> String {
     format!("{} GPU operations in the product sweep; hooks: {}", mul_sweep(api), hooks(api))
 }
 
+/// Products shared among the devices (src/algorithms/product.rs,
+/// `product_over_devices`), which takes the products one device cannot
+/// hold: under `CUGMP_GPU_MEM_LIMIT=32M` here, products from about 2^17
+/// limbs. The product sweep, the cases below and threads spread over the
+/// devices, in a process of their own with CUGMP_LOG, whose log shows the
+/// devices opened and the products shared. Skipped (exit 3) where fewer
+/// than two devices open.
+fn devices_engine(_api: &Api) -> String {
+    let out = Command::new(std::env::current_exe().expect("current_exe"))
+        .args(["--child", "gpu_devices_sweep"])
+        .env("CUGMP_GPU_MEM_LIMIT", "32M")
+        .env("CUGMP_LOG", "1")
+        .output()
+        .expect("run the sweep");
+    let (stdout, log) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let opened = log.lines().filter(|l| l.starts_with("cugmp: GPU ") && l.contains("kernels loaded")).count();
+    if opened < 2 {
+        println!("{opened} device(s) opened: a product has no second device to share");
+        std::process::exit(SKIPPED);
+    }
+    let tail: Vec<&str> = log.lines().rev().take(20).collect();
+    assert!(out.status.success(), "the sweep failed over {opened} devices: {stdout}\n{}", tail.join("\n"));
+    let shared = log.lines().filter(|l| l.contains("shared among")).count();
+    assert!(shared > 0, "no product was shared among the devices");
+    format!("{opened} devices, {shared} products shared among them; {}", stdout.trim())
+}
+
+/// The body of `devices_engine`: the sweep, products cut unevenly, a
+/// square, and 8 threads at once (their products on both devices).
+fn devices_sweep(api: &Api) -> String {
+    let on_gpu = mul_sweep(api);
+    let mut rng = RandState::new();
+    for (an, bn) in [((1usize << 17) + 1, 1usize << 17), ((1 << 17) + 123, (1 << 16) - 7), (70_001, 1 << 18), (1 << 16, 1)] {
+        let (a, b) = (random_limbs(an, &mut rng), -random_limbs(bn, &mut rng));
+        assert!(mpz_product(api, &a, &b) == Integer::from(&a * &b), "MISMATCH: {an}x{bn} limbs over the devices");
+    }
+    let a = random_limbs(3 << 16, &mut rng);
+    assert!(mpz_product(api, &a, &a) == Integer::from(a.square_ref()), "MISMATCH: a square of 3 * 2^16 limbs over the devices");
+    let checked: usize = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..8u64)
+            .map(|t| {
+                scope.spawn(move || {
+                    let mut rng = RandState::new();
+                    rng.seed(&Integer::from(t * 7919 + 1));
+                    for k in 0..6 {
+                        let n = if k == 0 { 1 << 17 } else { 2048 + rng.bits(14) as usize };
+                        let (a, b) = (random_limbs(n, &mut rng), -random_limbs(n / 2 + 1, &mut rng));
+                        assert!(mpz_product(api, &a, &b) == Integer::from(&a * &b), "MISMATCH: thread {t}, {n} limbs");
+                    }
+                    6
+                })
+            })
+            .collect();
+        workers.into_iter().map(|w| w.join().expect("a worker thread panicked")).sum()
+    });
+    format!("{on_gpu} GPU operations in the product sweep; {checked} products from 8 threads right")
+}
+
+/// A child's exit status for a test it could not run here.
+const SKIPPED: i32 = 3;
+
 /// The tests; each runs in its own child process with its own environment.
 const TESTS: &[(&str, &[(&str, &str)])] = &[
     ("gpu_mem_limit_falls_back", &[("CUGMP_GPU_MEM_LIMIT", "1M")]),
@@ -608,12 +669,15 @@ const TESTS: &[(&str, &[(&str, &str)])] = &[
     ("gpu_fork_child_computes", &[]),
     ("gpu_matches_gmp", &[]),
     ("gpu_gfp_matches_gmp", &[]),
+    ("gpu_devices_match_gmp", &[]),
     // The fallback does not depend on size: these stop at 2^20 limbs.
     ("gpu_oom_falls_back_to_cpu", &[("CUGMP_FAULT", "gpu-oom"), ("CUGMP_TEST_MAX_LIMBS", "1048576")]),
     ("gpu_launch_failure_falls_back_to_cpu", &[("CUGMP_FAULT", "gpu-launch"), ("CUGMP_TEST_MAX_LIMBS", "1048576")]),
     ("gpu_check_mode_passes", &[("CUGMP_CHECK", "1")]),
     ("gpu_hooks_match_gmp", &[]),
-    ("gpu_split_product_matches_gmp", &[]),
+    // One device's plan in pieces: with several devices, this product
+    // would be shared among them.
+    ("gpu_split_product_matches_gmp", &[("CUGMP_GPUS", "1")]),
     ("gpu_force_min_limbs", &[("CUGMP_FORCE_MIN_LIMBS", "16")]),
     ("gpu_opens_beside_the_first_operation", &[("CUGMP_GPU", "auto")]),
     // Last: these run alone, after the others have finished (one holds the
@@ -643,6 +707,8 @@ fn child(name: &str) {
         "gpu_force_min_limbs" => Some(force_min),
         "gpu_gfp_matches_gmp" => Some(gfp_engine),
         "gpu_gfp_sweep" => Some(gfp_sweep),
+        "gpu_devices_match_gmp" => Some(devices_engine),
+        "gpu_devices_sweep" => Some(devices_sweep),
         _ => None,
     };
     if let Some(test) = special {
@@ -726,7 +792,10 @@ fn main() {
             continue;
         };
         let out = child;
-        if out.status.success() {
+        if out.status.code() == Some(SKIPPED) {
+            println!("test {name} ... skipped ({})", String::from_utf8_lossy(&out.stdout).trim());
+            skipped += 1;
+        } else if out.status.success() {
             println!("test {name} ... ok ({})", String::from_utf8_lossy(&out.stdout).trim());
             passed += 1;
         } else {
@@ -740,7 +809,7 @@ fn main() {
         TESTS.len() - selected.len()
     );
     if skipped > 0 {
-        println!("{skipped} GPU tests skipped: no usable GPU on this machine");
+        println!("{skipped} GPU tests skipped, each for the reason given above");
     }
     std::process::exit(if failed == 0 { 0 } else { 1 });
 }

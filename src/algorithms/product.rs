@@ -16,7 +16,7 @@ use super::route::{cpu_only, cpu_reference, product_route, route_at};
 use crate::config::{self, log, Fault};
 use crate::cpu;
 use crate::gmp::{embedded, mp_limb_t, mp_size_t};
-use crate::gpu::{Gpu, GpuError};
+use crate::gpu::{self, Gpu, GpuError};
 use crate::stats::{self, Op};
 
 /// `CUGMP_FAULT=mul`: corrupt one bit of a product so the tests can prove they
@@ -38,13 +38,69 @@ pub unsafe fn product_on_gpu(op: Op, up: *const mp_limb_t, un: usize, vp: *const
 /// `out = {up, un} * {vp, vn}` on `g` (`out` of un + vn limbs, as
 /// `product_with` takes the operands): false after a GPU failure (`out`
 /// then holds anything). A product the device cannot hold is made from
-/// halves (`product_in_halves`).
+/// halves: on all the devices at once where the process has several
+/// (`product_over_devices`), else on `g` (`product_in_halves`). Products
+/// one device holds stay on it: shared between two, they were slower,
+/// bound by the host's copies (RESULTS.md, "Products over two devices").
 pub unsafe fn product_into(g: &Gpu, op: Op, what: &str, u: (*const mp_limb_t, usize), v: (*const mp_limb_t, usize), out: &mut [mp_limb_t]) -> bool {
+    unsafe { product_on(g, gpu::all(), op, what, u, v, out) }
+}
+
+/// `product_into` on `g`, a product it cannot hold made from halves on
+/// `devices` at once where there are two or more, else on `g`.
+unsafe fn product_on(g: &Gpu, devices: &[Gpu], op: Op, what: &str, u: (*const mp_limb_t, usize), v: (*const mp_limb_t, usize), out: &mut [mp_limb_t]) -> bool {
     match unsafe { product_result(op, what, u, v, None, |u, v| g.mul_into(u, v, &mut *out).map(|()| &*out)) } {
         Ok(_) => true,
-        Err(GpuError::TooLarge) if u.1.max(v.1) >= SPLIT_FROM => unsafe { product_in_halves(g, op, what, u, v, out) },
+        Err(GpuError::TooLarge) if u.1.max(v.1) >= SPLIT_FROM => {
+            if devices.len() < 2 {
+                return unsafe { product_in_halves(g, op, what, u, v, out) };
+            }
+            // `g` first: it takes the low half.
+            let mut order: Vec<&Gpu> = vec![g];
+            order.extend(devices.iter().filter(|d| d.ordinal != g.ordinal));
+            unsafe { product_over_devices(&order, op, what, u, v, out) }
+        }
         Err(_) => false,
     }
+}
+
+/// `out = u * v` (as `product_into` takes them) from products on several
+/// devices at once: the longer operand cut in halves, the low half's
+/// product on the first half of `devices`, the high half's on the rest, on
+/// a thread of its own, each cut again while it has more than one device;
+/// the upper added in at the half on the host's cores (`cpu::halves_by`).
+/// Without a thread for the second half, both run here in turn.
+unsafe fn product_over_devices(devices: &[&Gpu], op: Op, what: &str, u: (*const mp_limb_t, usize), v: (*const mp_limb_t, usize), out: &mut [mp_limb_t]) -> bool {
+    if devices.len() < 2 {
+        return unsafe { product_on(devices[0], &[], op, what, u, v, out) };
+    }
+    let ((lp, ln), (sp, sn)) = if u.1 >= v.1 { (u, v) } else { (v, u) };
+    // SAFETY: the caller's operands, of the lengths given.
+    let (long, short) = unsafe { (std::slice::from_raw_parts(lp, ln), std::slice::from_raw_parts(sp, sn)) };
+    let (first, second) = devices.split_at(devices.len() / 2);
+    log!("{what}: {}x{} limbs shared among {} devices", u.1, v.1, devices.len());
+    let make = |parts: Vec<cpu::Part<'_>>| {
+        let mut parts = parts.into_iter();
+        let (Some((o0, x0, y0)), Some((o1, x1, y1))) = (parts.next(), parts.next()) else { return None };
+        // SAFETY (both halves): each part's operands are slices, its out
+        // apart from them and from the other part's.
+        let high = |o1: &mut [mp_limb_t]| unsafe { product_over_devices(second, op, what, (x1.as_ptr(), x1.len()), (y1.as_ptr(), y1.len()), o1) };
+        let mut low = || unsafe { product_over_devices(first, op, what, (x0.as_ptr(), x0.len()), (y0.as_ptr(), y0.len()), o0) };
+        // The high half's out, taken by its thread, or here if none starts.
+        let high_out = std::sync::Mutex::new(Some(o1));
+        let take = || high_out.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let both = std::thread::scope(|s| {
+            let spawned = std::thread::Builder::new().name("cugmp-device".into()).spawn_scoped(s, || take().is_some_and(high));
+            let low_done = low();
+            match spawned {
+                // A panic there (none is expected) counts as a failure.
+                Ok(h) => h.join().unwrap_or(false) && low_done,
+                Err(_) => take().is_some_and(high) && low_done,
+            }
+        });
+        both.then_some(())
+    };
+    cpu::halves_by(out, long, short, ln.div_ceil(2), make).is_some()
 }
 
 /// The longer operand's limbs from which a product the device refused
@@ -53,9 +109,8 @@ pub unsafe fn product_into(g: &Gpu, op: Op, what: &str, u: (*const mp_limb_t, us
 const SPLIT_FROM: usize = 1 << 16;
 
 /// `out = u * v` (as `product_into` takes them) from two products on `g`:
-/// the longer operand cut in halves, each half times the shorter routed
-/// through `product_into` again (so split again while the device cannot
-/// hold it), the upper added in at the half. One level of Karatsuba's
+/// the longer operand cut in halves, each half times the shorter made by
+/// `product_on` on `g` (so split again while it cannot hold it), the upper added in at the half. One level of Karatsuba's
 /// method instead (three products, not four, at the next level) was
 /// slower: its differences and sums on the host cost more than the fourth
 /// product saves (RESULTS.md, "Products beyond one device plan").
@@ -66,7 +121,7 @@ unsafe fn product_in_halves(g: &Gpu, op: Op, what: &str, u: (*const mp_limb_t, u
     log!("{what}: {}x{} limbs too large for the device; made from halves", u.1, v.1);
     let make = |parts: Vec<cpu::Part<'_>>| {
         // SAFETY: each part's operands are slices, its out apart from them.
-        parts.into_iter().all(|(o, x, y)| unsafe { product_into(g, op, what, (x.as_ptr(), x.len()), (y.as_ptr(), y.len()), o) }).then_some(())
+        parts.into_iter().all(|(o, x, y)| unsafe { product_on(g, &[], op, what, (x.as_ptr(), x.len()), (y.as_ptr(), y.len()), o) }).then_some(())
     };
     cpu::halves_by(out, long, short, ln.div_ceil(2), make).is_some()
 }

@@ -1,13 +1,14 @@
-//! The driver and the context: the process's one [`Gpu`] (context, module
-//! of kernels, streams), opened once by [`get`]; the errors every GPU
+//! The driver and the contexts: the process's [`Gpu`]s, one a device
+//! (context, module of kernels, streams), opened once, all together, by
+//! [`get`]; which of them a thread's work goes to; the errors every GPU
 //! operation returns; the claims on device memory against
 //! `CUGMP_GPU_MEM_LIMIT`; the fault switches; launch geometry.
 //!
 //! [`get`] returns None, silently unless `CUGMP_LOG=1`, when the GPU is
 //! off, the library was built without kernels, libcuda is absent, there is
 //! no device, or anything in initialisation fails; [`available`] says the
-//! same without waiting for the device's opening, which it starts on a
-//! thread of its own.
+//! same without waiting for the devices' opening, which it starts on a
+//! thread of its own. A device that fails to open leaves the others.
 
 use super::{gfp, linear, ntt, staging};
 use crate::config::{self, log, Fault, GpuMode};
@@ -114,6 +115,8 @@ pub(super) struct Kernels {
 }
 
 pub struct Gpu {
+    /// The device's ordinal in the driver's list.
+    pub ordinal: usize,
     pub name: String,
     pub total_mem: usize,
     pub compute_capability: (i32, i32),
@@ -131,9 +134,10 @@ pub struct Gpu {
 }
 
 /// A stream of the device's and what goes with it. A thread's GPU work all
-/// goes to one queue (`Gpu::queue`), the threads spread over the queues in
-/// turn: one thread's operations stay in order, other threads' run beside
-/// them, each operation's buffers on its own queue's streams. pi.c at 10^8
+/// goes to one device and one of its queues (`thread_slot`), the threads
+/// spread over the devices and queues in turn: one thread's operations stay
+/// in order, other threads' run beside them, each operation's buffers on its
+/// own queue's streams. pi.c at 10^8
 /// digits on 16 threads, its products on one stream, waited 3.9 ms for each
 /// GPU product of 1024 to 2047 limbs (RESULTS.md, "Products from many
 /// threads").
@@ -152,11 +156,22 @@ pub(super) struct Queue {
 }
 
 thread_local! {
-    /// This thread's queue, given on its first GPU operation (usize::MAX: none yet).
-    static QUEUE: std::cell::Cell<usize> = const { std::cell::Cell::new(usize::MAX) };
+    /// This thread's place among the devices' queues, given on its first
+    /// GPU operation (usize::MAX: none yet): device `slot % devices`, queue
+    /// `slot / devices` of that device's (modulo its queues).
+    static SLOT: std::cell::Cell<usize> = const { std::cell::Cell::new(usize::MAX) };
 }
-/// The queue the next thread gets (modulo the queues).
-static NEXT_QUEUE: AtomicUsize = AtomicUsize::new(0);
+/// The slot the next thread gets.
+static NEXT_SLOT: AtomicUsize = AtomicUsize::new(0);
+
+fn thread_slot() -> usize {
+    SLOT.with(|l| {
+        if l.get() == usize::MAX {
+            l.set(NEXT_SLOT.fetch_add(1, Relaxed));
+        }
+        l.get()
+    })
+}
 
 /// Products in progress on a queue and their result limbs: a new one of
 /// the queue's waits behind them.
@@ -192,7 +207,8 @@ pub struct InFlight {
     pub limbs: usize,
 }
 
-static GPU: OnceLock<Option<Gpu>> = OnceLock::new();
+/// The devices opened (none: the CPU engine serves the process).
+static GPUS: OnceLock<Vec<Gpu>> = OnceLock::new();
 /// The process that first asked for the device: a CUDA context does not
 /// survive fork(), so a child (another pid) computes on the CPU engine, and
 /// never waits on an opening its parent's thread was doing.
@@ -208,13 +224,26 @@ fn in_owner() -> bool {
     false
 }
 
-/// The process's GPU engine, opened on this thread if no one has yet, or
-/// None (see the module doc).
+/// This thread's device (the devices opened on this thread if no one has
+/// yet), or None (see the module doc).
 pub fn get() -> Option<&'static Gpu> {
+    thread_device(all())
+}
+
+/// Every device opened (opened on this thread if no one has yet); empty
+/// where [`get`] gives None.
+pub fn all() -> &'static [Gpu] {
     if !in_owner() {
+        return &[];
+    }
+    GPUS.get_or_init(init)
+}
+
+fn thread_device(gpus: &'static [Gpu]) -> Option<&'static Gpu> {
+    if gpus.is_empty() {
         return None;
     }
-    GPU.get_or_init(init).as_ref()
+    Some(&gpus[thread_slot() % gpus.len()])
 }
 
 /// The GPU engine as it stands, without waiting for it.
@@ -234,8 +263,8 @@ pub fn available() -> Availability {
     if !in_owner() {
         return Availability::Absent;
     }
-    if let Some(opened) = GPU.get() {
-        return opened.as_ref().map_or(Availability::Absent, Availability::Ready);
+    if let Some(opened) = GPUS.get() {
+        return thread_device(opened).map_or(Availability::Absent, Availability::Ready);
     }
     if quick_refusal().is_some() {
         // init() refuses at once; the answer is kept.
@@ -295,32 +324,45 @@ pub fn reserve(bytes: usize) -> Result<Reservation, GpuError> {
     Ok(Reservation(bytes))
 }
 
-fn init() -> Option<Gpu> {
+fn init() -> Vec<Gpu> {
     if let Some(why) = quick_refusal() {
         log!("{why}");
-        return None;
+        return Vec::new();
     }
-    match std::panic::catch_unwind(open) {
-        Ok(Ok(gpu)) => {
-            log!(
-                "GPU: {} (compute {}.{}, {} SMs, {} MiB); kernels loaded",
-                gpu.name,
-                gpu.compute_capability.0,
-                gpu.compute_capability.1,
-                gpu.multiprocessors,
-                gpu.total_mem >> 20
-            );
-            Some(gpu)
-        }
+    let count = match std::panic::catch_unwind(CudaContext::device_count) {
+        Ok(Ok(n)) => n.max(0) as usize,
         Ok(Err(e)) => {
             log!("GPU unavailable ({e}): CPU engine only");
-            None
+            return Vec::new();
         }
         Err(_) => {
             log!("GPU unavailable (the CUDA bindings panicked): CPU engine only");
-            None
+            return Vec::new();
+        }
+    };
+    let wanted = count.min(config::get().gpus.unwrap_or(usize::MAX));
+    let mut gpus = Vec::new();
+    for ordinal in 0..wanted {
+        match std::panic::catch_unwind(|| open(ordinal)) {
+            Ok(Ok(gpu)) => {
+                log!(
+                    "GPU {ordinal}: {} (compute {}.{}, {} SMs, {} MiB); kernels loaded",
+                    gpu.name,
+                    gpu.compute_capability.0,
+                    gpu.compute_capability.1,
+                    gpu.multiprocessors,
+                    gpu.total_mem >> 20
+                );
+                gpus.push(gpu);
+            }
+            Ok(Err(e)) => log!("GPU {ordinal} unavailable ({e})"),
+            Err(_) => log!("GPU {ordinal} unavailable (the CUDA bindings panicked)"),
         }
     }
+    if gpus.is_empty() {
+        log!("no device opened ({count} found): CPU engine only");
+    }
+    gpus
 }
 
 #[cfg(cugmp_kernels)]
@@ -333,11 +375,8 @@ fn fatbin() -> &'static [u8] {
     &[]
 }
 
-fn open() -> Result<Gpu, GpuError> {
-    if CudaContext::device_count()? < 1 {
-        return Err(GpuError::Driver(DriverError(cudarc::driver::sys::CUresult::CUDA_ERROR_NO_DEVICE)));
-    }
-    let ctx = CudaContext::new(0)?;
+fn open(ordinal: usize) -> Result<Gpu, GpuError> {
+    let ctx = CudaContext::new(ordinal)?;
     let module = ctx.load_module(cudarc::nvrtc::Ptx::from_binary(fatbin().to_vec()))?;
     let kernels = Kernels {
         add: module.load_function("cugmp_add")?,
@@ -417,6 +456,7 @@ fn open() -> Result<Gpu, GpuError> {
         queues.push(Queue { stream, upload, scan: Mutex::new(linear::ScanState::default()), busy: Busy::default() });
     }
     Ok(Gpu {
+        ordinal,
         name: ctx.name()?,
         total_mem: ctx.total_mem()?,
         compute_capability: ctx.compute_capability()?,
@@ -480,16 +520,17 @@ impl Gpu {
         InFlight { products: busy.products.load(Relaxed), limbs: busy.limbs.load(Relaxed) }
     }
 
-    /// This thread's queue.
+    /// This thread's queue on this device.
     pub(super) fn queue(&self) -> &Queue {
-        let k = QUEUE.with(|l| {
-            if l.get() == usize::MAX {
-                l.set(NEXT_QUEUE.fetch_add(1, Relaxed));
-            }
-            l.get()
-        });
+        let devices = GPUS.get().map_or(1, |g| g.len().max(1));
         // At least one queue: the first is the default stream, always there.
-        &self.queues[k % self.queues.len()]
+        &self.queues[(thread_slot() / devices) % self.queues.len()]
+    }
+
+    /// Make this device's context the thread's current one, for the
+    /// driver's calls that act on the current context (free memory).
+    pub(super) fn bind(&self) -> Result<(), GpuError> {
+        Ok(self.ctx.bind_to_thread()?)
     }
 
     /// This thread's queue's stream.

@@ -50,4 +50,4 @@ pub mod powm;
 pub mod resident;
 pub mod staging;
 
-pub use device::{available, get, reserve, Availability, Gpu, GpuError, InFlight, Reservation, KERNELS_COMPILED};
+pub use device::{all, available, get, reserve, Availability, Gpu, GpuError, InFlight, Reservation, KERNELS_COMPILED};

@@ -37,7 +37,8 @@ pub(crate) mod field;
 #[cfg(test)]
 mod model;
 
-use crate::gpu::device::{Gpu, GpuError};
+use crate::gpu::device::{Gpu, GpuError, Reservation};
+use crate::gpu::ntt::claim;
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, PushKernelArg};
 use field::Elem;
 use std::sync::{Arc, Mutex};
@@ -110,6 +111,9 @@ pub(in crate::gpu) struct Roots(Mutex<Option<Arc<RootTable>>>);
 pub(in crate::gpu) struct RootTable {
     log: u32,
     table: CudaSlice<i64>,
+    /// The table's bytes, counted against `CUGMP_GPU_MEM_LIMIT` while it is
+    /// kept or a product still holds it.
+    _claim: Reservation,
 }
 
 /// Device bytes a product with a transform of 2^log_n points takes beside
@@ -131,10 +135,7 @@ impl Gpu {
         // theirs). A table that would not fit leaves the product to the
         // NTT (TooLarge), as the product's own buffers do.
         *kept = None;
-        let bytes = (field::K * 8) << log_n;
-        if bytes > cudarc::driver::result::mem_get_info()?.0 / 10 * 9 {
-            return Err(GpuError::TooLarge);
-        }
+        let claim = claim(self, (field::K * 8) << log_n)?;
         let h = log_n.div_ceil(2);
         let (a, b) = root_factors(log_n, h);
         let flat = |v: Vec<Elem>| v.iter().flat_map(|e| e.0).collect::<Vec<i64>>();
@@ -145,7 +146,7 @@ impl Gpu {
         launch!(self, stream, gfp_roots, n as usize, &mut table, &da, &db, &h, &n);
         // Other queues read the table as soon as it is kept.
         stream.synchronize()?;
-        let t = Arc::new(RootTable { log: log_n, table });
+        let t = Arc::new(RootTable { log: log_n, table, _claim: claim });
         *kept = Some(t.clone());
         Ok(t)
     }

@@ -26,5 +26,5 @@ mod model;
 
 pub use plan::{bytes_moved, cyclic_shape, cyclic_size};
 pub(crate) use plan::TILE_LOG;
-pub(super) use product::Second;
+pub(super) use product::{claim, Second};
 pub(super) use transform::Tables;

@@ -91,10 +91,11 @@ impl Drop for Beside {
 /// A claim on the device memory one product takes (TooLarge, so the CPU
 /// does it, when the device or CUGMP_GPU_MEM_LIMIT lacks it), after the
 /// fault switches had their say.
-fn claim(bytes: usize) -> Result<Reservation, GpuError> {
+pub(in crate::gpu) fn claim(g: &Gpu, bytes: usize) -> Result<Reservation, GpuError> {
     // Asking the driver costs a call; a product this small fails over to
     // the CPU just as well if its allocations do.
     if bytes > SMALL_PRODUCT_BYTES {
+        g.bind()?;
         let (free, _) = cudarc::driver::result::mem_get_info()?;
         // Leave a tenth of the free memory to others.
         if bytes > free / 10 * 9 {
@@ -119,7 +120,7 @@ impl Gpu {
         assert!(un > 0 && vn > 0 && un <= rn && vn <= rn, "mulmod_bnm1_into takes operands of 1 to n limbs");
         let shape = cyclic_shape(rn).ok_or(GpuError::TooLarge)?;
         let compute = |stream: &Arc<CudaStream>, du: &CudaSlice<u64>, v: Second<'_>| {
-            let _claim = claim(cyclic_device_bytes(shape, rn))?;
+            let _claim = claim(self, cyclic_device_bytes(shape, rn))?;
             self.convolve(stream, shape, (addr(du, stream), un), v, rn, true)
         };
         self.on_device(u, v, true, compute, |stream, t| self.copy_from_device_into(stream, t, out))
@@ -251,7 +252,7 @@ impl Gpu {
             }
         }
         let plan = check_bounds(un, vn)?;
-        let _claim = claim(device_bytes(un, vn))?;
+        let _claim = claim(self, device_bytes(un, vn))?;
         self.product_at(stream, plan, (addr(u, stream), un), v)
     }
 
@@ -259,7 +260,7 @@ impl Gpu {
     /// of 2^log_n points (`gfp::transform_log`).
     fn gfp_product_dev(&self, stream: &Arc<CudaStream>, (up, un): (u64, usize), v: Second<'_>, log_n: u32) -> Result<CudaSlice<u64>, GpuError> {
         let vn = v.limbs(un);
-        let _claim = claim(gfp::device_bytes(log_n, un + vn, matches!(v, Second::Square)))?;
+        let _claim = claim(self, gfp::device_bytes(log_n, un + vn, matches!(v, Second::Square)))?;
         let mut slot = None;
         let v = match v {
             Second::Square => None,
