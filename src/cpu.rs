@@ -202,19 +202,19 @@ fn karatsuba_by<R>(out: &mut [mp_limb_t], u: &[mp_limb_t], v: &[mp_limb_t], k: u
     Some(made)
 }
 
-/// u v with u = u0 + u1 B^k and v no longer than u0: u0 v into the bottom
-/// of `out` and u1 v beside it, the two made by `make` (None: it failed,
-/// `out` holds anything), then u1 v added at B^k.
+/// u v with u = u0 + u1 B^k (0 < k < u.len()): u0 v into the bottom of
+/// `out` and u1 v beside it, the two made by `make` (None: it failed, `out`
+/// holds anything), then u1 v added at B^k: its low v.len() limbs onto u0
+/// v's top, the rest copied above (on the host's cores where large).
 pub fn halves_by<R>(out: &mut [mp_limb_t], u: &[mp_limb_t], v: &[mp_limb_t], k: usize, make: impl FnOnce(Vec<Part<'_>>) -> Option<R>) -> Option<R> {
     let (u0, u1) = u.split_at(k);
     let vn = v.len();
     let mut t = vec![0; u1.len() + vn];
-    let made = {
-        let (low, high) = out.split_at_mut(k + vn);
-        high.fill(0);
-        make(vec![(low, u0, v), (&mut t, u1, v)])?
-    };
-    let carry = add_into(&mut out[k..], &t);
+    let made = make(vec![(&mut out[..k + vn], u0, v), (&mut t, u1, v)])?;
+    let (mid, top) = out[k..].split_at_mut(vn);
+    parallel::copy_limbs(top, &t[vn..]);
+    let carry = add_into(mid, &t[..vn]);
+    let carry = carry_on(top, carry);
     debug_assert_eq!(carry, 0);
     Some(made)
 }
@@ -384,6 +384,28 @@ mod tests {
         let mut got = ones.clone();
         assert_eq!(add_into(&mut got, &one), 1);
         assert!(got.iter().all(|&l| l == 0));
+    }
+
+    /// A product from halves (`halves_by`, each half by GMP) equals GMP's
+    /// whole product, at sizes whose sums and copies run on threads, with
+    /// the shorter operand longer than a half and shorter, and with
+    /// all-ones operands, whose halves' sum carries through the top.
+    #[test]
+    fn products_from_halves_match_gmp() {
+        let mut state = 0x0bad_cafe_1234_5678u64;
+        let n = THREADED_ADD_LIMBS + 1001;
+        let (a, b) = (random_limbs(&mut state, n), random_limbs(&mut state, n - 17));
+        let (ones_a, ones_b) = (vec![mp_limb_t::MAX; n], vec![mp_limb_t::MAX; n / 3]);
+        for (u, v) in [(&a, &b), (&a, &b[..300].to_vec()), (&ones_a, &ones_b), (&ones_a, &ones_a)] {
+            let mut want = vec![0; u.len() + v.len()];
+            mul(&mut want, u, v);
+            let mut got = vec![7; u.len() + v.len()];
+            let made = halves_by(&mut got, u, v, u.len().div_ceil(2), |parts| {
+                parts.into_iter().for_each(|(o, x, y)| mul(o, x, y));
+                Some(())
+            });
+            assert!(made.is_some() && got == want, "{} x {} limbs from halves", u.len(), v.len());
+        }
     }
 
     /// Products shared with the helpers equal GMP's: balanced and odd
