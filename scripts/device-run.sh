@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine, over a tree packed by scripts/pack-device.sh:
-#   bash scripts/device-run.sh [gpu|differential|tests|gmp|bench|ab|perf|perf-ab|percall|pi|ops|python|batch|gf2x|beyond|gfp|devices|profile|radix|hostcopy|pipeline|phases|ncu|ncu-source|sanitize|fuzz|all]    (default: all)
+#   bash scripts/device-run.sh [gpu|differential|tests|gmp|bench|ab|perf|perf-ab|percall|pi|ops|python|batch|gf2x|beyond|gfp|devices|first|profile|radix|hostcopy|pipeline|phases|ncu|ncu-source|sanitize|fuzz|all]    (default: all)
 # gpu: the GPU tests alone; differential: the differential suite under
 # CUGMP_GPU=force and the C programs (cuGMP against static GMP); tests: both
 # of those; gmp: GMP's own tests/mpz and tests/mpn on libcugmp.so; fuzz:
@@ -20,7 +20,10 @@
 # devices (a host of two GPUs or more): the GPU tests with every device
 # open, products of 2^26 to 2^29 limbs through mpn_mul with one device and
 # with two (CUGMP_GPUS; CUGMP_DEVICE_LOGS), and the links between
-# the devices (benches/nvlink.py: peer copies, NCCL's all-to-all); pi:
+# the devices (benches/nvlink.py: peer copies, NCCL's all-to-all); first:
+# the first large operation of a fresh Python process (gmpy2's wheel, its
+# own GMP against cuGMP preloaded), CUGMP_FIRST_REPEATS pairs (default 15)
+# in turn, with the medians (first.md); pi:
 # benches/programs/pi.c on static GMP and on cuGMP (off and auto) in turn; radix: mpz_get_str over radix conversion's levels and against
 # pack/alt's libraries (radix.md; CUGMP_SWEEP_HOOK=sqrt or tdiv_qr times
 # that hook instead, the levels sweep then moot);
@@ -221,6 +224,38 @@ if [ "$what" = devices ]; then
     done
     python3 benches/nvlink.py 2>&1 | tee "$out/nvlink.md"
     note "devices: $out/devices.md, $out/nvlink.md"
+fi
+
+if [ "$what" = first ]; then
+    site=/tmp/cugmp-site
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target "$site" .whl/*.whl
+    lib=$PWD/pack/deps/libcugmp.so
+    rm -f "$out/first.md"
+    for repeat in $(seq "${CUGMP_FIRST_REPEATS:-15}"); do
+        echo "| GMP | $repeat $(PYTHONPATH=$site python3 benches/programs/python_ops.py first 2>&1)" | tee -a "$out/first.md"
+        for mode in ${CUGMP_FIRST_MODES:-auto}; do
+            name=cuGMP; [ "$mode" = auto ] || name="cuGMP $mode"
+            echo "| $name | $repeat $(PYTHONPATH=$site CUGMP_GPU=$mode LD_PRELOAD=$lib python3 benches/programs/python_ops.py first 2>&1)" | tee -a "$out/first.md"
+        done
+    done
+    python3 - "$out/first.md" <<'PY' | tee -a "$out/first.md"
+import statistics, sys
+rows = [line.split("|") for line in open(sys.argv[1]) if line.startswith("| ")]
+times = {}
+sums = {}
+for r in rows:
+    times.setdefault(r[1].strip(), []).append(float(r[4]))
+    sums.setdefault(r[1].strip(), set()).add(r[5].strip())
+g = statistics.median(times["GMP"])
+parts = []
+for name, t in times.items():
+    q = sorted(t)
+    parts.append(f"{name}: median {statistics.median(t):.3f} s (GMP / it {g / statistics.median(t):.2f}x), "
+                 f"quartiles {q[len(q) // 4]:.3f} and {q[3 * len(q) // 4]:.3f}, {q[0]:.3f} to {q[-1]:.3f}")
+same = len(set().union(*sums.values())) == 1
+print(f"{len(times['GMP'])} processes each; " + "; ".join(parts) + f"; checksums {'same' if same else 'DIFFERENT'}")
+PY
+    note "first: $(tail -1 "$out/first.md")"
 fi
 
 if [ "$what" = ncu ]; then
