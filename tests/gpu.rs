@@ -583,18 +583,30 @@ fn threads(api: &Api) -> String {
 /// and GMP's algorithms through the hooks, in a process of their own with
 /// CUGMP_LOG, whose log shows that the engine took the products.
 fn gfp_engine(_api: &Api) -> String {
-    let out = Command::new(std::env::current_exe().expect("current_exe"))
-        .args(["--child", "gpu_gfp_sweep"])
-        .env("CUGMP_PRODUCT", "gfp")
-        .env("CUGMP_LOG", "1")
-        .output()
-        .expect("run the sweep");
-    let (stdout, log) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    let tail: Vec<&str> = log.lines().rev().take(20).collect();
-    assert!(out.status.success(), "the sweep failed under CUGMP_PRODUCT=gfp: {stdout}\n{}", tail.join("\n"));
+    let (ok, stdout, log) = logged_child("gpu_gfp_sweep", &[("CUGMP_PRODUCT", "gfp")]);
+    assert!(ok, "the sweep failed under CUGMP_PRODUCT=gfp: {stdout}\n{}", log_tail(&log));
     let by_gfp = log.lines().filter(|l| l.contains("generalized Fermat prime")).count();
     assert!(by_gfp > 0, "no product ran on the generalized-Fermat-prime engine");
     format!("{by_gfp} products by the generalized-Fermat-prime FFT; {}", stdout.trim())
+}
+
+/// This binary's child test `name` run with `env` and CUGMP_LOG: whether it
+/// passed, its output, its log (stderr).
+fn logged_child(name: &str, env: &[(&str, &str)]) -> (bool, String, String) {
+    let mut cmd = Command::new(std::env::current_exe().expect("current_exe"));
+    cmd.args(["--child", name]).env("CUGMP_LOG", "1");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("run the child");
+    (out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+/// A log's last 20 lines, for a failure's message.
+fn log_tail(log: &str) -> String {
+    let mut tail: Vec<&str> = log.lines().rev().take(20).collect();
+    tail.reverse();
+    tail.join("\n")
 }
 
 fn gfp_sweep(api: &Api) -> String {
@@ -609,20 +621,13 @@ fn gfp_sweep(api: &Api) -> String {
 /// devices opened and the products shared. Skipped (exit 3) where fewer
 /// than two devices open.
 fn devices_engine(_api: &Api) -> String {
-    let out = Command::new(std::env::current_exe().expect("current_exe"))
-        .args(["--child", "gpu_devices_sweep"])
-        .env("CUGMP_GPU_MEM_LIMIT", "32M")
-        .env("CUGMP_LOG", "1")
-        .output()
-        .expect("run the sweep");
-    let (stdout, log) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let (ok, stdout, log) = logged_child("gpu_devices_sweep", &[("CUGMP_GPU_MEM_LIMIT", "32M")]);
     let opened = log.lines().filter(|l| l.starts_with("cugmp: GPU ") && l.contains("kernels loaded")).count();
     if opened < 2 {
         println!("{opened} device(s) opened: a product has no second device to share");
         std::process::exit(SKIPPED);
     }
-    let tail: Vec<&str> = log.lines().rev().take(20).collect();
-    assert!(out.status.success(), "the sweep failed over {opened} devices: {stdout}\n{}", tail.join("\n"));
+    assert!(ok, "the sweep failed over {opened} devices: {stdout}\n{}", log_tail(&log));
     let shared = log.lines().filter(|l| l.contains("shared among")).count();
     assert!(shared > 0, "no product was shared among the devices");
     format!("{opened} devices, {shared} products shared among them; {}", stdout.trim())
