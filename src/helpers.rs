@@ -123,7 +123,7 @@ fn help(board: &'static Board) {
             continue;
         }
         spins = spins.wrapping_add(1);
-        if spins % 64 != 0 || last.elapsed() < SPIN {
+        if !spins.is_multiple_of(64) || last.elapsed() < SPIN {
             std::hint::spin_loop();
             continue;
         }

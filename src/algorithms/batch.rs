@@ -59,7 +59,7 @@ const WORK_PER_CLAIM: u64 = 20_000;
 fn needs_temporaries(r: &[mpz_ptr], inputs: &[&[mpz_srcptr]]) -> bool {
     let (lo, hi) = r.iter().fold((usize::MAX, 0), |(lo, hi), &p| (lo.min(p as usize), hi.max(p as usize)));
     let ordered = r.windows(2).all(|w| w[0] < w[1]) || r.windows(2).all(|w| w[0] > w[1]);
-    let inside = |list: &&[mpz_srcptr]| list.iter().zip(r).any(|(&p, &own)| (lo..=hi).contains(&(p as usize)) && p as usize != own as usize);
+    let inside = |list: &&[mpz_srcptr]| list.iter().zip(r).any(|(&p, &own)| (lo..=hi).contains(&(p as usize)) && !std::ptr::eq(p, own.cast_const()));
     if ordered && !inputs.iter().any(inside) {
         return false;
     }

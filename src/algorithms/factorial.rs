@@ -174,7 +174,7 @@ fn odd_primes_up_to(n: u64) -> Vec<u64> {
         }
         i += 1;
     }
-    (1..count).filter(|&i| !composite[i] && 2 * i + 1 <= n as usize).map(|i| 2 * i as u64 + 1).collect()
+    (1..count).filter(|&i| !composite[i] && 2 * i < n as usize).map(|i| 2 * i as u64 + 1).collect()
 }
 
 /// The product of each list of `lists` (values below 2^32), trimmed ([1]
