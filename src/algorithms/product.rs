@@ -110,10 +110,11 @@ const SPLIT_FROM: usize = 1 << 16;
 
 /// `out = u * v` (as `product_into` takes them) from two products on `g`:
 /// the longer operand cut in halves, each half times the shorter made by
-/// `product_on` on `g` (so split again while it cannot hold it), the upper added in at the half. One level of Karatsuba's
-/// method instead (three products, not four, at the next level) was
-/// slower: its differences and sums on the host cost more than the fourth
-/// product saves (RESULTS.md, "Products beyond one device plan").
+/// `product_on` on `g` (so split again while it cannot hold it), the upper
+/// added in at the half. One level of Karatsuba's method instead (three
+/// products, not four, at the next level) was slower: its differences and
+/// sums on the host cost more than the fourth product saves (RESULTS.md,
+/// "Products beyond one device plan").
 unsafe fn product_in_halves(g: &Gpu, op: Op, what: &str, u: (*const mp_limb_t, usize), v: (*const mp_limb_t, usize), out: &mut [mp_limb_t]) -> bool {
     let ((lp, ln), (sp, sn)) = if u.1 >= v.1 { (u, v) } else { (v, u) };
     // SAFETY: the caller's operands, of the lengths given.
