@@ -95,11 +95,8 @@ fn add_into(r: &mut [mp_limb_t], x: &[mp_limb_t]) -> mp_limb_t {
         return add_into_on_threads(r, x);
     }
     // SAFETY: r in place (GMP allows rp == up), x apart, lengths as given.
-    unsafe {
-        let rp = r.as_mut_ptr();
-        let carry = embedded::mpn_add_n(rp, rp, x.as_ptr(), xn as mp_size_t);
-        if carry != 0 && rn > xn { embedded::mpn_add_1(rp.add(xn), rp.add(xn), (rn - xn) as mp_size_t, carry) } else { carry }
-    }
+    let carry = unsafe { embedded::mpn_add_n(r.as_mut_ptr(), r.as_ptr(), x.as_ptr(), xn as mp_size_t) };
+    carry_on(&mut r[xn..], carry)
 }
 
 /// `add_into` with x cut into pieces added on threads at once, each
