@@ -43,15 +43,17 @@ pub unsafe fn product_on_gpu(op: Op, up: *const mp_limb_t, un: usize, vp: *const
 /// one device holds stay on it: shared between two, they were slower,
 /// bound by the host's copies (RESULTS.md, "Products over two devices").
 pub unsafe fn product_into(g: &Gpu, op: Op, what: &str, u: (*const mp_limb_t, usize), v: (*const mp_limb_t, usize), out: &mut [mp_limb_t]) -> bool {
-    unsafe { product_on(g, gpu::all(), op, what, u, v, out) }
+    unsafe { product_on(g, true, op, what, u, v, out) }
 }
 
-/// `product_into` on `g`, a product it cannot hold made from halves on
-/// `devices` at once where there are two or more, else on `g`.
-unsafe fn product_on(g: &Gpu, devices: &[Gpu], op: Op, what: &str, u: (*const mp_limb_t, usize), v: (*const mp_limb_t, usize), out: &mut [mp_limb_t]) -> bool {
+/// `product_into` on `g`, a product it cannot hold made from halves: with
+/// `spread`, on all the devices at once where there are two or more, else
+/// on `g`.
+unsafe fn product_on(g: &Gpu, spread: bool, op: Op, what: &str, u: (*const mp_limb_t, usize), v: (*const mp_limb_t, usize), out: &mut [mp_limb_t]) -> bool {
     match unsafe { product_result(op, what, u, v, None, |u, v| g.mul_into(u, v, &mut *out).map(|()| &*out)) } {
         Ok(_) => true,
         Err(GpuError::TooLarge) if u.1.max(v.1) >= SPLIT_FROM => {
+            let devices = if spread { gpu::all() } else { &[] };
             if devices.len() < 2 {
                 return unsafe { product_in_halves(g, op, what, u, v, out) };
             }
@@ -72,7 +74,7 @@ unsafe fn product_on(g: &Gpu, devices: &[Gpu], op: Op, what: &str, u: (*const mp
 /// Without a thread for the second half, both run here in turn.
 unsafe fn product_over_devices(devices: &[&Gpu], op: Op, what: &str, u: (*const mp_limb_t, usize), v: (*const mp_limb_t, usize), out: &mut [mp_limb_t]) -> bool {
     if devices.len() < 2 {
-        return unsafe { product_on(devices[0], &[], op, what, u, v, out) };
+        return unsafe { product_on(devices[0], false, op, what, u, v, out) };
     }
     let ((lp, ln), (sp, sn)) = if u.1 >= v.1 { (u, v) } else { (v, u) };
     // SAFETY: the caller's operands, of the lengths given.
@@ -122,7 +124,7 @@ unsafe fn product_in_halves(g: &Gpu, op: Op, what: &str, u: (*const mp_limb_t, u
     log!("{what}: {}x{} limbs too large for the device; made from halves", u.1, v.1);
     let make = |parts: Vec<cpu::Part<'_>>| {
         // SAFETY: each part's operands are slices, its out apart from them.
-        parts.into_iter().all(|(o, x, y)| unsafe { product_on(g, &[], op, what, (x.as_ptr(), x.len()), (y.as_ptr(), y.len()), o) }).then_some(())
+        parts.into_iter().all(|(o, x, y)| unsafe { product_on(g, false, op, what, (x.as_ptr(), x.len()), (y.as_ptr(), y.len()), o) }).then_some(())
     };
     cpu::halves_by(out, long, short, ln.div_ceil(2), make).is_some()
 }
