@@ -22,8 +22,9 @@
 # with two (CUGMP_GPUS; CUGMP_DEVICE_LOGS), and the links between
 # the devices (benches/nvlink.py: peer copies, NCCL's all-to-all); first:
 # the first large operation of a fresh Python process (gmpy2's wheel, its
-# own GMP against cuGMP preloaded), CUGMP_FIRST_REPEATS pairs (default 15)
-# in turn, with the medians (first.md); pi:
+# own GMP against cuGMP preloaded, and pack/alt's libraries with
+# CUGMP_FIRST_ALT=1), CUGMP_FIRST_REPEATS passes (default 15) in turn, with
+# the medians (first.md); pi:
 # benches/programs/pi.c on static GMP and on cuGMP (off and auto) in turn; radix: mpz_get_str over radix conversion's levels and against
 # pack/alt's libraries (radix.md; CUGMP_SWEEP_HOOK=sqrt or tdiv_qr times
 # that hook instead, the levels sweep then moot);
@@ -229,13 +230,21 @@ fi
 if [ "$what" = first ]; then
     site=/tmp/cugmp-site
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target "$site" .whl/*.whl
-    lib=$PWD/pack/deps/libcugmp.so
+    # With CUGMP_FIRST_ALT=1, each pack/alt/*/libcugmp.so in turn after this
+    # tree's, named by its revision.
+    libs=("$PWD/pack/deps/libcugmp.so")
+    if [ -n "${CUGMP_FIRST_ALT:-}" ]; then
+        for alt in pack/alt/*/libcugmp.so; do [ -f "$alt" ] && libs+=("$PWD/$alt"); done
+    fi
     rm -f "$out/first.md"
     for repeat in $(seq "${CUGMP_FIRST_REPEATS:-15}"); do
         echo "| GMP | $repeat $(PYTHONPATH=$site python3 benches/programs/python_ops.py first 2>&1)" | tee -a "$out/first.md"
-        for mode in ${CUGMP_FIRST_MODES:-auto}; do
-            name=cuGMP; [ "$mode" = auto ] || name="cuGMP $mode"
-            echo "| $name | $repeat $(PYTHONPATH=$site CUGMP_GPU=$mode LD_PRELOAD=$lib python3 benches/programs/python_ops.py first 2>&1)" | tee -a "$out/first.md"
+        for lib in "${libs[@]}"; do
+            name=cuGMP; [ "$lib" = "${libs[0]}" ] || name="cuGMP $(basename "$(dirname "$lib")")"
+            for mode in ${CUGMP_FIRST_MODES:-auto}; do
+                label=$name; [ "$mode" = auto ] || label="$name $mode"
+                echo "| $label | $repeat $(PYTHONPATH=$site CUGMP_GPU=$mode LD_PRELOAD=$lib python3 benches/programs/python_ops.py first 2>&1)" | tee -a "$out/first.md"
+            done
         done
     done
     python3 - "$out/first.md" <<'PY' | tee -a "$out/first.md"

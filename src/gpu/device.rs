@@ -256,9 +256,13 @@ pub enum Availability {
 }
 
 /// The GPU engine if it is open; else the quick refusals (GPU off, no
-/// kernels, no driver) answered at once, and the device's opening (driver,
-/// context, module: a few hundred milliseconds, which a program's first
-/// large operation would otherwise wait for) started on a thread of its own.
+/// kernels) answered at once, and the device's opening (driver, context,
+/// module: a few hundred milliseconds, which a program's first large
+/// operation would otherwise wait for) started on a thread of its own.
+/// Whether the driver is there at all is the opener's question too: asking
+/// it loads and unloads libcuda, which the first large operation would
+/// otherwise wait for (RESULTS.md, "The first large operation of a
+/// process").
 pub fn available() -> Availability {
     if !in_owner() {
         return Availability::Absent;
@@ -282,18 +286,13 @@ pub fn available() -> Availability {
     Availability::Opening
 }
 
-/// Why this process can have no GPU without asking the driver anything
-/// more than whether it is there.
+/// Why this process can have no GPU, known without loading the driver.
 fn quick_refusal() -> Option<&'static str> {
     if config::get().gpu == GpuMode::Off {
         return Some("GPU disabled (CUGMP_GPU=off)");
     }
     if !KERNELS_COMPILED {
         return Some("built without GPU kernels (no nvcc at build time): CPU engine only");
-    }
-    // cudarc panics on the first driver call when libcuda is missing: ask first.
-    if !unsafe { cudarc::driver::sys::is_culib_present() } {
-        return Some("no CUDA driver (libcuda) found: CPU engine only");
     }
     None
 }
@@ -327,6 +326,11 @@ pub fn reserve(bytes: usize) -> Result<Reservation, GpuError> {
 fn init() -> Vec<Gpu> {
     if let Some(why) = quick_refusal() {
         log!("{why}");
+        return Vec::new();
+    }
+    // cudarc panics on the first driver call when libcuda is missing: ask first.
+    if !unsafe { cudarc::driver::sys::is_culib_present() } {
+        log!("no CUDA driver (libcuda) found: CPU engine only");
         return Vec::new();
     }
     let count = match std::panic::catch_unwind(CudaContext::device_count) {
