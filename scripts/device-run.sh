@@ -236,14 +236,21 @@ if [ "$what" = first ]; then
     if [ -n "${CUGMP_FIRST_ALT:-}" ]; then
         for alt in pack/alt/*/libcugmp.so; do [ -f "$alt" ] && libs+=("$PWD/$alt"); done
     fi
+    # CUGMP_FIRST_CPUS (a taskset list, "2-5" say) keeps every process on
+    # those cores; CUGMP_FIRST_DRIVER=1 adds GMP's operation with the CUDA
+    # driver opened beside it (no cuGMP in the process).
+    pin=; [ -n "${CUGMP_FIRST_CPUS:-}" ] && pin="taskset -c $CUGMP_FIRST_CPUS"
     rm -f "$out/first.md"
     for repeat in $(seq "${CUGMP_FIRST_REPEATS:-15}"); do
-        echo "| GMP | $repeat $(PYTHONPATH=$site python3 benches/programs/python_ops.py first 2>&1)" | tee -a "$out/first.md"
+        echo "| GMP | $repeat $(PYTHONPATH=$site $pin python3 benches/programs/python_ops.py first 2>&1)" | tee -a "$out/first.md"
+        if [ -n "${CUGMP_FIRST_DRIVER:-}" ]; then
+            echo "| GMP, driver opening beside | $repeat $(PYTHONPATH=$site $pin python3 benches/programs/python_ops.py first driver 2>&1)" | tee -a "$out/first.md"
+        fi
         for lib in "${libs[@]}"; do
             name=cuGMP; [ "$lib" = "${libs[0]}" ] || name="cuGMP $(basename "$(dirname "$lib")")"
             for mode in ${CUGMP_FIRST_MODES:-auto}; do
                 label=$name; [ "$mode" = auto ] || label="$name $mode"
-                echo "| $label | $repeat $(PYTHONPATH=$site CUGMP_GPU=$mode LD_PRELOAD=$lib python3 benches/programs/python_ops.py first 2>&1)" | tee -a "$out/first.md"
+                echo "| $label | $repeat $(PYTHONPATH=$site CUGMP_GPU=$mode LD_PRELOAD=$lib $pin python3 benches/programs/python_ops.py first 2>&1)" | tee -a "$out/first.md"
             done
         done
     done
@@ -259,8 +266,13 @@ g = statistics.median(times["GMP"])
 parts = []
 for name, t in times.items():
     q = sorted(t)
+    paired = ""
+    if name != "GMP" and len(t) == len(times["GMP"]):
+        # Each process against GMP's of the same pass, just before it.
+        d = [a - b for a, b in zip(t, times["GMP"])]
+        paired = f", paired with GMP's {1e3 * statistics.median(d):+.1f} ms at the median, faster in {sum(x < 0 for x in d)} of {len(d)}"
     parts.append(f"{name}: median {statistics.median(t):.3f} s (GMP / it {g / statistics.median(t):.2f}x), "
-                 f"quartiles {q[len(q) // 4]:.3f} and {q[3 * len(q) // 4]:.3f}, {q[0]:.3f} to {q[-1]:.3f}")
+                 f"quartiles {q[len(q) // 4]:.3f} and {q[3 * len(q) // 4]:.3f}, {q[0]:.3f} to {q[-1]:.3f}{paired}")
 same = len(set().union(*sums.values())) == 1
 print(f"{len(times['GMP'])} processes each; " + "; ".join(parts) + f"; checksums {'same' if same else 'DIFFERENT'}")
 PY

@@ -2,11 +2,12 @@
 gmpy2's own wheel (its own GMP and MPFR), then under LD_PRELOAD of
 libcugmp.so; each line's checksum must be the same both ways.
 
-    python3 python_ops.py [first|large [gcd|const_pi|mpmath]]
+    python3 python_ops.py [first [driver]|large [gcd|const_pi|mpmath]]
 
 With `first`, only the first large operation of a fresh process (3**x of
 about 10^7 digits), which pays for whatever a library does on its first
-large operation; with `large`, gcd of 10^7 digits, MPFR's pi to 10^8 bits
+large operation (with `driver`, the CUDA driver opened on a thread beside
+it); with `large`, gcd of 10^7 digits, MPFR's pi to 10^8 bits
 and mpmath's pi to 10^7 digits (minutes on GMP), or the one named (a
 process of its own each, for CUGMP_PROFILE's table). Prints markdown rows: | work | seconds | checksum |."""
 import sys
@@ -54,7 +55,23 @@ if sys.argv[1:2] == ["large"]:
         timed("mpmath pi, 10^7 digits", lambda: str(+mpmath.pi))
     sys.exit(0)
 
-if sys.argv[1:] == ["first"]:
+if sys.argv[1:2] == ["first"]:
+    if sys.argv[2:] == ["driver"]:
+        # The CUDA driver's opening (cuInit, the primary context) on a thread
+        # of its own beside the operation, as cuGMP's opener does, but with
+        # no cuGMP in the process: what the opening alone costs GMP's own
+        # operation.
+        import ctypes
+        import threading
+
+        def open_driver():
+            cuda = ctypes.CDLL("libcuda.so.1")
+            ctx = ctypes.c_void_p()
+            assert cuda.cuInit(0) == 0
+            assert cuda.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), 0) == 0
+            assert cuda.cuCtxSetCurrent(ctx) == 0
+
+        threading.Thread(target=open_driver, daemon=True).start()
     timed("first operation of the process: 3**20959032 (10^7 digits)", lambda: gmpy2.mpz(3) ** 20959032)
     sys.exit(0)
 
