@@ -23,11 +23,13 @@
 //! ever further off (a bug), GMP's own routine computes the root instead.
 
 use super::product::own_product;
+use super::route::gmp_allocates_by_default;
 use crate::config::log;
 use crate::gmp::mpz::{view, Int};
 use crate::gmp::{self, embedded, mp_bitcnt_t, mp_limb_t, mp_size_t, mpz_ptr, mpz_srcptr};
 use crate::parallel;
 use libc::c_int;
+use std::sync::Mutex;
 
 /// The iteration starts from an inverse square root of this many bits,
 /// computed by GMP (a division and a square root of numbers of about
@@ -96,12 +98,14 @@ impl Int {
     /// its pages one at a time inside the GPU's download, which took 2 to
     /// 4 ms instead of under 1 for the products of 2 x 10^6 limbs (the
     /// device log; RESULTS.md, "Square roots"). The value is kept.
+    /// Room that is there already is not touched again: a kept
+    /// temporary's pages (`Temporaries`) are in memory.
     fn reserve(&mut self, limbs: usize) {
-        let alloc = self.0._mp_alloc as usize;
-        if alloc < limbs {
-            // SAFETY: growing keeps the value; then `limbs` limbs are ours.
-            unsafe { embedded::mpz_realloc(self.m(), limbs as mp_size_t) };
+        if self.0._mp_alloc as usize >= limbs {
+            return;
         }
+        // SAFETY: growing keeps the value; then `limbs` limbs are ours.
+        unsafe { embedded::mpz_realloc(self.m(), limbs as mp_size_t) };
         let used = self.0._mp_size.unsigned_abs() as usize;
         let alloc = self.0._mp_alloc as usize;
         // SAFETY: [used, alloc) is allocated and holds no value.
@@ -119,12 +123,6 @@ impl Int {
         let room = unsafe { std::slice::from_raw_parts(self.0._mp_d, written) };
         let used = (written - room.iter().rev().take_while(|&&l| l == 0).count()) as c_int;
         self.0._mp_size = if negative { -used } else { used };
-    }
-
-    fn with_capacity(limbs: usize) -> Int {
-        let mut z = Int::new();
-        z.reserve(limbs);
-        z
     }
 }
 
@@ -240,21 +238,101 @@ fn product_untimed(r: &mut Int, a: mpz_srcptr, b: mpz_srcptr) {
     }
 }
 
-/// A root and its remainder (`root_and_remainder`).
-pub(crate) struct Root {
-    root: Int,
-    remainder: Int,
+/// A root's large temporaries: the iterate X, the products' rooms (P, then
+/// C, then the root T; A P, then the remainder R) and E.
+struct Temporaries {
+    x: Int,
+    p: Int,
+    ap: Int,
+    e: Int,
 }
+
+/// The temporaries of the last root, kept for the next one (one set for the
+/// process, at most SPARE_BYTES). A fresh set's pages are faulted in on
+/// every root, and freeing them unmaps them again: MPFR's `const_pi` takes
+/// a root of 3.1 x 10^6 limbs at each of its 24 steps, and of such a root's
+/// 50 to 58 ms on an H200's host, 24 to 30 were outside its products
+/// (RESULTS.md, "Square roots").
+static SPARE: Mutex<Option<Temporaries>> = Mutex::new(None);
+/// The largest set kept.
+const SPARE_BYTES: usize = 512 << 20;
+
+impl Temporaries {
+    /// The kept set, where GMP's own memory functions still allocate (the
+    /// set came from them); else a fresh one, the kept set freed by the
+    /// functions that allocated it.
+    fn take() -> Temporaries {
+        let kept = SPARE.lock().ok().and_then(|mut slot| slot.take());
+        match kept {
+            Some(t) if gmp_allocates_by_default() => t,
+            Some(t) => {
+                t.free_by_default();
+                Temporaries::new()
+            }
+            None => Temporaries::new(),
+        }
+    }
+
+    fn new() -> Temporaries {
+        Temporaries { x: Int::new(), p: Int::new(), ap: Int::new(), e: Int::new() }
+    }
+
+    /// Keep this set for the next root if it came from GMP's own memory
+    /// functions and is not too large; else drop it.
+    fn give_back(self) {
+        let bytes: usize = [&self.x, &self.p, &self.ap, &self.e].iter().map(|z| z.0._mp_alloc as usize * 8).sum();
+        if bytes > SPARE_BYTES || !gmp_allocates_by_default() {
+            return;
+        }
+        if let Ok(mut slot) = SPARE.lock() {
+            if slot.is_none() {
+                *slot = Some(self);
+            }
+        }
+    }
+
+    /// Free the limbs by GMP's own default function, which allocated them,
+    /// whatever the program has set since.
+    fn free_by_default(self) {
+        for mut z in [self.x, self.p, self.ap, self.e] {
+            let alloc = z.0._mp_alloc as usize;
+            // SAFETY: the limbs came from GMP's default allocation (`take`
+            // keeps only such sets); z is left a fresh, empty mpz_t that
+            // its drop does not free.
+            unsafe {
+                if alloc != 0 {
+                    embedded::gmp_default_free(z.0._mp_d.cast(), alloc * 8);
+                }
+                gmp::mpz::init(z.m());
+            }
+        }
+    }
+}
+
+// SAFETY: the limbs are the Ints' own, reached through no other pointer;
+// a set is kept (and so freed on another thread) only where GMP's default
+// functions, malloc's, allocated it.
+unsafe impl Send for Temporaries {}
+
+/// A root and its remainder (`root_and_remainder`), in temporaries that go
+/// back to be kept when it drops.
+pub(crate) struct Root(Temporaries);
 
 impl Root {
     /// floor(sqrt(N)): ceil(nn / 2) limbs.
     pub(crate) fn root(&self) -> &[mp_limb_t] {
-        self.root.limbs()
+        self.0.p.limbs()
     }
 
     /// N - root^2, normalised (empty for a perfect square).
     pub(crate) fn remainder(&self) -> &[mp_limb_t] {
-        self.remainder.limbs()
+        self.0.ap.limbs()
+    }
+}
+
+impl Drop for Root {
+    fn drop(&mut self) {
+        std::mem::replace(&mut self.0, Temporaries::new()).give_back();
     }
 }
 
@@ -292,14 +370,19 @@ fn root_moved_by(n: &[mp_limb_t], nudge: i64) -> Option<Root> {
     let z = (h - 6) / 64 * 64;
     let k = h + 4 + (64 - (2 * h + 4 - z) % 64) % 64;
     let precisions = precisions(k);
-    let mut x = base_inverse_root(big_n, bits, h, precisions[0]);
-    // Every large temporary, allocated once at its largest (`reserve`):
-    // x, the products (at most N's limbs and a few: A P, top X, T^2 and
-    // below them), and E (a quarter of N).
+    // Every large temporary, allocated once at its largest (`reserve`) or
+    // kept from the last root: x, the products (at most N's limbs and a
+    // few: A P, top X, T^2 and below them), and E (a quarter of N).
+    let mut temps = Temporaries::take();
+    let x = &mut temps.x;
+    base_inverse_root_into(x, big_n, bits, h, precisions[0]);
     x.reserve(n.len() / 2 + 4);
-    let mut scratch = (Int::with_capacity(n.len() + 8), Int::with_capacity(n.len() + 8), Int::with_capacity(n.len() / 4 + 4));
+    let mut scratch = (&mut temps.p, &mut temps.ap, &mut temps.e);
+    scratch.0.reserve(n.len() + 8);
+    scratch.1.reserve(n.len() + 8);
+    scratch.2.reserve(n.len() / 4 + 4);
     for pair in precisions.windows(2) {
-        step(n, h, &mut x, pair[0], pair[1], &mut scratch);
+        step(n, h, x, pair[0], pair[1], &mut scratch);
     }
     // sqrt(N) = N x* / 2^h, and N X_k / 2^(h+k) = sqrt(N) + N e / 2^(h+k)
     // for X_k = 2^k x* + e, |e| <= 3: within 3 * 2^(2h) / 2^(2h+4) < 1/5.
@@ -307,13 +390,13 @@ fn root_moved_by(n: &[mp_limb_t], nudge: i64) -> Option<Root> {
     // 2^z * 2^(k+1) / 2^(h+k) <= 1/32, and the floor by less than 1: T is
     // floor(sqrt N) - 1, floor(sqrt N) or floor(sqrt N) + 1.
     let top = view(&n[(z / 64) as usize..]);
-    let mut t = scratch.0;
-    product_into(&mut t, &top, x.p());
+    let t = scratch.0;
+    product_into(t, &top, x.p());
     t.shift(-((h + k - z) as i64));
     t.add_small(nudge);
     // R = N - T^2, then T moved by one while R says so.
-    let mut r = scratch.1;
-    product_into(&mut r, t.p(), t.p());
+    let r = scratch.1;
+    product_into(r, t.p(), t.p());
     // SAFETY: r in place, as GMP allows; N is a view GMP only reads.
     unsafe { embedded::mpz_sub(r.m(), big_n, r.p()) };
     for _ in 0..2 {
@@ -331,8 +414,10 @@ fn root_moved_by(n: &[mp_limb_t], nudge: i64) -> Option<Root> {
             t.add_small(1);
         }
     }
-    let exact = r.sign() >= 0 && cmp_with_double(&r, &t).is_le() && t.limbs().len() == n.len().div_ceil(2);
-    exact.then_some(Root { root: t, remainder: r })
+    let exact = r.sign() >= 0 && cmp_with_double(r, t).is_le() && t.limbs().len() == n.len().div_ceil(2);
+    // Not exact: the temporaries go back all the same (Root's drop).
+    let found = Root(temps);
+    exact.then_some(found)
 }
 
 /// The Newton steps' precisions, smallest first: the last is `target`, the
@@ -347,17 +432,16 @@ fn precisions(target: u64) -> Vec<u64> {
     ks
 }
 
-/// X_k0 = 2^k0 x* = 2^(k0 + h) / sqrt(N) within 2, by GMP: with N_t = N's
+/// x = X_k0 = 2^k0 x* = 2^(k0 + h) / sqrt(N) within 2, by GMP: with N_t = N's
 /// top w = 2 k0 + 64 bits (N / 2^s, s even) and e = 2 (k0 + h) - s,
 /// floor(2^e / N_t) exceeds (2^k0 x*)^2 < 2^(2 k0 + 2) by a factor of at
 /// most 1 + 2^(1-w), so by at most 2^-61, and falls below it by less than
 /// 1; its square root, floored, is within 2 of 2^k0 x*.
-fn base_inverse_root(big_n: mpz_srcptr, bits: u64, h: u64, k0: u64) -> Int {
+fn base_inverse_root_into(x: &mut Int, big_n: mpz_srcptr, bits: u64, h: u64, k0: u64) {
     let w = 2 * k0 + 64;
     let s = bits.saturating_sub(w) & !1;
     let top = shifted(big_n, -(s as i64));
     let mut q = Int::new();
-    let mut x = Int::new();
     // SAFETY: all initialised; top is nonzero. These are numbers of a few
     // hundred limbs at most: GMP's own division and root (the root's hook
     // leaves them to GMP, below MIN_LIMBS or the threshold).
@@ -365,7 +449,6 @@ fn base_inverse_root(big_n: mpz_srcptr, bits: u64, h: u64, k0: u64) -> Int {
         embedded::mpz_tdiv_q(q.m(), Int::power_of_two(2 * (k0 + h) - s).p(), top.p());
         embedded::mpz_sqrt(x.m(), q.p());
     }
-    x
 }
 
 /// One Newton step: X_k (2^k x* within 3) to X_K, K <= 2k - LOSS, in place.
@@ -386,7 +469,7 @@ fn base_inverse_root(big_n: mpz_srcptr, bits: u64, h: u64, k0: u64) -> Int {
 /// cancel. `scratch` holds P (then C), A P and E. C = floor(X_k E'' / 2^(k+3)) is x (1 - a x^2) / 2 in units of
 /// 2^-K with errors of at most 1/4 (A), 1/2 (E'') and 1 (C's floor); X_K =
 /// X_k 2^(K-k) + C is within 0.45 + 1.75 < 3 of 2^K x*.
-fn step(n: &[mp_limb_t], h: u64, x: &mut Int, k: u64, big_k: u64, (p, ap, e): &mut (Int, Int, Int)) {
+fn step(n: &[mp_limb_t], h: u64, x: &mut Int, k: u64, big_k: u64, (p, ap, e): &mut (&mut Int, &mut Int, &mut Int)) {
     debug_assert!(big_k + LOSS <= 2 * k && big_k + 4 <= 2 * h);
     let dropped = (2 * h - big_k - 4) / 64;
     let q = 2 * h - 64 * dropped;
@@ -428,8 +511,16 @@ mod tests {
         (s, r)
     }
 
+    /// The tests here one at a time: they share the kept temporaries.
+    static SERIAL: Mutex<()> = Mutex::new(());
+
+    fn serial() -> std::sync::MutexGuard<'static, ()> {
+        SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     #[test]
     fn roots_match_gmp() {
+        let _one = serial();
         let mut seed = 0x9e37_79b9_7f4a_7c15;
         let mut cases: Vec<Vec<mp_limb_t>> = Vec::new();
         for n in [16, 17, 31, 32, 33, 64, 100, 255, 256, 257, 1000, 2047, 4000, 9001] {
@@ -476,6 +567,22 @@ mod tests {
         }
     }
 
+    /// A root's temporaries are kept, and the next root, larger or
+    /// smaller, computes in them over the last one's values.
+    #[test]
+    fn kept_temporaries_serve_the_next_root() {
+        let _one = serial();
+        let mut seed = 0x5eed;
+        for n in [3000, 700, 5000, 16, 5001, 2999] {
+            let x = random_limbs(n, &mut seed);
+            let got = root_and_remainder(&x).map(|r| (r.root().to_vec(), r.remainder().to_vec()));
+            assert!(got == Some(gmp_root(&x)), "{n} limbs after a root of another size");
+            let kept = SPARE.lock().unwrap_or_else(|e| e.into_inner());
+            let room = kept.as_ref().map_or(0, |t| t.p.0._mp_alloc as usize);
+            assert!(room >= n, "{n} limbs: the temporaries were not kept ({room} limbs)");
+        }
+    }
+
     #[test]
     fn precisions_double_less_loss() {
         for target in [BASE_BITS + 1, 5000, 1 << 20, 64_000_004] {
@@ -489,6 +596,7 @@ mod tests {
     /// allow, and the check refuses one two further: the check bites.
     #[test]
     fn a_wrong_estimate_is_corrected_or_refused() {
+        let _one = serial();
         let mut seed = 7;
         for n in [16, 40, 333, 5000] {
             let x = random_limbs(n, &mut seed);
