@@ -79,51 +79,73 @@ fn difference(d: &mut [mp_limb_t], x: &[mp_limb_t], y: &[mp_limb_t]) -> bool {
     }
 }
 
-/// Sums of at least this many limbs are cut among threads: a product made
-/// from halves (`halves_by`) adds its upper half in at this scale, and one
-/// thread adds only a few GB/s.
-const THREADED_ADD_LIMBS: usize = 1 << 19;
+/// Sums, differences and shifts of at least this many limbs are cut among
+/// threads: a product made from halves (`halves_by`) adds its upper half in
+/// at this scale, a square root (src/algorithms/sqrt.rs) shifts and
+/// subtracts at it, and one thread moves only a few GB/s.
+const THREADED_LIMBS: usize = 1 << 19;
 
-/// `r += x` (x no longer than r), by GMP's adds: the carry out of r.
-fn add_into(r: &mut [mp_limb_t], x: &[mp_limb_t]) -> mp_limb_t {
+/// What `linear_into` does to a piece of r with the same piece of x.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Linear {
+    /// r + x.
+    Add,
+    /// r - x.
+    Sub,
+    /// x - r (r and x of one length).
+    SubFrom,
+}
+
+/// `r = r + x`, `r - x` or `x - r` (`Linear`; x no longer than r, as long
+/// for `SubFrom`) by GMP's adds and subtractions, the carry or borrow
+/// carried on through the rest of r: what comes out of r's top is
+/// returned (the result is modulo B^r.len()). From THREADED_LIMBS limbs x
+/// is cut into pieces done on threads at once, each piece's carry then
+/// carried on, in order, from the piece's end.
+pub fn linear_into(r: &mut [mp_limb_t], x: &[mp_limb_t], op: Linear) -> mp_limb_t {
     let (rn, xn) = (r.len(), x.len());
-    debug_assert!(xn <= rn);
+    debug_assert!(xn <= rn && (op != Linear::SubFrom || xn == rn));
     if xn == 0 {
         return 0;
     }
-    if xn >= THREADED_ADD_LIMBS {
-        return add_into_on_threads(r, x);
+    let piece = |piece: &mut [mp_limb_t], xs: &[mp_limb_t]| {
+        let (rp, n) = (piece.as_mut_ptr(), piece.len() as mp_size_t);
+        // SAFETY: piece in place (GMP allows rp equal to either operand),
+        // xs apart, both n >= 1 limbs.
+        unsafe {
+            match op {
+                Linear::Add => embedded::mpn_add_n(rp, rp, xs.as_ptr(), n),
+                Linear::Sub => embedded::mpn_sub_n(rp, rp, xs.as_ptr(), n),
+                Linear::SubFrom => embedded::mpn_sub_n(rp, xs.as_ptr(), rp, n),
+            }
+        }
+    };
+    let carry_from = |r: &mut [mp_limb_t], c: mp_limb_t| if op == Linear::Add { carry_on(r, c) } else { borrow_on(r, c) };
+    if xn < THREADED_LIMBS {
+        let c = piece(&mut r[..xn], x);
+        return carry_from(&mut r[xn..], c);
     }
-    // SAFETY: r in place (GMP allows rp == up), x apart, lengths as given.
-    let carry = unsafe { embedded::mpn_add_n(r.as_mut_ptr(), r.as_ptr(), x.as_ptr(), xn as mp_size_t) };
-    carry_on(&mut r[xn..], carry)
-}
-
-/// `add_into` with x cut into pieces added on threads at once, each
-/// piece's carry then carried on, in order, from the piece's end.
-fn add_into_on_threads(r: &mut [mp_limb_t], x: &[mp_limb_t]) -> mp_limb_t {
     use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-    let xn = x.len();
     let threads = parallel::cores().clamp(1, 8);
     let per = xn.div_ceil(threads);
     let carries: Vec<AtomicU64> = (0..xn.div_ceil(per)).map(|_| AtomicU64::new(0)).collect();
-    parallel::each_item(&mut r[..xn], per, threads, |i, piece| {
-        let xs = &x[i * per..][..piece.len()];
-        // SAFETY: piece in place, xs apart, both piece.len() >= 1 limbs.
-        let c = unsafe { embedded::mpn_add_n(piece.as_mut_ptr(), piece.as_ptr(), xs.as_ptr(), piece.len() as mp_size_t) };
-        carries[i].store(c, Relaxed);
-    });
+    parallel::each_item(&mut r[..xn], per, threads, |i, p| carries[i].store(piece(p, &x[i * per..][..p.len()]), Relaxed));
     let mut out = 0;
     for (i, c) in carries.iter().enumerate() {
         let end = ((i + 1) * per).min(xn);
-        out |= carry_on(&mut r[end..], c.load(Relaxed));
+        out |= carry_from(&mut r[end..], c.load(Relaxed));
     }
     out
 }
 
+/// `r += x` (x no longer than r): the carry out of r.
+fn add_into(r: &mut [mp_limb_t], x: &[mp_limb_t]) -> mp_limb_t {
+    linear_into(r, x, Linear::Add)
+}
+
 /// `r += c` (c of 0 or 1) from r's first limb, stopping where the carry
 /// stops: the carry out of r.
-fn carry_on(r: &mut [mp_limb_t], mut c: mp_limb_t) -> mp_limb_t {
+pub fn carry_on(r: &mut [mp_limb_t], mut c: mp_limb_t) -> mp_limb_t {
     for limb in r {
         if c == 0 {
             break;
@@ -133,6 +155,115 @@ fn carry_on(r: &mut [mp_limb_t], mut c: mp_limb_t) -> mp_limb_t {
         c = over as mp_limb_t;
     }
     c
+}
+
+/// `r -= b` (b of 0 or 1) from r's first limb, stopping where the borrow
+/// stops: the borrow out of r.
+fn borrow_on(r: &mut [mp_limb_t], mut b: mp_limb_t) -> mp_limb_t {
+    for limb in r {
+        if b == 0 {
+            break;
+        }
+        let (difference, under) = limb.overflowing_sub(b);
+        *limb = difference;
+        b = under as mp_limb_t;
+    }
+    b
+}
+
+/// `r = B^r.len() - r` (r not zero: the magnitude of r read as a
+/// negative two's complement number), on threads from THREADED_LIMBS limbs.
+pub fn negate(r: &mut [mp_limb_t]) {
+    let complement = |piece: &mut [mp_limb_t]| piece.iter_mut().for_each(|l| *l = !*l);
+    if r.len() < THREADED_LIMBS {
+        complement(r);
+    } else {
+        let threads = parallel::cores().clamp(1, 8);
+        parallel::each_item(r, r.len().div_ceil(threads), threads, |_, piece| complement(piece));
+    }
+    carry_on(r, 1);
+}
+
+/// Whether a and b are the same limbs, compared on threads from
+/// THREADED_LIMBS limbs.
+pub fn limbs_equal(a: &[mp_limb_t], b: &[mp_limb_t]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    if a.len() < THREADED_LIMBS {
+        return a == b;
+    }
+    use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+    let threads = parallel::cores().clamp(1, 8);
+    let per = a.len().div_ceil(threads);
+    let differ = AtomicBool::new(false);
+    parallel::each_index(a.len().div_ceil(per), 1, threads, |i| {
+        let range = i * per..((i + 1) * per).min(a.len());
+        if !differ.load(Relaxed) && a[range.clone()] != b[range] {
+            differ.store(true, Relaxed);
+        }
+    });
+    !differ.load(Relaxed)
+}
+
+/// `dst = src * 2^by` (by >= 0) or `floor(src / 2^-by)`, as magnitudes,
+/// cut to dst's length (zeros above what src gives), dst apart from src;
+/// on threads from THREADED_LIMBS limbs (each limb of dst is two of src's
+/// read apart from the others).
+pub fn shift_into(dst: &mut [mp_limb_t], src: &[mp_limb_t], by: i64) {
+    if dst.len() < THREADED_LIMBS {
+        return shift_piece(dst, 0, src, by);
+    }
+    let threads = parallel::cores().clamp(1, 8);
+    let per = dst.len().div_ceil(threads);
+    parallel::each_item(dst, per, threads, |i, piece| shift_piece(piece, i * per, src, by));
+}
+
+/// Limbs `first..first + piece.len()` of `shift_into`'s dst, by GMP's
+/// shifts over the source limbs they come from, the one neighbour limb
+/// beyond those then ORed in.
+fn shift_piece(piece: &mut [mp_limb_t], first: usize, src: &[mp_limb_t], by: i64) {
+    let (whole, bits) = ((by.unsigned_abs() / 64) as usize, (by.unsigned_abs() % 64) as u32);
+    let len = piece.len();
+    // dst[i] is src[i - whole] shifted left, or src[i + whole] right:
+    // zeros below the source's start (left) and above its end.
+    let lo = if by >= 0 { whole.saturating_sub(first).min(len) } else { 0 };
+    piece[..lo].fill(0);
+    let from = if by >= 0 { first + lo - whole } else { first + whole };
+    let avail = src.len().saturating_sub(from).min(len - lo);
+    let out = &mut piece[lo..lo + avail];
+    if avail > 0 {
+        let up = src[from..].as_ptr();
+        // SAFETY: out and src[from..] hold avail limbs, apart; 1 <= bits <= 63.
+        unsafe {
+            match (bits, by >= 0) {
+                (0, _) => out.copy_from_slice(&src[from..from + avail]),
+                (b, true) => {
+                    embedded::mpn_lshift(out.as_mut_ptr(), up, avail as mp_size_t, b);
+                }
+                (b, false) => {
+                    embedded::mpn_rshift(out.as_mut_ptr(), up, avail as mp_size_t, b);
+                }
+            }
+        }
+    }
+    let mut end = lo + avail;
+    if bits > 0 {
+        if by >= 0 {
+            // The bits of the limb below the first one shifted, and where the
+            // source ends inside the piece, its top limb's spill above it.
+            if avail > 0 && from >= 1 {
+                piece[lo] |= src[from - 1] >> (64 - bits);
+            }
+            if end < len && from + avail == src.len() && from + avail >= 1 {
+                piece[end] = src[from + avail - 1] >> (64 - bits);
+                end += 1;
+            }
+        } else if avail > 0 && from + avail < src.len() {
+            piece[end - 1] |= src[from + avail] << (64 - bits);
+        }
+    }
+    piece[end..].fill(0);
 }
 
 /// One product for `karatsuba_by` or [`halves_by`] to have made:
@@ -350,15 +481,33 @@ mod tests {
             .collect()
     }
 
-    /// The threaded sum equals GMP's one-thread sum: random limbs, and
-    /// limbs that carry through whole pieces and out of r (all ones plus
-    /// one), with r longer than x and as long.
+    /// GMP's one-thread `r op x` over x's limbs, the carry or borrow
+    /// carried on through r: what `linear_into` must give.
+    fn linear_by_gmp(r: &mut [mp_limb_t], x: &[mp_limb_t], op: Linear) -> mp_limb_t {
+        let (rp, xp, n) = (r.as_mut_ptr(), x.as_ptr(), x.len() as mp_size_t);
+        // SAFETY: r in place, x apart, x.len() <= r.len(), both >= 1.
+        let c = unsafe {
+            match op {
+                Linear::Add => embedded::mpn_add_n(rp, rp, xp, n),
+                Linear::Sub => embedded::mpn_sub_n(rp, rp, xp, n),
+                Linear::SubFrom => embedded::mpn_sub_n(rp, xp, rp, n),
+            }
+        };
+        let rest = &mut r[x.len()..];
+        if op == Linear::Add { carry_on(rest, c) } else { borrow_on(rest, c) }
+    }
+
+    /// The threaded sums and differences equal GMP's one-thread ones:
+    /// random limbs, and limbs that carry or borrow through whole pieces
+    /// and out of r (all ones plus one, zero minus one), with r longer
+    /// than x and as long.
     #[test]
-    fn sums_on_threads_match_gmp() {
+    fn sums_and_differences_on_threads_match_gmp() {
         let mut state = 0x1234_5678_9abc_def1u64;
-        let n = THREADED_ADD_LIMBS + 12_345;
+        let n = THREADED_LIMBS + 12_345;
         let random = random_limbs(&mut state, n + 77);
         let ones = vec![mp_limb_t::MAX; n + 77];
+        let zeros = vec![0; n + 77];
         let mut one = vec![0; n];
         one[0] = 1;
         let mut piece_ends = random_limbs(&mut state, n);
@@ -367,20 +516,87 @@ mod tests {
             piece_ends[k..(k + 64).min(n)].fill(mp_limb_t::MAX);
         }
         let x_random = random_limbs(&mut state, n);
-        for (r, x) in [(&random, &x_random), (&ones, &one), (&piece_ends, &ones[..n].to_vec()), (&ones[..n].to_vec(), &one)] {
+        let (ones_n, zeros_n) = (ones[..n].to_vec(), zeros[..n].to_vec());
+        let cases = [
+            (Linear::Add, &random, &x_random),
+            (Linear::Add, &ones, &one),
+            (Linear::Add, &piece_ends, &ones_n),
+            (Linear::Add, &ones_n, &one),
+            (Linear::Sub, &random, &x_random),
+            (Linear::Sub, &zeros, &one),
+            (Linear::Sub, &zeros_n, &ones_n),
+            (Linear::Sub, &piece_ends, &x_random),
+            (Linear::SubFrom, &x_random, &random[..n].to_vec()),
+            (Linear::SubFrom, &ones_n, &zeros_n),
+            (Linear::SubFrom, &one, &zeros_n),
+        ];
+        for (op, r, x) in cases {
             let mut want = r.clone();
-            // SAFETY: want in place, x apart, x.len() <= want.len(), both >= 1.
-            let mut want_carry = unsafe { embedded::mpn_add_n(want.as_mut_ptr(), want.as_ptr(), x.as_ptr(), x.len() as mp_size_t) };
-            want_carry = carry_on(&mut want[x.len()..], want_carry);
+            let want_carry = linear_by_gmp(&mut want, x, op);
             let mut got = r.clone();
-            let got_carry = add_into_on_threads(&mut got, x);
-            assert!(got == want && got_carry == want_carry, "{} + {} limbs", r.len(), x.len());
+            let got_carry = linear_into(&mut got, x, op);
+            assert!(got == want && got_carry == want_carry, "{} limbs and {} ({})", r.len(), x.len(), ["+", "-", "from"][op as usize]);
         }
-        // add_into itself takes the threaded path at this size: the carry
-        // runs through all of r and out.
+        // add_into takes the threaded path at this size: the carry runs
+        // through all of r and out.
         let mut got = ones.clone();
         assert_eq!(add_into(&mut got, &one), 1);
         assert!(got.iter().all(|&l| l == 0));
+    }
+
+    /// Negation is GMP's 0 - r, and the threaded comparison finds one
+    /// differing limb anywhere, at one thread's sizes and several's.
+    #[test]
+    fn negations_and_comparisons_match_gmp() {
+        let mut state = 0x0123_4567_89ab_cdefu64;
+        for n in [1, 2, 300, THREADED_LIMBS + 77] {
+            let mut r = random_limbs(&mut state, n);
+            r[0] = 0; // the +1 carries past the bottom limb
+            let mut want = r.clone();
+            linear_into(&mut want, &vec![0; n], Linear::SubFrom);
+            let mut got = r.clone();
+            negate(&mut got);
+            assert!(got == want, "-r of {n} limbs");
+            assert!(limbs_equal(&r, &r.clone()) && !limbs_equal(&r, &r[..n - 1]), "{n} limbs against themselves");
+            for at in [0, n / 2, n - 1] {
+                let mut other = r.clone();
+                other[at] ^= 1 << 40;
+                assert!(!limbs_equal(&r, &other), "{n} limbs, one differing at {at}");
+            }
+        }
+    }
+
+    /// Shifts equal GMP's (mpz_mul_2exp, mpz_fdiv_q_2exp of the magnitude),
+    /// on one thread and on several, by whole limbs and by bits, into a
+    /// destination cut short and one longer than the result.
+    #[test]
+    fn shifts_match_gmp() {
+        use crate::gmp::mpz::{view, Int};
+        let mut state = 0x7777_1234_abcd_0001u64;
+        for n in [1, 5, 300, THREADED_LIMBS + 999] {
+            let mut src = random_limbs(&mut state, n);
+            src[n - 1] |= 1 << 63;
+            let x = view(&src);
+            for by in [0i64, 1, 63, 64, 65, 640, 12_345, 19_200_007, -1, -63, -64, -65, -640, -12_345, -19_200_007] {
+                let mut want = Int::new();
+                // SAFETY: want initialised, x a view of src.
+                unsafe {
+                    if by >= 0 {
+                        embedded::mpz_mul_2exp(want.m(), &x, by as u64);
+                    } else {
+                        embedded::mpz_fdiv_q_2exp(want.m(), &x, by.unsigned_abs());
+                    }
+                }
+                let want = want.limbs().to_vec();
+                for len in [want.len(), want.len() + 3, want.len() / 2] {
+                    let mut got = vec![0x5555; len];
+                    shift_into(&mut got, &src, by);
+                    let mut expect = want.clone();
+                    expect.resize(len, 0);
+                    assert!(got == expect, "{n} limbs shifted by {by} into {len}");
+                }
+            }
+        }
     }
 
     /// A product from halves (`halves_by`, each half by GMP) equals GMP's
@@ -390,7 +606,7 @@ mod tests {
     #[test]
     fn products_from_halves_match_gmp() {
         let mut state = 0x0bad_cafe_1234_5678u64;
-        let n = THREADED_ADD_LIMBS + 1001;
+        let n = THREADED_LIMBS + 1001;
         let (a, b) = (random_limbs(&mut state, n), random_limbs(&mut state, n - 17));
         let (ones_a, ones_b) = (vec![mp_limb_t::MAX; n], vec![mp_limb_t::MAX; n / 3]);
         for (u, v) in [(&a, &b), (&a, &b[..300].to_vec()), (&ones_a, &ones_b), (&ones_a, &ones_a)] {

@@ -140,6 +140,8 @@ unsafe extern "C" {
     pub fn mpn_mul_1(rp: *mut mp_limb_t, up: *const mp_limb_t, n: mp_size_t, v: mp_limb_t) -> mp_limb_t;
     #[link_name = "__cugmp_cpu__gmpn_lshift"]
     pub fn mpn_lshift(rp: *mut mp_limb_t, up: *const mp_limb_t, n: mp_size_t, count: libc::c_uint) -> mp_limb_t;
+    #[link_name = "__cugmp_cpu__gmpn_rshift"]
+    pub fn mpn_rshift(rp: *mut mp_limb_t, up: *const mp_limb_t, n: mp_size_t, count: libc::c_uint) -> mp_limb_t;
     #[link_name = "__cugmp_cpu__gmpn_addmul_1"]
     pub fn mpn_addmul_1(rp: *mut mp_limb_t, up: *const mp_limb_t, n: mp_size_t, v: mp_limb_t) -> mp_limb_t;
     #[link_name = "__cugmp_cpu__gmpn_modexact_1c_odd"]
