@@ -27,6 +27,7 @@ use super::route::gmp_allocates_by_default;
 use crate::config::log;
 use crate::gmp::mpz::{view, Int};
 use crate::gmp::{self, embedded, mp_bitcnt_t, mp_limb_t, mp_size_t, mpz_ptr, mpz_srcptr};
+use crate::cpu::{self, Linear};
 use crate::parallel;
 use libc::c_int;
 use std::sync::Mutex;
@@ -63,22 +64,10 @@ impl Int {
         shifted(self.p(), by)
     }
 
-    /// self = self * 2^by (by >= 0), or floor(self / 2^-by), in place.
-    fn shift(&mut self, by: i64) {
-        let me = self.m();
-        shift_into(me, me, by);
-    }
-
     fn add_assign(&mut self, other: mpz_srcptr) {
         let me = self.m();
         // SAFETY: in place, as GMP allows.
         unsafe { embedded::mpz_add(me, me, other) };
-    }
-
-    fn sub_assign(&mut self, other: mpz_srcptr) {
-        let me = self.m();
-        // SAFETY: in place, as GMP allows.
-        unsafe { embedded::mpz_sub(me, me, other) };
     }
 
     fn add_small(&mut self, v: i64) {
@@ -91,6 +80,76 @@ impl Int {
                 embedded::mpz_sub_ui(me, me, v.unsigned_abs() as libc::c_ulong);
             }
         }
+    }
+
+    /// self = src * 2^by (by >= 0), or floor(src / 2^-by) (toward minus
+    /// infinity, as GMP's fdiv), on the host's cores where large
+    /// (`cpu::shift_into`); one thread's GMP shift moves a few GB/s.
+    fn set_shifted(&mut self, src: &Int, by: i64) {
+        let from = src.limbs();
+        let negative = src.sign() < 0;
+        let (whole, bits) = ((by.unsigned_abs() / 64) as usize, by.unsigned_abs() % 64);
+        let len = if by >= 0 { from.len() + whole + 1 } else { from.len().saturating_sub(whole) };
+        self.0._mp_size = 0;
+        // One limb more for a negative quotient's carry.
+        self.reserve(len + 1);
+        // SAFETY: the room holds len + 1 limbs; src is another Int.
+        let room = unsafe { std::slice::from_raw_parts_mut(self.0._mp_d, len + 1) };
+        cpu::shift_into(&mut room[..len], from, by);
+        room[len] = 0;
+        if negative && by < 0 {
+            // floor(-a / 2^s) = -ceil(a / 2^s): one more where bits fell off.
+            let partial = from.get(whole).is_some_and(|&l| bits > 0 && l & ((1 << bits) - 1) != 0);
+            if partial || from[..whole.min(from.len())].iter().any(|&l| l != 0) {
+                cpu::carry_on(room, 1);
+            }
+        }
+        self.set_written(len + 1, negative);
+    }
+
+    /// self = 2 t + 1 (t >= 0, another Int).
+    fn set_double_plus_one(&mut self, t: &Int) {
+        self.set_shifted(t, 1);
+        // SAFETY: set_shifted left a room of at least one limb; the bit
+        // set is a zero one.
+        unsafe { *self.0._mp_d |= 1 };
+        if self.0._mp_size == 0 {
+            self.0._mp_size = 1;
+        }
+    }
+
+    /// self += c for self > 0 longer than c (so |c| < self), on the
+    /// host's cores where large (`cpu::linear_into`); other cases by GMP.
+    fn add_shorter(&mut self, c: &Int) {
+        let (xn, cn) = (self.limbs().len(), c.limbs().len());
+        if self.sign() <= 0 || cn >= xn {
+            return self.add_assign(c.p());
+        }
+        self.reserve(xn + 1);
+        // SAFETY: the room holds xn + 1 limbs; c is another Int.
+        let room = unsafe { std::slice::from_raw_parts_mut(self.0._mp_d, xn + 1) };
+        room[xn] = 0;
+        if c.sign() >= 0 {
+            cpu::linear_into(room, c.limbs(), Linear::Add);
+        } else {
+            // |c| < B^cn <= B^(xn-1) <= self: no borrow out.
+            cpu::linear_into(&mut room[..xn], c.limbs(), Linear::Sub);
+        }
+        self.set_written(xn + 1, false);
+    }
+
+    /// self = |self| - |other|, signed, for |self| with at least as many
+    /// limbs as |other|, on the host's cores where large.
+    fn sub_magnitude(&mut self, other: &Int) {
+        let n = self.limbs().len();
+        debug_assert!(other.limbs().len() <= n);
+        // SAFETY: self's n limbs in use; other is another Int.
+        let room = unsafe { std::slice::from_raw_parts_mut(self.0._mp_d, n) };
+        let below = cpu::linear_into(room, other.limbs(), Linear::Sub) != 0;
+        if below {
+            cpu::negate(room);
+        }
+        self.set_written(n, below);
     }
 
     /// Room for `limbs` limbs without reallocation, its pages touched on
@@ -376,7 +435,8 @@ fn root_moved_by(n: &[mp_limb_t], nudge: i64) -> Option<Root> {
     let mut temps = Temporaries::take();
     let x = &mut temps.x;
     base_inverse_root_into(x, big_n, bits, h, precisions[0]);
-    x.reserve(n.len() / 2 + 4);
+    // x trades rooms with the products' (`step`): all of N's size.
+    x.reserve(n.len() + 8);
     let mut scratch = (&mut temps.p, &mut temps.ap, &mut temps.e);
     scratch.0.reserve(n.len() + 8);
     scratch.1.reserve(n.len() + 8);
@@ -390,27 +450,31 @@ fn root_moved_by(n: &[mp_limb_t], nudge: i64) -> Option<Root> {
     // 2^z * 2^(k+1) / 2^(h+k) <= 1/32, and the floor by less than 1: T is
     // floor(sqrt N) - 1, floor(sqrt N) or floor(sqrt N) + 1.
     let top = view(&n[(z / 64) as usize..]);
-    let t = scratch.0;
-    product_into(t, &top, x.p());
-    t.shift(-((h + k - z) as i64));
-    t.add_small(nudge);
-    // R = N - T^2, then T moved by one while R says so.
-    let r = scratch.1;
+    let (t, r) = (scratch.0, scratch.1);
+    product_into(r, &top, x.p());
+    t.set_shifted(r, -((h + k - z) as i64));
+    if nudge != 0 {
+        t.add_small(nudge);
+    }
+    // R = N - T^2, then T moved by one while R says so (x's room, free
+    // now, holds 2T + 1 or 2(T - 1) + 1).
     product_into(r, t.p(), t.p());
-    // SAFETY: r in place, as GMP allows; N is a view GMP only reads.
-    unsafe { embedded::mpz_sub(r.m(), big_n, r.p()) };
+    remainder_in_place(r, n, t.limbs().len());
     for _ in 0..2 {
         if r.sign() < 0 {
-            // (T - 1)^2 = T^2 - 2(T - 1) - 1.
+            // (T - 1)^2 = T^2 - (2(T - 1) + 1): R' = 2(T - 1) + 1 - |R|.
             t.add_small(-1);
-            r.add_assign(t.p());
-            r.add_assign(t.p());
-            r.add_small(1);
-        } else if cmp_with_double(&r, &t).is_gt() {
-            // (T + 1)^2 = T^2 + 2T + 1.
-            r.sub_assign(t.p());
-            r.sub_assign(t.p());
-            r.add_small(-1);
+            x.set_double_plus_one(t);
+            if x.limbs().len() >= r.limbs().len() {
+                x.sub_magnitude(r);
+                std::mem::swap(x, r);
+            } else {
+                r.add_assign(x.p());
+            }
+        } else if cmp_with_double(r, t).is_gt() {
+            // (T + 1)^2 = T^2 + 2T + 1; R > 2T has at least 2T + 1's limbs.
+            x.set_double_plus_one(t);
+            r.sub_magnitude(x);
             t.add_small(1);
         }
     }
@@ -418,6 +482,41 @@ fn root_moved_by(n: &[mp_limb_t], nudge: i64) -> Option<Root> {
     // Not exact: the temporaries go back all the same (Root's drop).
     let found = Root(temps);
     exact.then_some(found)
+}
+
+/// r = N - r for r = T^2, T within 4 of N's root s (within one, by the
+/// bounds; the tests plant up to 4). Then |N - T^2| <= 2s + 8s + 16 <
+/// B^(m-1) for m = T's limbs + 2, so N - T^2 is the low m
+/// limbs' difference modulo B^m read as an m-limb two's complement number,
+/// provided the limbs above m differ by what that reading says (compared,
+/// not subtracted): half the subtraction GMP would make, on the host's
+/// cores where large. Anything else (sizes that differ, a difference
+/// carried past limb m) is GMP's whole subtraction.
+fn remainder_in_place(r: &mut Int, n: &[mp_limb_t], tn: usize) {
+    let m = tn + 2;
+    let sq = r.limbs().len();
+    if sq == n.len() && m < sq && r.sign() > 0 {
+        // SAFETY: r's sq limbs in use, apart from N.
+        let room = unsafe { std::slice::from_raw_parts_mut(r.0._mp_d, sq) };
+        let (low, high) = room.split_at_mut(m);
+        let borrow = cpu::linear_into(low, &n[..m], Linear::SubFrom);
+        let negative = low[m - 1] >> 63 == 1;
+        // N - T^2 = (N_high - T^2_high) B^m + low - borrow B^m, which is
+        // low read as two's complement when N_high - T^2_high = borrow -
+        // negative; taken where that is 0.
+        if borrow == mp_limb_t::from(negative) && cpu::limbs_equal(&n[m..], high) {
+            if negative {
+                cpu::negate(low);
+            }
+            r.set_written(m, negative);
+            return;
+        }
+        // Back to T^2's low limbs: N_low - (N_low - T^2_low).
+        cpu::linear_into(low, &n[..m], Linear::SubFrom);
+    }
+    let whole = view(n);
+    // SAFETY: r in place, as GMP allows; N is a view GMP only reads.
+    unsafe { embedded::mpz_sub(r.m(), &whole, r.p()) };
 }
 
 /// The Newton steps' precisions, smallest first: the last is `target`, the
@@ -480,9 +579,12 @@ fn step(n: &[mp_limb_t], h: u64, x: &mut Int, k: u64, big_k: u64, (p, ap, e): &m
     negated_window_into(e, ap, d, big_k - k + 8);
     let c = p;
     product_into(c, x.p(), e.p());
-    c.shift(-((k + 3) as i64));
-    x.shift((big_k - k) as i64);
-    x.add_assign(c.p());
+    // C / 2^(k+3), floored, into E's room (E is read no more); X_K =
+    // X_k 2^(K-k) + that, made in C's room, whose room x then takes.
+    e.set_shifted(c, -((k + 3) as i64));
+    c.set_shifted(x, (big_k - k) as i64);
+    c.add_shorter(e);
+    std::mem::swap(x, *c);
 }
 
 #[cfg(test)]
@@ -523,7 +625,8 @@ mod tests {
         let _one = serial();
         let mut seed = 0x9e37_79b9_7f4a_7c15;
         let mut cases: Vec<Vec<mp_limb_t>> = Vec::new();
-        for n in [16, 17, 31, 32, 33, 64, 100, 255, 256, 257, 1000, 2047, 4000, 9001] {
+        // The last size's shifts, sums and remainder run on threads.
+        for n in [16, 17, 31, 32, 33, 64, 100, 255, 256, 257, 1000, 2047, 4000, 9001, (1 << 21) + 3] {
             cases.push(random_limbs(n, &mut seed));
             // A small top limb: bit lengths of every parity.
             let mut small_top = random_limbs(n, &mut seed);
@@ -564,6 +667,62 @@ mod tests {
             let got = root_and_remainder(n).map(|r| (r.root().to_vec(), r.remainder().to_vec()));
             assert!(got.is_some(), "case {i} ({} limbs): the estimate missed by more than one", n.len());
             assert!(got == Some(gmp_root(n)), "case {i} ({} limbs): root or remainder differs from GMP's", n.len());
+        }
+    }
+
+    /// The remainder from the low limbs equals GMP's whole subtraction,
+    /// where the low limbs decide it (small differences of both signs)
+    /// and where they do not (a difference carried past them, sizes that
+    /// differ, a difference as large as N), on one thread and several.
+    #[test]
+    fn remainders_match_gmp() {
+        let _one = serial();
+        let mut seed = 0xabcd_ef01;
+        for tn in [9, 300, (1 << 19) + 5] {
+            let t = random_limbs(tn, &mut seed);
+            let mut square = Int::new();
+            let tv = view(&t);
+            // SAFETY: all initialised; tv a view of t.
+            unsafe { embedded::mpz_mul(square.m(), &tv, &tv) };
+            let m = tn + 2;
+            let big = |sign: i64, shift: u64, plus: i64| {
+                let mut d = Int::power_of_two(shift);
+                d.add_small(plus);
+                if sign < 0 {
+                    // SAFETY: in place.
+                    unsafe { embedded::mpz_neg(d.m(), d.p()) };
+                }
+                d
+            };
+            let random = random_limbs(square.limbs().len(), &mut seed);
+            let differences = [big(1, 0, 4), big(-1, 0, 6), big(1, 64 * m as u64, 5), big(-1, 64 * m as u64, 5), big(1, 0, -1), big(1, 64 * (tn as u64 - 1), 3), big(-1, 64 * (tn as u64 + 1), 1)];
+            let mut ns: Vec<Int> = differences
+                .iter()
+                .map(|d| {
+                    let mut n = Int::new();
+                    // SAFETY: all initialised.
+                    unsafe { embedded::mpz_add(n.m(), square.p(), d.p()) };
+                    n
+                })
+                .collect();
+            ns.push({
+                let mut n = Int::new();
+                let rv = view(&random);
+                // SAFETY: n initialised, rv a view.
+                unsafe { embedded::mpz_set(n.m(), &rv) };
+                n
+            });
+            for (i, n) in ns.iter().enumerate() {
+                let mut want = Int::new();
+                // SAFETY: all initialised.
+                unsafe { embedded::mpz_sub(want.m(), n.p(), square.p()) };
+                let mut r = Int::new();
+                r.reserve(square.limbs().len() + 8);
+                // SAFETY: r initialised.
+                unsafe { embedded::mpz_set(r.m(), square.p()) };
+                remainder_in_place(&mut r, n.limbs(), tn);
+                assert!(r.equals(want.limbs(), want.sign() < 0), "{tn} limbs, difference {i}");
+            }
         }
     }
 
