@@ -329,8 +329,6 @@ extern mp_limb_t mpn_sub_1(mp_limb_t *rp, const mp_limb_t *up, mp_size_t n, mp_l
 
 extern mp_limb_t mpn_mul_1(mp_limb_t *rp, const mp_limb_t *up, mp_size_t n, mp_limb_t v);
 
-extern mp_limb_t mpn_lshift(mp_limb_t *rp, const mp_limb_t *up, mp_size_t n, unsigned int count);
-
 extern mp_limb_t mpn_addmul_1(mp_limb_t *rp, const mp_limb_t *up, mp_size_t n, mp_limb_t v);
 
 extern mp_limb_t mpn_modexact_1c_odd(const mp_limb_t *up, mp_size_t n, mp_limb_t d, mp_limb_t c);

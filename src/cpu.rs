@@ -83,7 +83,7 @@ fn difference(d: &mut [mp_limb_t], x: &[mp_limb_t], y: &[mp_limb_t]) -> bool {
 /// threads: a product made from halves (`halves_by`) adds its upper half in
 /// at this scale, a square root (src/algorithms/sqrt.rs) shifts and
 /// subtracts at it, and one thread moves only a few GB/s.
-const THREADED_LIMBS: usize = 1 << 19;
+pub(crate) const THREADED_LIMBS: usize = 1 << 19;
 
 /// What `linear_into` does to a piece of r with the same piece of x.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -108,33 +108,115 @@ pub fn linear_into(r: &mut [mp_limb_t], x: &[mp_limb_t], op: Linear) -> mp_limb_
     if xn == 0 {
         return 0;
     }
-    let piece = |piece: &mut [mp_limb_t], xs: &[mp_limb_t]| {
-        let (rp, n) = (piece.as_mut_ptr(), piece.len() as mp_size_t);
-        // SAFETY: piece in place (GMP allows rp equal to either operand),
-        // xs apart, both n >= 1 limbs.
+    let (rp, xp) = (r.as_mut_ptr(), x.as_ptr());
+    // SAFETY: r in place (GMP allows rp equal to either operand), x apart,
+    // both at least xn >= 1 limbs.
+    let c = unsafe {
+        match op {
+            Linear::Add => add_or_sub_n(rp, rp, xp, xn, false),
+            Linear::Sub => add_or_sub_n(rp, rp, xp, xn, true),
+            Linear::SubFrom => add_or_sub_n(rp, xp, rp, xn, true),
+        }
+    };
+    if op == Linear::Add { carry_on(&mut r[xn..], c) } else { borrow_on(&mut r[xn..], c) }
+}
+
+/// `{rp, n} = {up, n} + {vp, n}`, or `-` (GMP's mpn_add_n, mpn_sub_n):
+/// the carry or borrow out. From THREADED_LIMBS limbs the limbs are cut
+/// into pieces done on threads at once, each piece's carry then carried
+/// on through rp, in order, from the piece's end.
+///
+/// # Safety
+/// As GMP's: n >= 1; rp equal to up or to vp, or apart from both; all of
+/// n limbs.
+pub unsafe fn add_or_sub_n(rp: *mut mp_limb_t, up: *const mp_limb_t, vp: *const mp_limb_t, n: usize, subtract: bool) -> mp_limb_t {
+    let gmp = |rp: *mut mp_limb_t, up: *const mp_limb_t, vp: *const mp_limb_t, n: usize| {
+        // SAFETY: the caller's operands, or a piece of them at one offset.
         unsafe {
-            match op {
-                Linear::Add => embedded::mpn_add_n(rp, rp, xs.as_ptr(), n),
-                Linear::Sub => embedded::mpn_sub_n(rp, rp, xs.as_ptr(), n),
-                Linear::SubFrom => embedded::mpn_sub_n(rp, xs.as_ptr(), rp, n),
+            if subtract {
+                embedded::mpn_sub_n(rp, up, vp, n as mp_size_t)
+            } else {
+                embedded::mpn_add_n(rp, up, vp, n as mp_size_t)
             }
         }
     };
-    let carry_from = |r: &mut [mp_limb_t], c: mp_limb_t| if op == Linear::Add { carry_on(r, c) } else { borrow_on(r, c) };
-    if xn < THREADED_LIMBS {
-        let c = piece(&mut r[..xn], x);
-        return carry_from(&mut r[xn..], c);
+    if n < THREADED_LIMBS {
+        return gmp(rp, up, vp, n);
     }
     use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
     let threads = parallel::cores().clamp(1, 8);
-    let per = xn.div_ceil(threads);
-    let carries: Vec<AtomicU64> = (0..xn.div_ceil(per)).map(|_| AtomicU64::new(0)).collect();
-    parallel::each_item(&mut r[..xn], per, threads, |i, p| carries[i].store(piece(p, &x[i * per..][..p.len()]), Relaxed));
+    let per = n.div_ceil(threads);
+    let carries: Vec<AtomicU64> = (0..n.div_ceil(per)).map(|_| AtomicU64::new(0)).collect();
+    // Addresses, not pointers, cross to the threads; each piece is its own
+    // limbs of each operand.
+    let (r, u, v) = (rp as usize, up as usize, vp as usize);
+    parallel::each_index(carries.len(), 1, threads, |i| {
+        let (at, len) = (i * per, per.min(n - i * per));
+        let limb = std::mem::size_of::<mp_limb_t>();
+        let c = gmp((r + at * limb) as *mut mp_limb_t, (u + at * limb) as *const mp_limb_t, (v + at * limb) as *const mp_limb_t, len);
+        carries[i].store(c, Relaxed);
+    });
+    // SAFETY: the threads are done; rp holds n limbs.
+    let r = unsafe { std::slice::from_raw_parts_mut(rp, n) };
     let mut out = 0;
     for (i, c) in carries.iter().enumerate() {
-        let end = ((i + 1) * per).min(xn);
-        out |= carry_from(&mut r[end..], c.load(Relaxed));
+        let end = ((i + 1) * per).min(n);
+        let c = c.load(Relaxed);
+        out |= if subtract { borrow_on(&mut r[end..], c) } else { carry_on(&mut r[end..], c) };
     }
+    out
+}
+
+/// GMP's mpn_lshift (`left`) or mpn_rshift of `{up, n}` by 1 to 63 bits
+/// into `{rp, n}`: the bits shifted out. From THREADED_LIMBS limbs each
+/// piece is shifted by GMP on a thread of its own, the one limb each piece
+/// reads from its neighbour read before any piece is written, so rp may be
+/// up itself.
+///
+/// # Safety
+/// n >= 1, 1 <= cnt <= 63, rp equal to up or apart from it, all of n limbs.
+pub unsafe fn shift_n(rp: *mut mp_limb_t, up: *const mp_limb_t, n: usize, cnt: u32, left: bool) -> mp_limb_t {
+    let gmp = |rp: *mut mp_limb_t, up: *const mp_limb_t, n: usize| {
+        // SAFETY: the caller's operands, or a piece of them at one offset.
+        unsafe {
+            if left {
+                embedded::mpn_lshift(rp, up, n as mp_size_t, cnt)
+            } else {
+                embedded::mpn_rshift(rp, up, n as mp_size_t, cnt)
+            }
+        }
+    };
+    if n < THREADED_LIMBS {
+        return gmp(rp, up, n);
+    }
+    let threads = parallel::cores().clamp(1, 8);
+    let per = n.div_ceil(threads);
+    let pieces = n.div_ceil(per);
+    // SAFETY: up holds n limbs, read before any is written.
+    let (out, neighbours): (mp_limb_t, Vec<mp_limb_t>) = unsafe {
+        if left {
+            // Piece i's bottom limb takes the top bits of the limb below it.
+            (*up.add(n - 1) >> (64 - cnt), (0..pieces).map(|i| if i == 0 { 0 } else { *up.add(i * per - 1) }).collect())
+        } else {
+            // Piece i's top limb takes the low bits of the limb above it.
+            (*up << (64 - cnt), (0..pieces).map(|i| if (i + 1) * per >= n { 0 } else { *up.add((i + 1) * per) }).collect())
+        }
+    };
+    let (r, u) = (rp as usize, up as usize);
+    parallel::each_index(pieces, 1, threads, |i| {
+        let (at, len) = (i * per, per.min(n - i * per));
+        let limb = std::mem::size_of::<mp_limb_t>();
+        let (piece, from) = ((r + at * limb) as *mut mp_limb_t, (u + at * limb) as *const mp_limb_t);
+        gmp(piece, from, len);
+        // SAFETY: this piece's own limbs.
+        unsafe {
+            if left {
+                *piece |= neighbours[i] >> (64 - cnt);
+            } else {
+                *piece.add(len - 1) |= neighbours[i] << (64 - cnt);
+            }
+        }
+    });
     out
 }
 
@@ -542,6 +624,62 @@ mod tests {
         let mut got = ones.clone();
         assert_eq!(add_into(&mut got, &one), 1);
         assert!(got.iter().all(|&l| l == 0));
+    }
+
+    /// GMP's mpn_add_n, mpn_sub_n, mpn_lshift and mpn_rshift on threads
+    /// equal them on one thread: the result apart from both operands, in
+    /// place of either, carries through pieces and out of the top, shifts
+    /// by 1, 37 and 63 bits apart and in place.
+    #[test]
+    fn mpn_sums_and_shifts_on_threads_match_gmp() {
+        let mut state = 0x1111_2222_3333_4444u64;
+        let n = THREADED_LIMBS + 4321;
+        let (u, v) = (random_limbs(&mut state, n), random_limbs(&mut state, n));
+        let (ones, mut one) = (vec![mp_limb_t::MAX; n], vec![0; n]);
+        one[0] = 1;
+        for (a, b) in [(&u, &v), (&ones, &one), (&one, &ones)] {
+            for subtract in [false, true] {
+                let mut want = vec![0; n];
+                // SAFETY: each call's limbs as GMP takes them (n >= 1; the
+                // result apart, or in place of one operand).
+                let want_carry = unsafe {
+                    if subtract {
+                        embedded::mpn_sub_n(want.as_mut_ptr(), a.as_ptr(), b.as_ptr(), n as mp_size_t)
+                    } else {
+                        embedded::mpn_add_n(want.as_mut_ptr(), a.as_ptr(), b.as_ptr(), n as mp_size_t)
+                    }
+                };
+                let mut apart = vec![7; n];
+                let (mut first, mut second) = (a.clone(), b.clone());
+                // SAFETY: n limbs each; apart, in place of the first, of the second.
+                unsafe {
+                    assert_eq!(add_or_sub_n(apart.as_mut_ptr(), a.as_ptr(), b.as_ptr(), n, subtract), want_carry);
+                    assert_eq!(add_or_sub_n(first.as_mut_ptr(), first.as_ptr(), b.as_ptr(), n, subtract), want_carry);
+                    assert_eq!(add_or_sub_n(second.as_mut_ptr(), a.as_ptr(), second.as_ptr(), n, subtract), want_carry);
+                }
+                assert!(apart == want && first == want && second == want, "subtract {subtract}");
+            }
+        }
+        for cnt in [1, 37, 63] {
+            for left in [true, false] {
+                let mut want = vec![0; n];
+                // SAFETY: as GMP takes them.
+                let want_out = unsafe {
+                    if left {
+                        embedded::mpn_lshift(want.as_mut_ptr(), u.as_ptr(), n as mp_size_t, cnt)
+                    } else {
+                        embedded::mpn_rshift(want.as_mut_ptr(), u.as_ptr(), n as mp_size_t, cnt)
+                    }
+                };
+                let (mut apart, mut in_place) = (vec![7; n], u.clone());
+                // SAFETY: n limbs each; apart, and in place.
+                unsafe {
+                    assert_eq!(shift_n(apart.as_mut_ptr(), u.as_ptr(), n, cnt, left), want_out);
+                    assert_eq!(shift_n(in_place.as_mut_ptr(), in_place.as_ptr(), n, cnt, left), want_out);
+                }
+                assert!(apart == want && in_place == want, "shift by {cnt}, left {left}");
+            }
+        }
     }
 
     /// Negation is GMP's 0 - r, and the threaded comparison finds one

@@ -300,6 +300,67 @@ fn mpn_products_match_gmp() {
     }
 }
 
+/// mpn_add_n, mpn_sub_n, mpn_lshift and mpn_rshift, which MPFR calls on
+/// its mantissas: one thread's sizes and the host's cores' (from 2^19
+/// limbs), the result apart and in place of each operand, carries and
+/// borrows through all limbs, and the shifts' overlaps GMP allows besides
+/// (lshift to a higher address, rshift to a lower), every shift class.
+#[test]
+fn mpn_sums_and_shifts_match_gmp() {
+    let mut r = rng();
+    for n in [1usize, 5, 1000, (1 << 19) + 333] {
+        let random = |r: &mut RandState| -> Vec<u64> {
+            Integer::from(Integer::random_bits(64 * n as u32, r)).as_limbs().iter().copied().chain(std::iter::repeat(7)).take(n).collect()
+        };
+        let mut one = vec![0u64; n];
+        one[0] = 1;
+        let pairs = [(random(&mut r), random(&mut r)), (vec![u64::MAX; n], one.clone()), (vec![0; n], one)];
+        for (u, v) in &pairs {
+            for (name, ours, theirs) in [
+                ("mpn_add_n", api().mpn_add_n, gmp::mpn_add_n as unsafe extern "C" fn(*mut u64, *const u64, *const u64, i64) -> u64),
+                ("mpn_sub_n", api().mpn_sub_n, gmp::mpn_sub_n),
+            ] {
+                let mut want = vec![0u64; n];
+                let want_out = unsafe { theirs(want.as_mut_ptr(), u.as_ptr(), v.as_ptr(), n as i64) };
+                let (mut apart, mut first, mut second) = (vec![0x5a; n], u.clone(), v.clone());
+                let outs = unsafe {
+                    [
+                        ours(apart.as_mut_ptr(), u.as_ptr(), v.as_ptr(), n as i64),
+                        ours(first.as_mut_ptr(), first.as_ptr(), v.as_ptr(), n as i64),
+                        ours(second.as_mut_ptr(), u.as_ptr(), second.as_ptr(), n as i64),
+                    ]
+                };
+                assert!(outs == [want_out; 3] && apart == want && first == want && second == want, "MISMATCH in {name} of {n} limbs");
+            }
+        }
+        let u = &pairs[0].0;
+        for cnt in [1u32, 31, 63] {
+            for (name, ours, theirs, shift_up) in [
+                ("mpn_lshift", api().mpn_lshift, gmp::mpn_lshift as unsafe extern "C" fn(*mut u64, *const u64, i64, libc::c_uint) -> u64, true),
+                ("mpn_rshift", api().mpn_rshift, gmp::mpn_rshift, false),
+            ] {
+                let mut want = vec![0u64; n];
+                let want_out = unsafe { theirs(want.as_mut_ptr(), u.as_ptr(), n as i64, cnt) };
+                let (mut apart, mut in_place) = (vec![0x5a; n], u.clone());
+                // The overlap GMP allows: the result 3 limbs above (lshift)
+                // or below (rshift) the operand in one buffer.
+                let mut shared = vec![0u64; n + 3];
+                let (from, to) = if shift_up { (0, 3) } else { (3, 0) };
+                shared[from..from + n].copy_from_slice(u);
+                let outs = unsafe {
+                    [
+                        ours(apart.as_mut_ptr(), u.as_ptr(), n as i64, cnt),
+                        ours(in_place.as_mut_ptr(), in_place.as_ptr(), n as i64, cnt),
+                        ours(shared.as_mut_ptr().add(to), shared.as_ptr().add(from), n as i64, cnt),
+                    ]
+                };
+                let overlapped = &shared[to..to + n];
+                assert!(outs == [want_out; 3] && apart == want && in_place == want && overlapped == want, "MISMATCH in {name} of {n} limbs by {cnt}");
+            }
+        }
+    }
+}
+
 /// 10^6 limbs (64 million bits) through every operation once.
 #[test]
 fn million_limbs_match_gmp() {

@@ -12,19 +12,21 @@
 //! | [`hooks`]     | the targets of the hooks into the embedded GMP                        |
 //! | [`text`]      | mpz_get_str and mpz_set_str                                           |
 //! | [`mpz`]       | the mpz operations cuGMP routes itself (add, sub, mul, shifts, logic) |
+//! | [`mpn`]       | mpn sums, differences and shifts of long operands on the host's cores |
 //! | [`self_test`] | `cugmp_self_test`: GPU results against the CPU engine                 |
 //! | [`gf2x`]      | products of binary polynomials (cugmp_gf2x_mul, cugmp_mpz_gf2x_mul) |
 //! | [`batch`]     | many independent mpz_mul, mpz_powm, mpz_mod in one call, over the cores |
 //! | [`poly`]      | products of integer polynomials by Kronecker substitution            |
 //!
 //! Within this layer the order is route, product, then radix, sqrt and
-//! factorial, then hooks, text, mpz, self_test and gf2x, then batch and poly
+//! factorial, then hooks, text, mpz, mpn, self_test and gf2x, then batch and poly
 //! (tests/layers.rs holds it, from src/lib.rs's table).
 
 pub mod batch;
 pub mod factorial;
 pub mod gf2x;
 pub mod hooks;
+pub mod mpn;
 pub mod mpz;
 pub mod poly;
 pub mod product;

@@ -18,6 +18,10 @@ pub type SrcPtr = *const Mpz;
 pub type Bin = unsafe extern "C" fn(Ptr, SrcPtr, SrcPtr);
 pub type Un = unsafe extern "C" fn(Ptr, SrcPtr);
 pub type Shift = unsafe extern "C" fn(Ptr, SrcPtr, c_ulong);
+/// mpn_add_n, mpn_sub_n: rp, up, vp, n; the carry or borrow out.
+pub type MpnAddSub = unsafe extern "C" fn(*mut u64, *const u64, *const u64, i64) -> u64;
+/// mpn_lshift, mpn_rshift: rp, up, n, count; the bits shifted out.
+pub type MpnShift = unsafe extern "C" fn(*mut u64, *const u64, i64, libc::c_uint) -> u64;
 /// A batch of two-operand items: (n, r, a, b).
 pub type Batch3 = unsafe extern "C" fn(usize, *const Ptr, *const SrcPtr, *const SrcPtr);
 
@@ -41,6 +45,10 @@ pub struct Api {
     pub mpn_mul: unsafe extern "C" fn(*mut u64, *const u64, i64, *const u64, i64) -> u64,
     pub mpn_mul_n: unsafe extern "C" fn(*mut u64, *const u64, *const u64, i64),
     pub mpn_sqr: unsafe extern "C" fn(*mut u64, *const u64, i64),
+    pub mpn_add_n: MpnAddSub,
+    pub mpn_sub_n: MpnAddSub,
+    pub mpn_lshift: MpnShift,
+    pub mpn_rshift: MpnShift,
     pub tdiv_qr: unsafe extern "C" fn(Ptr, Ptr, SrcPtr, SrcPtr),
     pub sqrt: Un,
     pub sqrtrem: unsafe extern "C" fn(Ptr, Ptr, SrcPtr),
@@ -105,6 +113,10 @@ pub fn api() -> &'static Api {
                 mpn_mul: lib.sym("__gmpn_mul"),
                 mpn_mul_n: lib.sym("__gmpn_mul_n"),
                 mpn_sqr: lib.sym("__gmpn_sqr"),
+                mpn_add_n: lib.sym("__gmpn_add_n"),
+                mpn_sub_n: lib.sym("__gmpn_sub_n"),
+                mpn_lshift: lib.sym("__gmpn_lshift"),
+                mpn_rshift: lib.sym("__gmpn_rshift"),
                 tdiv_qr: lib.sym("__gmpz_tdiv_qr"),
                 sqrt: lib.sym("__gmpz_sqrt"),
                 sqrtrem: lib.sym("__gmpz_sqrtrem"),
