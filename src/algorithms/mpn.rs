@@ -2,10 +2,11 @@
 //! program's own calls (MPFR's, on its mantissas), not the embedded GMP's,
 //! whose internal calls stay its own. Operands from the CPU engine's
 //! THREADED_LIMBS limbs go to the host's cores: one thread moves a few GB/s,
-//! and MPFR's `const_pi` at 10^8 bits spent most of its time outside its
-//! products in such passes over 1.56 x 10^6 limbs (RESULTS.md, "Square
-//! roots"). The GPU is not asked: the operands would cross PCIe at about the
-//! rate the cores pass over them ("Linear operations end to end").
+//! and MPFR's `const_pi` at 10^8 bits, whose additions and shifts pass over
+//! 1.56 x 10^6 limbs, ran 1.16x faster with them there (RESULTS.md,
+//! "Python: gmpy2, MPFR and mpmath"). The GPU is not asked: the operands
+//! would cross PCIe at about the rate the cores pass over them ("Linear
+//! operations end to end").
 //!
 //! It may use the CPU engine and the ground floor; it knows nothing of the
 //! GPU.

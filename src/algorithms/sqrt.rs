@@ -308,10 +308,9 @@ struct Temporaries {
 
 /// The temporaries of the last root, kept for the next one (one set for the
 /// process, at most SPARE_BYTES). A fresh set's pages are faulted in on
-/// every root, and freeing them unmaps them again: MPFR's `const_pi` takes
-/// a root of 3.1 x 10^6 limbs at each of its 24 steps, and of such a root's
-/// 50 to 58 ms on an H200's host, 24 to 30 were outside its products
-/// (RESULTS.md, "Square roots").
+/// every root, and freeing them unmaps them again: roots of 10^6 limbs one
+/// after another ran 1.2x faster with the set kept (RESULTS.md, "Square
+/// roots").
 static SPARE: Mutex<Option<Temporaries>> = Mutex::new(None);
 /// The largest set kept.
 const SPARE_BYTES: usize = 512 << 20;

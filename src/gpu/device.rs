@@ -260,7 +260,7 @@ pub enum Availability {
 /// module: a few hundred milliseconds, which a program's first large
 /// operation would otherwise wait for) started on a thread of its own.
 /// Whether the driver is there at all is the opener's question too: asking
-/// it loads and unloads libcuda, which the first large operation would
+/// it loads and unloads libcuda, 1.5 ms the first large operation would
 /// otherwise wait for (RESULTS.md, "The first large operation of a
 /// process").
 pub fn available() -> Availability {
