@@ -12,9 +12,11 @@
 //! 2 x 10^6 limbs took 48 to 68 ms on an H200 (RESULTS.md, "Square
 //! roots"). Here the inverse square root x ~ 2^h / sqrt(N) comes from
 //! Newton's iteration x' = x + x (1 - a x^2) / 2 (a = N / 2^(2h)), which
-//! doubles the precision with three products and no division, and then
-//! sqrt(N) ~ N x / 2^h is one product more: the whole root is a few
-//! products of the root's size and their halves.
+//! doubles the precision with three products and no division, taken to a
+//! little over half the root's precision; then y ~ N x / 2^h to that
+//! precision and one correction, sqrt(N) ~ y + x (N - y^2) / 2^(h+1)
+//! (Karp and Markstein), give the whole root from products of half its
+//! size, and its remainder is one square more.
 //!
 //! Exact by construction: the estimate T is taken only when
 //! 0 <= N - T^2 <= 2T, which makes it floor(sqrt(N)) (then (T + 1)^2 =
@@ -40,6 +42,10 @@ const BASE_BITS: u64 = 1024;
 /// LOSS): with 6, each step's error stays within 3 units of its last place
 /// (`step`).
 const LOSS: u64 = 6;
+/// Bits beyond half the root's to which Newton's iteration takes the
+/// inverse root before the one correction that gives the root itself
+/// (`root_moved_by`): its error terms are then below 2^-30.
+const MARGIN: u64 = 40;
 /// Fewest limbs this method takes: below, GMP's own routine is cheap, and
 /// the bounds below assume h (half N's bits) well above LOSS.
 pub(crate) const MIN_LIMBS: usize = 16;
@@ -422,15 +428,17 @@ fn root_moved_by(n: &[mp_limb_t], nudge: i64) -> Option<Root> {
     let bits = bit_length(big_n);
     // a = N / 2^(2h) is in [1/4, 1); x* = 1/sqrt(a) = 2^h / sqrt(N) in (1, 2].
     let h = bits.div_ceil(2);
-    // The root takes N's bits from z = 64 floor((h - 6) / 64) up (whole
-    // limbs: a view, no copy), and X_k at the first k >= h + 4 that makes
-    // h + k - z a multiple of 64 (the root is whole limbs of the product).
-    let z = (h - 6) / 64 * 64;
-    let k = h + 4 + (64 - (2 * h + 4 - z) % 64) % 64;
+    // Newton's iteration stops at k bits, a little over half the root's,
+    // with h - k a multiple of 32 (so that N / 2^(2w) below is whole
+    // limbs, w = h - k); the rest is one correction (Karp and Markstein).
+    let mut k = (h + 1) / 2 + MARGIN;
+    k += (h - k) % 32;
+    let w = h - k;
     let precisions = precisions(k);
     // Every large temporary, allocated once at its largest (`reserve`) or
     // kept from the last root: x, the products (at most N's limbs and a
-    // few: A P, top X, T^2 and below them), and E (a quarter of N).
+    // few: A P, N's top times X, T^2 and below them), and E and y (a
+    // quarter of N).
     let mut temps = Temporaries::take();
     let x = &mut temps.x;
     base_inverse_root_into(x, big_n, bits, h, precisions[0]);
@@ -443,15 +451,34 @@ fn root_moved_by(n: &[mp_limb_t], nudge: i64) -> Option<Root> {
     for pair in precisions.windows(2) {
         step(n, h, x, pair[0], pair[1], &mut scratch);
     }
-    // sqrt(N) = N x* / 2^h, and N X_k / 2^(h+k) = sqrt(N) + N e / 2^(h+k)
-    // for X_k = 2^k x* + e, |e| <= 3: within 3 * 2^(2h) / 2^(2h+4) < 1/5.
-    // N's bits below z <= h - 6 change it by less than
-    // 2^z * 2^(k+1) / 2^(h+k) <= 1/32, and the floor by less than 1: T is
-    // floor(sqrt N) - 1, floor(sqrt N) or floor(sqrt N) + 1.
+    let (t, r, y) = scratch;
+    // s = sqrt(N) (real) = N x* / 2^h, and N X_k / 2^(h+k) = s (1 + eta),
+    // |eta| <= 3 * 2^-k for X_k = 2^k x* + e, |e| <= 3: within 3 * 2^w of
+    // s. y = floor(N_top X_k / 2^(h+k+w-z)), N_top = N's bits from z = 64
+    // floor((h + w - 4) / 64) up (whole limbs: a view), gives Y = y 2^w
+    // within 3 * 2^w + 2^(w-3) + 2^w < 2^(w+3) of s: N's bits below z
+    // change N X_k / 2^(h+k) by at most 2^(z+1-h) <= 2^(w-3).
+    let z = (h + w - 4) / 64 * 64;
     let top = view(&n[(z / 64) as usize..]);
-    let (t, r) = (scratch.0, scratch.1);
     product_into(r, &top, x.p());
-    t.set_shifted(r, -((h + k - z) as i64));
+    y.set_shifted(r, -((h + k + w - z) as i64));
+    // D = N - Y^2 = (s - Y)(s + Y), below 2^(h+w+4) in size; Y^2 is a
+    // multiple of 2^(2w), so D' = floor(D / 2^(2w)) = N_high - y^2 exactly
+    // (N_high = N / 2^(2w), whole limbs), below 2^(k+4) in size: the low
+    // limbs' difference (`remainder_in_place`).
+    product_into(r, y.p(), y.p());
+    remainder_in_place(r, &n[(2 * w / 64) as usize..], y.limbs().len());
+    // s = Y + D / (s + Y), and D / (s + Y) = D x* / 2^(h+1) + D (s - Y) /
+    // (2s (s + Y)): the second term is below 2^(h+w+4) 2^(w+3) / 2^(2h-1)
+    // = 2^(h-2k+8), and X_k's error and D's dropped low bits change the
+    // first by at most 3 * 2^(h-2k+3) and 2^(h-2k), all below 2^-30 for k
+    // >= h/2 + MARGIN. So C = floor(D' X_k / 2^(3k-h+1)) makes T = Y + C
+    // within one of s from below, a hair above: floor(s) - 1, floor(s) or
+    // floor(s) + 1.
+    product_into(t, r.p(), x.p());
+    r.set_shifted(t, -((3 * k - h + 1) as i64));
+    t.set_shifted(y, w as i64);
+    t.add_shorter(r);
     if nudge != 0 {
         t.add_small(nudge);
     }
