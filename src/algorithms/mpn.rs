@@ -15,10 +15,11 @@ use crate::cpu;
 use crate::gmp::{mp_limb_t, mp_size_t};
 
 /// Whether an operation of `n` limbs stays on one thread (GMP's own): the
-/// exports' fast path asks this first.
+/// exports' fast path asks this first. A size below 1, which GMP does not
+/// take, goes to GMP as it would without cuGMP.
 #[inline(always)]
 pub fn on_one_thread(n: mp_size_t) -> bool {
-    (n as usize) < cpu::THREADED_LIMBS
+    n < cpu::THREADED_LIMBS as mp_size_t
 }
 
 /// GMP's mpn_add_n (`subtract` false) or mpn_sub_n on the host's cores.
