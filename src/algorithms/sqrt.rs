@@ -304,7 +304,8 @@ fn product_untimed(r: &mut Int, a: mpz_srcptr, b: mpz_srcptr) {
 }
 
 /// A root's large temporaries: the iterate X, the products' rooms (P, then
-/// C, then the root T; A P, then the remainder R) and E.
+/// C, then the root T; A P, then y's square, D' and the remainder R) and E
+/// (then y).
 struct Temporaries {
     x: Int,
     p: Int,
