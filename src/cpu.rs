@@ -85,6 +85,18 @@ fn difference(d: &mut [mp_limb_t], x: &[mp_limb_t], y: &[mp_limb_t]) -> bool {
 /// subtracts at it, and one thread moves only a few GB/s.
 pub(crate) const THREADED_LIMBS: usize = 1 << 19;
 
+/// How a pass over `n` limbs from THREADED_LIMBS is cut: the threads (up
+/// to 8, the host's cores allowing) and the limbs a piece.
+fn pieces(n: usize) -> (usize, usize) {
+    let threads = parallel::cores().clamp(1, 8);
+    (threads, n.div_ceil(threads))
+}
+
+/// `carry_on`, or `borrow_on` where `subtract`.
+fn carry_or_borrow_on(r: &mut [mp_limb_t], c: mp_limb_t, subtract: bool) -> mp_limb_t {
+    if subtract { borrow_on(r, c) } else { carry_on(r, c) }
+}
+
 /// What `linear_into` does to a piece of r with the same piece of x.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Linear {
@@ -118,7 +130,7 @@ pub fn linear_into(r: &mut [mp_limb_t], x: &[mp_limb_t], op: Linear) -> mp_limb_
             Linear::SubFrom => add_or_sub_n(rp, xp, rp, xn, true),
         }
     };
-    if op == Linear::Add { carry_on(&mut r[xn..], c) } else { borrow_on(&mut r[xn..], c) }
+    carry_or_borrow_on(&mut r[xn..], c, op != Linear::Add)
 }
 
 /// `{rp, n} = {up, n} + {vp, n}`, or `-` (GMP's mpn_add_n, mpn_sub_n):
@@ -144,8 +156,7 @@ pub unsafe fn add_or_sub_n(rp: *mut mp_limb_t, up: *const mp_limb_t, vp: *const 
         return gmp(rp, up, vp, n);
     }
     use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-    let threads = parallel::cores().clamp(1, 8);
-    let per = n.div_ceil(threads);
+    let (threads, per) = pieces(n);
     let carries: Vec<AtomicU64> = (0..n.div_ceil(per)).map(|_| AtomicU64::new(0)).collect();
     // Addresses, not pointers, cross to the threads; each piece is its own
     // limbs of each operand.
@@ -162,7 +173,7 @@ pub unsafe fn add_or_sub_n(rp: *mut mp_limb_t, up: *const mp_limb_t, vp: *const 
     for (i, c) in carries.iter().enumerate() {
         let end = ((i + 1) * per).min(n);
         let c = c.load(Relaxed);
-        out |= if subtract { borrow_on(&mut r[end..], c) } else { carry_on(&mut r[end..], c) };
+        out |= carry_or_borrow_on(&mut r[end..], c, subtract);
     }
     out
 }
@@ -189,8 +200,7 @@ pub unsafe fn shift_n(rp: *mut mp_limb_t, up: *const mp_limb_t, n: usize, cnt: u
     if n < THREADED_LIMBS {
         return gmp(rp, up, n);
     }
-    let threads = parallel::cores().clamp(1, 8);
-    let per = n.div_ceil(threads);
+    let (threads, per) = pieces(n);
     let pieces = n.div_ceil(per);
     // SAFETY: up holds n limbs, read before any is written.
     let (out, neighbours): (mp_limb_t, Vec<mp_limb_t>) = unsafe {
@@ -260,8 +270,8 @@ pub fn negate(r: &mut [mp_limb_t]) {
     if r.len() < THREADED_LIMBS {
         complement(r);
     } else {
-        let threads = parallel::cores().clamp(1, 8);
-        parallel::each_item(r, r.len().div_ceil(threads), threads, |_, piece| complement(piece));
+        let (threads, per) = pieces(r.len());
+        parallel::each_item(r, per, threads, |_, piece| complement(piece));
     }
     carry_on(r, 1);
 }
@@ -276,8 +286,7 @@ pub fn limbs_equal(a: &[mp_limb_t], b: &[mp_limb_t]) -> bool {
         return a == b;
     }
     use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
-    let threads = parallel::cores().clamp(1, 8);
-    let per = a.len().div_ceil(threads);
+    let (threads, per) = pieces(a.len());
     let differ = AtomicBool::new(false);
     parallel::each_index(a.len().div_ceil(per), 1, threads, |i| {
         let range = i * per..((i + 1) * per).min(a.len());
@@ -296,8 +305,7 @@ pub fn shift_into(dst: &mut [mp_limb_t], src: &[mp_limb_t], by: i64) {
     if dst.len() < THREADED_LIMBS {
         return shift_piece(dst, 0, src, by);
     }
-    let threads = parallel::cores().clamp(1, 8);
-    let per = dst.len().div_ceil(threads);
+    let (threads, per) = pieces(dst.len());
     parallel::each_item(dst, per, threads, |i, piece| shift_piece(piece, i * per, src, by));
 }
 
