@@ -432,7 +432,7 @@ fn root_moved_by(n: &[mp_limb_t], nudge: i64) -> Option<Root> {
     // Newton's iteration stops at k bits, a little over half the root's,
     // with h - k a multiple of 32 (so that N / 2^(2w) below is whole
     // limbs, w = h - k); the rest is one correction (Karp and Markstein).
-    let mut k = (h + 1) / 2 + MARGIN;
+    let mut k = h.div_ceil(2) + MARGIN;
     k += (h - k) % 32;
     let w = h - k;
     let precisions = precisions(k);
