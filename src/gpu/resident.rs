@@ -150,11 +150,11 @@ impl Gpu {
                         24 * nn
                     }
                     Resident::Mul => {
-                        self.product_dev(stream, &a, n, super::ntt::Second::At(addr(&b, stream), n))?;
+                        self.product_dev(stream, (addr(&a, stream), n), super::ntt::Second::At(addr(&b, stream), n))?;
                         super::ntt::bytes_moved(n, n, false)
                     }
                     Resident::Sqr => {
-                        self.product_dev(stream, &a, n, super::ntt::Second::Square)?;
+                        self.product_dev(stream, (addr(&a, stream), n), super::ntt::Second::Square)?;
                         super::ntt::bytes_moved(n, n, true)
                     }
                 })

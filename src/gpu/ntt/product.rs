@@ -146,7 +146,7 @@ impl Gpu {
         // forward transform (the other plans transform the short operand
         // first, whichever it is: both go up before).
         let overlap = matches!(plan, Some(Plan::Whole(_)));
-        self.on_device(u, v, overlap, |stream, du, v| self.product_dev(stream, du, un, v), fetch)
+        self.on_device(u, v, overlap, |stream, du, v| self.product_dev(stream, (addr(du, stream), un), v), fetch)
     }
 
     /// `out = u * v`, `out` of exactly `u.len() + v.len()` limbs, written
@@ -240,20 +240,20 @@ impl Gpu {
         }
     }
 
-    /// The product of device operand `u` (`un` limbs) and `v`, `un + vn`
-    /// limbs on the device.
-    pub(in crate::gpu) fn product_dev(&self, stream: &Arc<CudaStream>, u: &CudaSlice<u64>, un: usize, v: Second<'_>) -> Result<CudaSlice<u64>, GpuError> {
+    /// The product of the `un` limbs at device address `up` and `v`, `un +
+    /// vn` limbs on the device.
+    pub(in crate::gpu) fn product_dev(&self, stream: &Arc<CudaStream>, (up, un): (u64, usize), v: Second<'_>) -> Result<CudaSlice<u64>, GpuError> {
         let vn = v.limbs(un);
         if let Some(log_n) = by_gfp(un, vn, matches!(v, Second::Square)) {
             // Where its buffers do not fit, the NTT's plans may.
-            match self.gfp_product_dev(stream, (addr(u, stream), un), v, log_n) {
+            match self.gfp_product_dev(stream, (up, un), v, log_n) {
                 Err(GpuError::TooLarge) => {}
                 done => return done,
             }
         }
         let plan = check_bounds(un, vn)?;
         let _claim = claim(self, device_bytes(un, vn))?;
-        self.product_at(stream, plan, (addr(u, stream), un), v)
+        self.product_at(stream, plan, (up, un), v)
     }
 
     /// `product_dev` by the generalized-Fermat-prime FFT, with a transform
