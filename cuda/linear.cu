@@ -272,6 +272,27 @@ extern "C" __global__ void __launch_bounds__(ELEMENTWISE_THREADS)
     }
 }
 
+// r[0..ceil(count / 64)) = bits [from, from + count) of a[0..n) (zeros past
+// n), count >= 1, with the window's top bit (bit count - 1) flipped when
+// flip is 1: a window read as count-bit two's complement w, plus
+// 2^(count-1), is a natural number (src/gpu/root.rs). r is not a.
+extern "C" __global__ void cugmp_window(limb_t *__restrict__ r, const limb_t *__restrict__ a, u64 n, u64 from, u64 count, u32 flip) {
+    const u64 width = (count + 63) / 64;
+    const u32 bits = (u32)(from % 64);
+    GRID_STRIDE(i, width) {
+        const u64 j = from / 64 + i;
+        limb_t lo = j < n ? a[j] : 0;
+        limb_t hi = bits && j + 1 < n ? a[j + 1] : 0;
+        limb_t v = (lo >> bits) | (bits ? hi << (64 - bits) : 0);
+        if (i == width - 1) {
+            const u32 top = (u32)(count - 64 * (width - 1));  // 1..64
+            if (top < 64) v &= ((limb_t)1 << top) - 1;
+            if (flip) v ^= (limb_t)1 << (top - 1);
+        }
+        r[i] = v;
+    }
+}
+
 // *flag = 1 if any of the low 64 * limbs + bits bits of a[0..n) is set (for
 // the rounding of floor and ceiling shifts); *flag must start at 0.
 extern "C" __global__ void cugmp_any_low_bits(limb_t *flag, const limb_t *__restrict__ a, u64 n, u64 limbs, u32 bits) {

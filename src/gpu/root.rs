@@ -1,0 +1,236 @@
+//! A square root on device-resident numbers: the last Newton steps for the
+//! inverse root and Karp and Markstein's correction, at the positions
+//! src/algorithms/sqrt.rs works out and passes down ([`RootPlan`]; the
+//! error bounds live there), every product on the device (src/gpu/ntt) and
+//! every sum, shift and bit window between them too (cuda/linear.cu). N
+//! goes up once; the root T and the low limbs of N - T^2 come down once.
+//! Made from host products instead, each of a root's dozen large products
+//! carried its operands up and its result down.
+//!
+//! Nothing here decides exactness: the caller takes T only where 0 <= N -
+//! T^2 <= 2T. Quantities that are signed on the host (a Newton step's E'',
+//! the correction's D') are kept natural here by the window's flipped top
+//! bit: a count-bit two's complement w plus 2^(count-1) is in [0,
+//! 2^count), and the 2^(count-1) times the other factor is subtracted back
+//! in the same sum that shifts the result into place.
+
+use super::device::{addr, guarded, reserve, Gpu, GpuError};
+use super::ntt::Second;
+use cudarc::driver::{CudaSlice, CudaStream, PushKernelArg};
+use std::sync::Arc;
+
+/// One Newton step from X_k to X_K, as src/algorithms/sqrt.rs's `step`
+/// defines it: P = X_k^2; A P with A = N's limbs from `a_from`; E'' = minus
+/// the bits [d, d + m) of A P read as m-bit two's complement; X_K = X_k
+/// 2^(K-k) + floor(X_k E'' / 2^(k+3)), below 2^(K+2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NewtonStep {
+    pub k: u64,
+    pub big_k: u64,
+    pub a_from: usize,
+    pub d: u64,
+    pub m: u64,
+}
+
+/// A root's positions, all from src/algorithms/sqrt.rs.
+pub struct RootPlan<'a> {
+    /// N, its top limb nonzero.
+    pub n: &'a [u64],
+    /// The iterate at the first step's k (the last step's K when there are
+    /// no steps).
+    pub x: &'a [u64],
+    pub steps: &'a [NewtonStep],
+    /// y = floor(N[top_from..] X / 2^y_shift).
+    pub top_from: usize,
+    pub y_shift: u64,
+    /// D' = N[high_from..] - y^2, read from its low `d_limbs` limbs as two's
+    /// complement: |D'| is below 2^(64 d_limbs - 1).
+    pub high_from: usize,
+    pub d_limbs: usize,
+    /// T = y 2^w + floor(D' X / 2^c_shift).
+    pub w: u64,
+    pub c_shift: u64,
+    /// The root's limbs, ceil(N's limbs / 2).
+    pub root_limbs: usize,
+}
+
+/// What the device found.
+pub struct RootFound {
+    /// T in root_limbs + 1 limbs (high zeros possible; a T that needs more
+    /// is cut to them, and the caller's check refuses it).
+    pub t: Vec<u64>,
+    /// N - T^2 modulo B^(root_limbs + 2).
+    pub low: Vec<u64>,
+    /// The borrow out of those limbs.
+    pub borrow: bool,
+    /// Whether N's limbs above them equal T^2's.
+    pub high_equal: bool,
+}
+
+/// A term of `combination`: the number at a device address and limb
+/// count, times 2^shift, added or subtracted.
+struct Term {
+    at: (u64, usize),
+    shift: u64,
+    subtract: bool,
+}
+
+impl Gpu {
+    /// The root's estimate and remainder by `plan` (see the module doc).
+    pub fn root(&self, plan: &RootPlan<'_>) -> Result<RootFound, GpuError> {
+        let nn = plan.n.len();
+        let m = plan.root_limbs + 2;
+        if nn < m || plan.x.is_empty() || plan.d_limbs == 0 {
+            return Err(GpuError::TooLarge);
+        }
+        let _busy = self.queue().busy.enter(nn);
+        guarded(|| {
+            let stream = self.stream();
+            // N and the sums' buffers; each product claims its own.
+            let _claim = reserve(8 * 4 * nn)?;
+            let dn = self.copy_to_device(&stream, plan.n)?;
+            let np = addr(&dn, &stream);
+            let n_from = |from: usize| (np + 8 * from as u64, nn - from);
+            let mut x = self.copy_to_device(&stream, plan.x)?;
+            let mut xl = plan.x.len();
+            for s in plan.steps {
+                if s.a_from >= nn {
+                    return Err(GpuError::TooLarge);
+                }
+                let p = self.product_dev(&stream, (addr(&x, &stream), xl), Second::Square)?;
+                let ap = self.product_dev(&stream, n_from(s.a_from), Second::At(addr(&p, &stream), 2 * xl))?;
+                drop(p);
+                let v = self.window(&stream, (addr(&ap, &stream), nn - s.a_from + 2 * xl), s.d, s.m)?;
+                drop(ap);
+                let vl = s.m.div_ceil(64) as usize;
+                let xa = (addr(&x, &stream), xl);
+                let g = self.product_dev(&stream, xa, Second::At(addr(&v, &stream), vl))?;
+                // X_k E'' = X_k 2^(m-1) - G.
+                let z = self.combination(
+                    &stream,
+                    &[
+                        Term { at: xa, shift: s.big_k + 3, subtract: false },
+                        Term { at: xa, shift: s.m - 1, subtract: false },
+                        Term { at: (addr(&g, &stream), xl + vl), shift: 0, subtract: true },
+                    ],
+                )?;
+                let keep = (s.big_k + 2).div_ceil(64) as usize;
+                (x, xl) = self.shifted_down(&stream, (addr(&z, &stream), z.len()), s.k + 3, keep)?;
+            }
+            let xa = (addr(&x, &stream), xl);
+            let (top, top_limbs) = n_from(plan.top_from);
+            if plan.top_from >= nn {
+                return Err(GpuError::TooLarge);
+            }
+            let ny = self.product_dev(&stream, (top, top_limbs), Second::At(xa.0, xl))?;
+            let (y, yl) = self.shifted_down(&stream, (addr(&ny, &stream), ny.len()), plan.y_shift, usize::MAX)?;
+            drop(ny);
+            let ya = (addr(&y, &stream), yl);
+            let y2 = self.product_dev(&stream, ya, Second::Square)?;
+            let dl = plan.d_limbs;
+            if 2 * yl < dl || plan.high_from + dl > nn {
+                return Err(GpuError::TooLarge);
+            }
+            // D' modulo B^dl, then read with its top bit flipped: D' + 2^(64 dl - 1).
+            let d = stream.alloc_zeros::<u64>(dl)?;
+            self.addsub_dev(&stream, true, addr(&d, &stream), n_from(plan.high_from).0, dl, addr(&y2, &stream), dl, 0)?;
+            drop(y2);
+            let v = self.window(&stream, (addr(&d, &stream), dl), 0, 64 * dl as u64)?;
+            let g = self.product_dev(&stream, (addr(&v, &stream), dl), Second::At(xa.0, xl))?;
+            // T 2^c = y 2^(w+c) + D' X = y 2^(w+c) + G - X 2^(64 dl - 1).
+            let z = self.combination(
+                &stream,
+                &[
+                    Term { at: ya, shift: plan.w + plan.c_shift, subtract: false },
+                    Term { at: (addr(&g, &stream), dl + xl), shift: 0, subtract: false },
+                    Term { at: xa, shift: 64 * dl as u64 - 1, subtract: true },
+                ],
+            )?;
+            let tl = plan.root_limbs + 1;
+            let (t, tl) = self.shifted_down(&stream, (addr(&z, &stream), z.len()), plan.c_shift, tl)?;
+            drop(z);
+            // N - T^2: its low m limbs and their borrow; whether the limbs
+            // above agree (their xor's any bit set).
+            let ta = addr(&t, &stream);
+            let t2 = self.product_dev(&stream, (ta, tl), Second::Square)?;
+            let t2a = addr(&t2, &stream);
+            let words = stream.alloc_zeros::<u64>(2)?;
+            let wa = addr(&words, &stream);
+            let low = stream.alloc_zeros::<u64>(m)?;
+            if 2 * tl < m {
+                return Err(GpuError::TooLarge);
+            }
+            self.addsub_dev(&stream, true, addr(&low, &stream), np, m, t2a, m, wa)?;
+            let hl = (2 * tl).max(nn) - m;
+            let differ = stream.alloc_zeros::<u64>(hl)?;
+            let da = addr(&differ, &stream);
+            let (na, nb) = ((nn - m) as u64, (2 * tl - m) as u64);
+            let (n_high, t2_high, flag) = (np + 8 * m as u64, t2a + 8 * m as u64, wa + 8);
+            let (xor, zero, hl64) = (super::linear::Logic::Xor as u32, 0u64, hl as u64);
+            launch_elementwise!(self, stream, bitwise, hl, &da, &hl64, &n_high, &na, &zero, &t2_high, &nb, &zero, &xor);
+            launch!(self, stream, any_low_bits, hl, &flag, &da, &hl64, &hl64, &0u32);
+            let mut t = self.copy_from_device(&stream, &t)?;
+            t.truncate(tl);
+            let low = self.copy_from_device(&stream, &low)?;
+            let words = self.copy_from_device(&stream, &words)?;
+            Ok(RootFound { t, low, borrow: words[0] != 0, high_equal: words[1] == 0 })
+        })
+    }
+
+    /// The bits [from, from + count) of the `an` limbs at `ap`, the window's
+    /// top bit flipped, in ceil(count / 64) limbs.
+    fn window(&self, stream: &Arc<CudaStream>, (ap, an): (u64, usize), from: u64, count: u64) -> Result<CudaSlice<u64>, GpuError> {
+        let width = count.div_ceil(64) as usize;
+        let r = stream.alloc_zeros::<u64>(width.max(1))?;
+        let (rp, n) = (addr(&r, stream), an as u64);
+        launch!(self, stream, window, width, &rp, &ap, &n, &from, &count, &1u32);
+        Ok(r)
+    }
+
+    /// The sum of `terms` (each shifted left by its shift, added or
+    /// subtracted in order), which the caller knows to be non-negative, in
+    /// a buffer one limb longer than the longest shifted term.
+    fn combination(&self, stream: &Arc<CudaStream>, terms: &[Term]) -> Result<CudaSlice<u64>, GpuError> {
+        let zl = terms.iter().map(|t| t.at.1 + (t.shift / 64) as usize + 1).max().unwrap_or(0) + 1;
+        let z = stream.alloc_zeros::<u64>(zl)?;
+        let za = addr(&z, stream);
+        for (i, t) in terms.iter().enumerate() {
+            let (whole, bits) = (t.shift / 64, (t.shift % 64) as u32);
+            let len = t.at.1 + whole as usize + 1;
+            let n = t.at.1 as u64;
+            if i == 0 && !t.subtract {
+                // z is zeros: the first term is shifted straight into it.
+                launch_elementwise!(self, stream, shl, len, &za, &t.at.0, &n, &whole, &bits);
+                continue;
+            }
+            let mut shifted = None;
+            let at = if t.shift == 0 {
+                t.at.0
+            } else {
+                let s = shifted.insert(stream.alloc_zeros::<u64>(len)?);
+                let sa = addr(s, stream);
+                launch_elementwise!(self, stream, shl, len, &sa, &t.at.0, &n, &whole, &bits);
+                sa
+            };
+            let m = if t.shift == 0 { t.at.1 } else { len };
+            self.addsub_dev(stream, t.subtract, za, za, zl, at, m, 0)?;
+        }
+        Ok(z)
+    }
+
+    /// floor(z / 2^bits) for the `zn` limbs at `zp`, in at most `keep` limbs
+    /// (higher ones cut off), and that limb count.
+    fn shifted_down(&self, stream: &Arc<CudaStream>, (zp, zn): (u64, usize), bits: u64, keep: usize) -> Result<(CudaSlice<u64>, usize), GpuError> {
+        let whole = (bits / 64) as usize;
+        if whole >= zn {
+            return Err(GpuError::TooLarge);
+        }
+        let keep = keep.min(zn - whole);
+        // Read one limb past the kept ones, for the top limb's high bits.
+        let n = (whole + keep + 1).min(zn);
+        let r = stream.alloc_zeros::<u64>(n - whole)?;
+        let (rp, nn, ww, b) = (addr(&r, stream), n as u64, whole as u64, (bits % 64) as u32);
+        launch_elementwise!(self, stream, shr, n - whole, &rp, &zp, &nn, &ww, &b);
+        Ok((r, keep))
+    }
+}
