@@ -392,6 +392,44 @@ fn hooks(api: &Api) -> String {
     report.join("; ")
 }
 
+/// Square roots from device-resident numbers (src/gpu/root.rs): N of
+/// 2^15 limbs (where they start) and more, odd and even lengths, random,
+/// all ones (remainder 2T), sparse, perfect squares and their neighbours;
+/// `mpz_sqrtrem` must match GMP, and the log must show every one of these
+/// roots made on the device (a process of its own with CUGMP_LOG).
+fn roots_on_device(_api: &Api) -> String {
+    let (ok, stdout, log) = logged_child("gpu_roots_sweep", &[]);
+    assert!(ok, "the roots sweep failed: {stdout}\n{}", log_tail(&log));
+    let on_device = log.lines().filter(|l| l.contains("the root from device-resident numbers")).count();
+    let cases: usize = stdout.split_whitespace().find_map(|w| w.strip_prefix("cases=")).and_then(|c| c.parse().ok()).unwrap_or(0);
+    assert!(cases > 0 && on_device == cases, "{on_device} of {cases} roots made on the device\n{}", log_tail(&log));
+    format!("{on_device} roots on the device, all equal to GMP's; {}", stdout.trim())
+}
+
+/// The body of `roots_on_device`.
+fn roots_sweep(api: &Api) -> String {
+    let mut rng = RandState::new();
+    let mut cases = 0;
+    let max = max_limbs() as usize;
+    for n in [1usize << 15, (1 << 15) + 1, 50_001, (1 << 17) + 2, (1 << 20) + 3, 6_250_008].into_iter().filter(|&n| n <= max) {
+        let root = random_limbs(n.div_ceil(2), &mut rng);
+        let square = Integer::from(root.square_ref());
+        let mut numbers = vec![random_limbs(n, &mut rng), (Integer::from(1) << (64 * n as u32)) - 1u32, (Integer::from(1) << (64 * n as u32 - 1)) | 1u32];
+        numbers.extend([square.clone(), Integer::from(&square - 1u32), Integer::from(&square + 1u32)]);
+        for (i, a) in numbers.iter().enumerate() {
+            let (ma, mut s, mut r) = (to_mpz(api, a), to_mpz(api, &Integer::new()), to_mpz(api, &Integer::new()));
+            unsafe { (api.sqrtrem)(&mut *s, &mut *r, &*ma) };
+            let (ws, wr) = a.clone().sqrt_rem(Integer::new());
+            assert!(from_mpz(&s) == ws && from_mpz(&r) == wr, "MISMATCH: mpz_sqrtrem, {} limbs, case {i}", a.significant_digits::<u64>());
+            for mut m in [ma, s, r] {
+                unsafe { (api.clear)(&mut *m) };
+            }
+            cases += 1;
+        }
+    }
+    format!("cases={cases}")
+}
+
 /// CUGMP_FORCE_MIN_LIMBS=16 (the device runs of GMP's own test suites use
 /// it): under force, products below 16 limbs stay on the CPU, those from 16
 /// go to the GPU, and both are exact.
@@ -680,6 +718,7 @@ const TESTS: &[(&str, &[(&str, &str)])] = &[
     ("gpu_launch_failure_falls_back_to_cpu", &[("CUGMP_FAULT", "gpu-launch"), ("CUGMP_TEST_MAX_LIMBS", "1048576")]),
     ("gpu_check_mode_passes", &[("CUGMP_CHECK", "1")]),
     ("gpu_hooks_match_gmp", &[]),
+    ("gpu_roots_match_gmp", &[]),
     // One device's plan in pieces: with several devices, this product
     // would be shared among them.
     ("gpu_split_product_matches_gmp", &[("CUGMP_GPUS", "1")]),
@@ -708,6 +747,8 @@ fn child(name: &str) {
         "gpu_threads_stress" => Some(threads),
         "gpu_memory_held_elsewhere" => Some(memory_held_elsewhere),
         "gpu_hooks_match_gmp" => Some(hooks),
+        "gpu_roots_match_gmp" => Some(roots_on_device),
+        "gpu_roots_sweep" => Some(roots_sweep),
         "gpu_split_product_matches_gmp" => Some(split_product),
         "gpu_force_min_limbs" => Some(force_min),
         "gpu_gfp_matches_gmp" => Some(gfp_engine),

@@ -25,12 +25,15 @@
 //! ever further off (a bug), GMP's own routine computes the root instead.
 
 use super::product::own_product;
-use super::route::gmp_allocates_by_default;
-use crate::config::log;
+use super::route::{gmp_allocates_by_default, route_at};
+use crate::config::{self, log};
 use crate::gmp::mpz::{view, Int};
 use crate::gmp::{self, embedded, mp_bitcnt_t, mp_limb_t, mp_size_t, mpz_ptr, mpz_srcptr};
 use crate::cpu::{self, Linear};
+use crate::gpu::root::{NewtonStep, RootPlan};
+use crate::gpu::Gpu;
 use crate::parallel;
+use crate::stats::{self, Op};
 use libc::c_int;
 use std::sync::Mutex;
 
@@ -49,6 +52,12 @@ const MARGIN: u64 = 40;
 /// Fewest limbs this method takes: below, GMP's own routine is cheap, and
 /// the bounds below assume h (half N's bits) well above LOSS.
 pub(crate) const MIN_LIMBS: usize = 16;
+/// N's limbs from which the root's large work runs on device-resident
+/// numbers (src/gpu/root.rs), where its products go to the GPU.
+const ON_DEVICE_FROM: usize = 1 << 15;
+/// The iterate's limbs from which its Newton steps run there: smaller
+/// steps are a few launches' worth of work, cheaper as GMP's on the host.
+const DEVICE_STEPS_FROM: u64 = 1 << 11;
 
 // cuGMP's owned integer (src/gmp/mpz.rs) with the operations the
 // iteration needs.
@@ -111,6 +120,18 @@ impl Int {
             }
         }
         self.set_written(len + 1, negative);
+    }
+
+    /// self = the natural number `limbs` (high zeros allowed), copied on
+    /// the host's cores where large.
+    fn set_limbs(&mut self, limbs: &[mp_limb_t]) {
+        self.0._mp_size = 0;
+        self.reserve(limbs.len().max(1));
+        // SAFETY: the room holds limbs.len() limbs, apart from `limbs`
+        // (another buffer).
+        let room = unsafe { std::slice::from_raw_parts_mut(self.0._mp_d, limbs.len()) };
+        parallel::copy_limbs(room, limbs);
+        self.set_written(limbs.len(), false);
     }
 
     /// self = 2 t + 1 (t >= 0, another Int).
@@ -441,52 +462,172 @@ fn root_moved_by(n: &[mp_limb_t], nudge: i64) -> Option<Root> {
     // few: A P, N's top times X, T^2 and below them), and E and y (a
     // quarter of N).
     let mut temps = Temporaries::take();
-    let x = &mut temps.x;
-    base_inverse_root_into(x, big_n, bits, h, precisions[0]);
-    // x trades rooms with the products' (`step`): all of N's size.
-    x.reserve(n.len() + 8);
-    let mut scratch = (&mut temps.p, &mut temps.ap, &mut temps.e);
-    scratch.0.reserve(n.len() + 8);
-    scratch.1.reserve(n.len() + 8);
-    scratch.2.reserve(n.len() / 4 + 4);
-    for pair in precisions.windows(2) {
-        step(n, h, x, pair[0], pair[1], &mut scratch);
+    base_inverse_root_into(&mut temps.x, big_n, bits, h, precisions[0]);
+    // The device, where it takes this root: the steps from its first
+    // precision on, and everything after them.
+    let device = if n.len() >= ON_DEVICE_FROM && nudge == 0 { route_at(Op::Internal, n.len() / 4, true) } else { None };
+    let last = precisions.len() - 1;
+    let first_on_device = device.map_or(last, |_| precisions.iter().position(|&p| p >= 64 * DEVICE_STEPS_FROM).unwrap_or(last));
+    // x trades rooms with the products' (`step`): all of N's size (half
+    // of it where the host makes only the first steps, and T and R come
+    // from the device).
+    let rooms = if device.is_some() { n.len() / 2 + 8 } else { n.len() + 8 };
+    temps.x.reserve(rooms);
+    temps.p.reserve(rooms);
+    temps.ap.reserve(rooms);
+    temps.e.reserve(n.len() / 4 + 4);
+    let positions = Positions::new(h, k, w);
+    {
+        let Temporaries { x, p, ap, e } = &mut temps;
+        for pair in precisions[..=first_on_device].windows(2) {
+            step(n, h, x, pair[0], pair[1], &mut (&mut *p, &mut *ap, &mut *e));
+        }
     }
-    let (t, r, y) = scratch;
-    // s = sqrt(N) (real) = N x* / 2^h, and N X_k / 2^(h+k) = s (1 + eta),
-    // |eta| <= 3 * 2^-k for X_k = 2^k x* + e, |e| <= 3: within 3 * 2^w of
-    // s. y = floor(N_top X_k / 2^(h+k+w-z)), N_top = N's bits from z = 64
-    // floor((h + w - 4) / 64) up (whole limbs: a view), gives Y = y 2^w
-    // within 3 * 2^w + 2^(w-3) + 2^w < 2^(w+3) of s: N's bits below z
-    // change N X_k / 2^(h+k) by at most 2^(z+1-h) <= 2^(w-3).
-    let z = (h + w - 4) / 64 * 64;
-    let top = view(&n[(z / 64) as usize..]);
-    product_into(r, &top, x.p());
-    y.set_shifted(r, -((h + k + w - z) as i64));
-    // D = N - Y^2 = (s - Y)(s + Y), below 2^(h+w+4) in size; Y^2 is a
-    // multiple of 2^(2w), so D' = floor(D / 2^(2w)) = N_high - y^2 exactly
-    // (N_high = N / 2^(2w), whole limbs), below 2^(k+4) in size: the low
-    // limbs' difference (`remainder_in_place`).
-    product_into(r, y.p(), y.p());
-    remainder_in_place(r, &n[(2 * w / 64) as usize..], y.limbs().len());
-    // s = Y + D / (s + Y), and D / (s + Y) = D x* / 2^(h+1) + D (s - Y) /
-    // (2s (s + Y)): the second term is below 2^(h+w+4) 2^(w+3) / 2^(2h-1)
-    // = 2^(h-2k+8), and X_k's error and D's dropped low bits change the
-    // first by at most 3 * 2^(h-2k+3) and 2^(h-2k), all below 2^-30 for k
-    // >= h/2 + MARGIN. So C = floor(D' X_k / 2^(3k-h+1)) makes T = Y + C
-    // within one of s from below, a hair above: floor(s) - 1, floor(s) or
-    // floor(s) + 1.
-    product_into(t, r.p(), x.p());
-    r.set_shifted(t, -((3 * k - h + 1) as i64));
-    t.set_shifted(y, w as i64);
-    t.add_shorter(r);
-    if nudge != 0 {
-        t.add_small(nudge);
+    if let Some(g) = device {
+        let steps: Vec<NewtonStep> = precisions[first_on_device..].windows(2).map(|pair| step_at(h, pair[0], pair[1])).collect();
+        if root_on_device(g, n, &positions, &steps, &mut temps) {
+            return corrected(temps, n);
+        }
+        // The host goes on from the device's first step: x is as it was.
+        temps.x.reserve(n.len() + 8);
+        temps.p.reserve(n.len() + 8);
+        temps.ap.reserve(n.len() + 8);
     }
-    // R = N - T^2, then T moved by one while R says so (x's room, free
-    // now, holds 2T + 1 or 2(T - 1) + 1).
-    product_into(r, t.p(), t.p());
-    remainder_in_place(r, n, t.limbs().len());
+    {
+        let Temporaries { x, p, ap, e } = &mut temps;
+        for pair in precisions[first_on_device..].windows(2) {
+            step(n, h, x, pair[0], pair[1], &mut (&mut *p, &mut *ap, &mut *e));
+        }
+        let (t, r, y) = (p, ap, e);
+        // s = sqrt(N) (real) = N x* / 2^h, and N X_k / 2^(h+k) = s (1 +
+        // eta), |eta| <= 3 * 2^-k for X_k = 2^k x* + e, |e| <= 3: within
+        // 3 * 2^w of s. y = floor(N_top X_k / 2^(h+k+w-z)), N_top = N's
+        // bits from z = 64 floor((h + w - 4) / 64) up (whole limbs: a
+        // view), gives Y = y 2^w within 3 * 2^w + 2^(w-3) + 2^w < 2^(w+3)
+        // of s: N's bits below z change N X_k / 2^(h+k) by at most
+        // 2^(z+1-h) <= 2^(w-3).
+        let top = view(&n[positions.top_from..]);
+        product_into(r, &top, x.p());
+        y.set_shifted(r, -(positions.y_shift as i64));
+        // D = N - Y^2 = (s - Y)(s + Y), below 2^(h+w+4) in size; Y^2 is a
+        // multiple of 2^(2w), so D' = floor(D / 2^(2w)) = N_high - y^2
+        // exactly (N_high = N / 2^(2w), whole limbs), below 2^(k+4) in
+        // size: the low limbs' difference (`remainder_in_place`).
+        product_into(r, y.p(), y.p());
+        remainder_in_place(r, &n[positions.high_from..], y.limbs().len());
+        // s = Y + D / (s + Y), and D / (s + Y) = D x* / 2^(h+1) + D (s -
+        // Y) / (2s (s + Y)): the second term is below 2^(h+w+4) 2^(w+3) /
+        // 2^(2h-1) = 2^(h-2k+8), and X_k's error and D's dropped low bits
+        // change the first by at most 3 * 2^(h-2k+3) and 2^(h-2k), all
+        // below 2^-30 for k >= h/2 + MARGIN. So C = floor(D' X_k /
+        // 2^(3k-h+1)) makes T = Y + C within one of s from below, a hair
+        // above: floor(s) - 1, floor(s) or floor(s) + 1.
+        product_into(t, r.p(), x.p());
+        r.set_shifted(t, -(positions.c_shift as i64));
+        t.set_shifted(y, w as i64);
+        t.add_shorter(r);
+        if nudge != 0 {
+            t.add_small(nudge);
+        }
+        product_into(r, t.p(), t.p());
+        remainder_in_place(r, n, t.limbs().len());
+    }
+    corrected(temps, n)
+}
+
+/// Where the root's last products read and shift (`root_moved_by`).
+struct Positions {
+    /// N_top = N's limbs from this one (z / 64), and y = floor(N_top X_k /
+    /// 2^y_shift).
+    top_from: usize,
+    y_shift: u64,
+    /// N_high = N's limbs from this one (2w / 64).
+    high_from: usize,
+    /// C = floor(D' X_k / 2^c_shift).
+    c_shift: u64,
+    /// |D'| < 2^(k+4): below 2^(64 d_limbs - 1).
+    d_limbs: usize,
+    w: u64,
+}
+
+impl Positions {
+    fn new(h: u64, k: u64, w: u64) -> Positions {
+        let z = (h + w - 4) / 64 * 64;
+        Positions { top_from: (z / 64) as usize, y_shift: h + k + w - z, high_from: (2 * w / 64) as usize, c_shift: 3 * k - h + 1, d_limbs: (k + 4) as usize / 64 + 2, w }
+    }
+}
+
+/// The root's `steps` and everything after them on `g`'s device-resident
+/// numbers (src/gpu/root.rs), from X = temps.x: T into temps.p and N - T^2
+/// into temps.ap; false (temps.x untouched) if the device failed.
+fn root_on_device(g: &Gpu, n: &[mp_limb_t], at: &Positions, steps: &[NewtonStep], temps: &mut Temporaries) -> bool {
+    let root_limbs = n.len().div_ceil(2);
+    let plan = RootPlan {
+        n,
+        x: temps.x.limbs(),
+        steps,
+        top_from: at.top_from,
+        y_shift: at.y_shift,
+        high_from: at.high_from,
+        d_limbs: at.d_limbs,
+        w: at.w,
+        c_shift: at.c_shift,
+        root_limbs,
+    };
+    stats::gpu_attempt_starts();
+    let start = std::time::Instant::now();
+    let found = match g.root(&plan) {
+        Ok(found) => found,
+        Err(e) => {
+            stats::fallback(Op::Sqrt, e.fallback());
+            log!("mpn_sqrtrem {} limbs: GPU failed ({e}); finishing on the CPU", n.len());
+            return false;
+        }
+    };
+    stats::gpu_call(Op::Sqrt, n.len(), start.elapsed());
+    log!("mpn_sqrtrem {} limbs: the root from device-resident numbers, {} Newton steps there, {:.3} ms", n.len(), steps.len(), start.elapsed().as_secs_f64() * 1e3);
+    let (t, r) = (&mut temps.p, &mut temps.ap);
+    t.set_limbs(&found.t);
+    // N - T^2 is the low limbs read as two's complement where the limbs
+    // above agree with that reading (`remainder_in_place`); else GMP's
+    // whole subtraction.
+    let negative = found.low.last().is_some_and(|&l| l >> 63 == 1);
+    if found.high_equal && found.borrow == negative {
+        r.set_limbs(&found.low);
+        if negative {
+            // SAFETY: r's room holds the low limbs just set.
+            let room = unsafe { std::slice::from_raw_parts_mut(r.0._mp_d, found.low.len()) };
+            cpu::negate(room);
+            r.set_written(found.low.len(), true);
+        }
+    } else {
+        product_into(r, t.p(), t.p());
+        remainder_in_place(r, n, t.limbs().len());
+    }
+    if config::get().check {
+        // The device's products were not checked one by one: N = T^2 + R
+        // on the CPU.
+        let mut back = Int::new();
+        // SAFETY: all initialised; N is a view GMP only reads.
+        let same = unsafe {
+            embedded::mpz_mul(back.m(), t.p(), t.p());
+            embedded::mpz_add(back.m(), back.p(), r.p());
+            embedded::mpz_cmp(back.p(), &view(n)) == 0
+        };
+        if !same {
+            eprintln!("cugmp: CUGMP_CHECK: the GPU's square root of {} limbs and its remainder differ from N; aborting", n.len());
+            std::process::abort();
+        }
+    }
+    true
+}
+
+/// T (temps.p) and R = N - T^2 (temps.ap) with T within one of the root:
+/// T moved by one while R says so (x's room, free now, holds 2T + 1 or
+/// 2(T - 1) + 1), then the root and its remainder if 0 <= R <= 2T and T
+/// has ceil(nn / 2) limbs, else None.
+fn corrected(mut temps: Temporaries, n: &[mp_limb_t]) -> Option<Root> {
+    let Temporaries { x, p: t, ap: r, .. } = &mut temps;
     for _ in 0..2 {
         if r.sign() < 0 {
             // (T - 1)^2 = T^2 - (2(T - 1) + 1): R' = 2(T - 1) + 1 - |R|.
@@ -596,14 +737,11 @@ fn base_inverse_root_into(x: &mut Int, big_n: mpz_srcptr, bits: u64, h: u64, k0:
 /// 2^-K with errors of at most 1/4 (A), 1/2 (E'') and 1 (C's floor); X_K =
 /// X_k 2^(K-k) + C is within 0.45 + 1.75 < 3 of 2^K x*.
 fn step(n: &[mp_limb_t], h: u64, x: &mut Int, k: u64, big_k: u64, (p, ap, e): &mut (&mut Int, &mut Int, &mut Int)) {
-    debug_assert!(big_k + LOSS <= 2 * k && big_k + 4 <= 2 * h);
-    let dropped = (2 * h - big_k - 4) / 64;
-    let q = 2 * h - 64 * dropped;
-    let a = view(&n[dropped as usize..]);
+    let at = step_at(h, k, big_k);
+    let a = view(&n[at.a_from..]);
     product_into(p, x.p(), x.p());
     product_into(ap, &a, p.p());
-    let d = q + 2 * k - big_k - 2;
-    negated_window_into(e, ap, d, big_k - k + 8);
+    negated_window_into(e, ap, at.d, at.m);
     let c = p;
     product_into(c, x.p(), e.p());
     // C / 2^(k+3), floored, into E's room (E is read no more); X_K =
@@ -612,6 +750,14 @@ fn step(n: &[mp_limb_t], h: u64, x: &mut Int, k: u64, big_k: u64, (p, ap, e): &m
     c.set_shifted(x, (big_k - k) as i64);
     c.add_shorter(e);
     std::mem::swap(x, *c);
+}
+
+/// Where the step from X_k to X_K reads (`step`'s A, d and m).
+fn step_at(h: u64, k: u64, big_k: u64) -> NewtonStep {
+    debug_assert!(big_k + LOSS <= 2 * k && big_k + 4 <= 2 * h);
+    let dropped = (2 * h - big_k - 4) / 64;
+    let q = 2 * h - 64 * dropped;
+    NewtonStep { k, big_k, a_from: dropped as usize, d: q + 2 * k - big_k - 2, m: big_k - k + 8 }
 }
 
 #[cfg(test)]
