@@ -57,7 +57,7 @@ pub(crate) const MIN_LIMBS: usize = 16;
 const ON_DEVICE_FROM: usize = 1 << 15;
 /// The iterate's limbs from which its Newton steps run there: smaller
 /// steps are a few launches' worth of work, cheaper as GMP's on the host.
-const DEVICE_STEPS_FROM: u64 = 1 << 11;
+const DEVICE_STEPS_FROM: u64 = 1 << 10;
 
 // cuGMP's owned integer (src/gmp/mpz.rs) with the operations the
 // iteration needs.
@@ -120,18 +120,6 @@ impl Int {
             }
         }
         self.set_written(len + 1, negative);
-    }
-
-    /// self = the natural number `limbs` (high zeros allowed), copied on
-    /// the host's cores where large.
-    fn set_limbs(&mut self, limbs: &[mp_limb_t]) {
-        self.0._mp_size = 0;
-        self.reserve(limbs.len().max(1));
-        // SAFETY: the room holds limbs.len() limbs, apart from `limbs`
-        // (another buffer).
-        let room = unsafe { std::slice::from_raw_parts_mut(self.0._mp_d, limbs.len()) };
-        parallel::copy_limbs(room, limbs);
-        self.set_written(limbs.len(), false);
     }
 
     /// self = 2 t + 1 (t >= 0, another Int).
@@ -574,9 +562,16 @@ fn root_on_device(g: &Gpu, n: &[mp_limb_t], at: &Positions, steps: &[NewtonStep]
         c_shift: at.c_shift,
         root_limbs,
     };
+    let (t, r) = (&mut temps.p, &mut temps.ap);
+    t.0._mp_size = 0;
+    r.0._mp_size = 0;
+    t.reserve(root_limbs + 1);
+    r.reserve(root_limbs + 2);
+    // SAFETY: the rooms hold those limbs; neither is x, which the plan reads.
+    let (t_room, r_room) = unsafe { (std::slice::from_raw_parts_mut(t.0._mp_d, root_limbs + 1), std::slice::from_raw_parts_mut(r.0._mp_d, root_limbs + 2)) };
     stats::gpu_attempt_starts();
     let start = std::time::Instant::now();
-    let found = match g.root(&plan) {
+    let found = match g.root(&plan, t_room, r_room) {
         Ok(found) => found,
         Err(e) => {
             stats::fallback(Op::Sqrt, e.fallback());
@@ -586,20 +581,16 @@ fn root_on_device(g: &Gpu, n: &[mp_limb_t], at: &Positions, steps: &[NewtonStep]
     };
     stats::gpu_call(Op::Sqrt, n.len(), start.elapsed());
     log!("mpn_sqrtrem {} limbs: the root from device-resident numbers, {} Newton steps there, {:.3} ms", n.len(), steps.len(), start.elapsed().as_secs_f64() * 1e3);
-    let (t, r) = (&mut temps.p, &mut temps.ap);
-    t.set_limbs(&found.t);
+    t.set_written(root_limbs + 1, false);
     // N - T^2 is the low limbs read as two's complement where the limbs
     // above agree with that reading (`remainder_in_place`); else GMP's
     // whole subtraction.
-    let negative = found.low.last().is_some_and(|&l| l >> 63 == 1);
+    let negative = r_room[root_limbs + 1] >> 63 == 1;
     if found.high_equal && found.borrow == negative {
-        r.set_limbs(&found.low);
         if negative {
-            // SAFETY: r's room holds the low limbs just set.
-            let room = unsafe { std::slice::from_raw_parts_mut(r.0._mp_d, found.low.len()) };
-            cpu::negate(room);
-            r.set_written(found.low.len(), true);
+            cpu::negate(r_room);
         }
+        r.set_written(root_limbs + 2, negative);
     } else {
         product_into(r, t.p(), t.p());
         remainder_in_place(r, n, t.limbs().len());

@@ -54,14 +54,10 @@ pub struct RootPlan<'a> {
     pub root_limbs: usize,
 }
 
-/// What the device found.
+/// What the device found besides T and the low limbs of N - T^2
+/// (`Gpu::root`).
 pub struct RootFound {
-    /// T in root_limbs + 1 limbs (high zeros possible; a T that needs more
-    /// is cut to them, and the caller's check refuses it).
-    pub t: Vec<u64>,
-    /// N - T^2 modulo B^(root_limbs + 2).
-    pub low: Vec<u64>,
-    /// The borrow out of those limbs.
+    /// The borrow out of N - T^2's low limbs.
     pub borrow: bool,
     /// Whether N's limbs above them equal T^2's.
     pub high_equal: bool,
@@ -76,11 +72,16 @@ struct Term {
 }
 
 impl Gpu {
-    /// The root's estimate and remainder by `plan` (see the module doc).
-    pub fn root(&self, plan: &RootPlan<'_>) -> Result<RootFound, GpuError> {
+    /// The root's estimate and remainder by `plan` (see the module doc):
+    /// T into `t` (root_limbs + 1 limbs, high zeros possible; a T that
+    /// needs more is cut to them, and the caller's check refuses it), N -
+    /// T^2 modulo B^(root_limbs + 2) into `low`. The caller's rooms, whose
+    /// pages are in memory already: a fresh buffer's pages fault in one at
+    /// a time inside the download.
+    pub fn root(&self, plan: &RootPlan<'_>, t_out: &mut [u64], low_out: &mut [u64]) -> Result<RootFound, GpuError> {
         let nn = plan.n.len();
         let m = plan.root_limbs + 2;
-        if nn < m || plan.x.is_empty() || plan.d_limbs == 0 {
+        if nn < m || plan.x.is_empty() || plan.d_limbs == 0 || t_out.len() != m - 1 || low_out.len() != m {
             return Err(GpuError::TooLarge);
         }
         let _busy = self.queue().busy.enter(nn);
@@ -169,11 +170,13 @@ impl Gpu {
             let (xor, zero, hl64) = (super::linear::Logic::Xor as u32, 0u64, hl as u64);
             launch_elementwise!(self, stream, bitwise, hl, &da, &hl64, &n_high, &na, &zero, &t2_high, &nb, &zero, &xor);
             launch!(self, stream, any_low_bits, hl, &flag, &da, &hl64, &hl64, &0u32);
-            let mut t = self.copy_from_device(&stream, &t)?;
-            t.truncate(tl);
-            let low = self.copy_from_device(&stream, &low)?;
+            // T's buffer may hold a limb more than kept (`shifted_down`):
+            // the first tl limbs come down.
+            self.copy_from_device_into(&stream, &t, &mut t_out[..tl])?;
+            t_out[tl..].fill(0);
+            self.copy_from_device_into(&stream, &low, low_out)?;
             let words = self.copy_from_device(&stream, &words)?;
-            Ok(RootFound { t, low, borrow: words[0] != 0, high_equal: words[1] == 0 })
+            Ok(RootFound { borrow: words[0] != 0, high_equal: words[1] == 0 })
         })
     }
 
