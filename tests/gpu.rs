@@ -393,7 +393,7 @@ fn hooks(api: &Api) -> String {
 }
 
 /// Square roots from device-resident numbers (src/gpu/root.rs): N of
-/// 2^15 limbs (where they start) and more, odd and even lengths, random,
+/// 2^13 limbs (where they start) and more, odd and even lengths, random,
 /// all ones (remainder 2T), sparse, perfect squares and their neighbours;
 /// `mpz_sqrtrem` must match GMP, and the log must show every one of these
 /// roots made on the device (a process of its own with CUGMP_LOG).
@@ -411,7 +411,7 @@ fn roots_sweep(api: &Api) -> String {
     let mut rng = RandState::new();
     let mut cases = 0;
     let max = max_limbs() as usize;
-    for n in [1usize << 15, (1 << 15) + 1, 50_001, (1 << 17) + 2, (1 << 20) + 3, 6_250_008].into_iter().filter(|&n| n <= max) {
+    for n in [1usize << 13, (1 << 13) + 1, 50_001, (1 << 17) + 2, (1 << 20) + 3, 6_250_008].into_iter().filter(|&n| n <= max) {
         let root = random_limbs(n.div_ceil(2), &mut rng);
         let square = Integer::from(root.square_ref());
         let mut numbers = vec![random_limbs(n, &mut rng), (Integer::from(1) << (64 * n as u32)) - 1u32, (Integer::from(1) << (64 * n as u32 - 1)) | 1u32];

@@ -54,7 +54,7 @@ const MARGIN: u64 = 40;
 pub(crate) const MIN_LIMBS: usize = 16;
 /// N's limbs from which the root's large work runs on device-resident
 /// numbers (src/gpu/root.rs), where its products go to the GPU.
-const ON_DEVICE_FROM: usize = 1 << 15;
+const ON_DEVICE_FROM: usize = 1 << 13;
 /// The iterate's limbs from which its Newton steps run there: smaller
 /// steps are a few launches' worth of work, cheaper as GMP's on the host.
 const DEVICE_STEPS_FROM: u64 = 1 << 10;
