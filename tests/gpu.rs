@@ -475,6 +475,26 @@ fn opens_beside(api: &Api) -> String {
     format!("first product {first_s:.3} s on the CPU (GMP {gmp_s:.3} s); the GPU took over after {products} more")
 }
 
+/// Under CUGMP_GPU=auto a first operation of several openings' work on the
+/// CPU (src/algorithms/route.rs, `engine`) waits for the device instead:
+/// a product of 2^22 x 2^22 limbs as a process's first runs on the GPU,
+/// opening included faster than GMP's.
+fn waits_for_opening(api: &Api) -> String {
+    let mut rng = RandState::new();
+    let (a, b) = (random_limbs(1 << 22, &mut rng), random_limbs(1 << 22, &mut rng));
+    let ops = || unsafe { (api.gpu_operations)() };
+    let start = std::time::Instant::now();
+    let first = mpz_product(api, &a, &b);
+    let first_s = start.elapsed().as_secs_f64();
+    let start = std::time::Instant::now();
+    let want = Integer::from(&a * &b);
+    let gmp_s = start.elapsed().as_secs_f64();
+    assert!(first == want, "MISMATCH: the first product");
+    assert_eq!(ops(), 1, "the first product did not wait for the device");
+    assert!(first_s < gmp_s, "the first product took {first_s:.3} s with the opening, GMP {gmp_s:.3} s");
+    format!("first product {first_s:.3} s with the device's opening (GMP {gmp_s:.3} s)")
+}
+
 /// Device memory free now, from this process's own view of the device (the
 /// library's context is the device's primary context, which this shares).
 fn device_free() -> usize {
@@ -724,6 +744,7 @@ const TESTS: &[(&str, &[(&str, &str)])] = &[
     ("gpu_split_product_matches_gmp", &[("CUGMP_GPUS", "1")]),
     ("gpu_force_min_limbs", &[("CUGMP_FORCE_MIN_LIMBS", "16")]),
     ("gpu_opens_beside_the_first_operation", &[("CUGMP_GPU", "auto")]),
+    ("gpu_waits_for_the_opening_for_a_long_first_operation", &[("CUGMP_GPU", "auto")]),
     // Last: these run alone, after the others have finished (one holds the
     // device's memory; the other's throughput figures must be its own).
     ("gpu_memory_held_elsewhere", &[("CUGMP_LOG", "1")]),
@@ -737,6 +758,10 @@ fn child(name: &str) {
     if name == "gpu_opens_beside_the_first_operation" {
         // Before anything opens the device.
         println!("{name}: {}", opens_beside(api));
+        return;
+    }
+    if name == "gpu_waits_for_the_opening_for_a_long_first_operation" {
+        println!("{name}: {}", waits_for_opening(api));
         return;
     }
     assert_eq!(unsafe { (api.gpu_in_use)() }, 1, "no GPU in the child");

@@ -11,7 +11,7 @@
 #![allow(clippy::missing_safety_doc)]
 
 use super::product::{inject_product_fault, product_into, product_on_gpu, product_with};
-use super::route::{cpu_only, gpu_wanted, internal_on_gpu, internal_sized_for_gpu, product_route, product_size};
+use super::route::{cpu_only, gpu_wanted, internal_sized_for_gpu, root_on_gpu, product_route, product_size};
 use super::{radix, sqrt};
 use crate::config::log;
 use crate::gmp::{mp_limb_t, mp_size_t};
@@ -154,7 +154,7 @@ pub unsafe fn internal_sqrtrem(sp: *mut mp_limb_t, rp: *mut mp_limb_t, np: *cons
     if cpu_only(Op::Sqrt, n) {
         return on_cpu();
     }
-    if n < sqrt::MIN_LIMBS || !gpu_wanted(Op::Sqrt, n) || !internal_on_gpu(n) {
+    if n < sqrt::MIN_LIMBS || !gpu_wanted(Op::Sqrt, n) || !root_on_gpu(n) {
         return stats::on_cpu(Op::Sqrt, n, on_cpu);
     }
     // SAFETY: GMP's contract: {np, nn} readable, its top limb nonzero.

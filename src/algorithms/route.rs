@@ -189,12 +189,24 @@ pub fn settle() {
     });
 }
 
-/// The GPU engine for an operation that wants it now. Under `force` the
-/// device is opened on this thread if need be (every operation the GPU has
-/// must reach it); under `auto` a device still being opened leaves this
+/// A device's opening, in microseconds: 204 to 337 ms on the GPU
+/// machine's hosts (the log's "kernels loaded" line; RESULTS.md, "The
+/// first large operation of a process").
+const OPENING_US: f64 = 350_000.0;
+/// An operation whose CPU time is estimated at more than this many
+/// openings waits for the device rather than run on the CPU beside it.
+const WAIT_FOR_OPENING: f64 = 3.0;
+
+/// The GPU engine for an operation that wants it now, whose time on the
+/// CPU is estimated at `cpu_us` microseconds. Under `force` the device is
+/// opened on this thread if need be (every operation the GPU has must
+/// reach it); under `auto` a device still being opened leaves this
 /// operation to the CPU (a program's first large operation does not wait
-/// for the driver), and none to be had widens the fast path for good.
-fn engine() -> Option<&'static Gpu> {
+/// for the driver), unless the operation would take several openings'
+/// time there: it waits, at most half its CPU time (a 10^7-limb product,
+/// 3 to 4 s on the CPU beside the opening, takes 0.2 to 0.34 s of opening
+/// and 0.04 s on the device). None to be had widens the fast path for good.
+fn engine(cpu_us: f64) -> Option<&'static Gpu> {
     if config::get().gpu == GpuMode::Force {
         let g = gpu::get();
         if g.is_none() {
@@ -202,7 +214,14 @@ fn engine() -> Option<&'static Gpu> {
         }
         return g;
     }
-    match gpu::available() {
+    let found = match gpu::available() {
+        Availability::Opening if cpu_us > WAIT_FOR_OPENING * OPENING_US => {
+            log!("waiting for the device's opening: about {:.0} ms of work on the CPU", cpu_us / 1e3);
+            gpu::opened_within(std::time::Duration::from_micros((cpu_us / 2.0) as u64)).map_or(Availability::Opening, Availability::Ready)
+        }
+        other => other,
+    };
+    match found {
         Availability::Ready(g) => Some(g),
         Availability::Opening => None,
         Availability::Absent => {
@@ -238,7 +257,8 @@ pub fn route(op: Op, limbs: usize, gpu_capable: bool) -> Option<&'static Gpu> {
 fn route_sized(op: Op, limbs: usize, gpu_capable: bool, dims: (usize, usize)) -> Option<&'static Gpu> {
     settle();
     let wants_gpu = gpu_capable && gpu_wanted(op, limbs);
-    let mut chosen = if wants_gpu { engine() } else { None };
+    let cpu_us = if matches!(op, Op::Mul | Op::Internal) { gmp_product_us(dims.0, dims.1) } else { 0.0 };
+    let mut chosen = if wants_gpu { engine(cpu_us) } else { None };
     if chosen.is_some_and(|g| matches!(op, Op::Mul | Op::Internal) && config::get().gpu == GpuMode::Auto && queue_favours_cpu(g.in_flight(), dims)) {
         stats::queued_to_cpu();
         chosen = None;
@@ -351,7 +371,15 @@ pub fn internal_held_on_cpu() -> bool {
 /// algorithms cuGMP runs in GMP's place for them) goes to the GPU now:
 /// wanted at that size, a GPU ready, and not held on this thread's CPU.
 pub fn internal_on_gpu(limbs: usize) -> bool {
-    !internal_held_on_cpu() && gpu_wanted(Op::Internal, limbs) && engine().is_some()
+    !internal_held_on_cpu() && gpu_wanted(Op::Internal, limbs) && engine(0.0).is_some()
+}
+
+/// `internal_on_gpu` for a square root of `limbs` limbs, which may wait
+/// for the device's opening (`engine`): GMP's root takes about twice a
+/// product of half its size (RESULTS.md, "Square roots": 1056 to 1816 ms
+/// at 2 x 10^6 limbs, the product of 10^6 limbs 498 ms).
+pub fn root_on_gpu(limbs: usize) -> bool {
+    !internal_held_on_cpu() && gpu_wanted(Op::Internal, limbs) && engine(2.0 * gmp_product_us(limbs / 2, limbs / 2)).is_some()
 }
 
 /// Whether GMP's products of `limbs` limbs are to be sized for the GPU

@@ -287,6 +287,23 @@ pub fn available() -> Availability {
     Availability::Opening
 }
 
+/// The GPU engine once its opening (begun by [`available`]) has finished,
+/// waiting for it at most `limit`: None if it is absent, or still opening
+/// when the limit passes.
+pub fn opened_within(limit: std::time::Duration) -> Option<&'static Gpu> {
+    let deadline = std::time::Instant::now() + limit;
+    loop {
+        match available() {
+            Availability::Ready(g) => return Some(g),
+            Availability::Absent => return None,
+            Availability::Opening if std::time::Instant::now() >= deadline => return None,
+            // The opening takes a few hundred milliseconds; a check each
+            // quarter millisecond costs nothing beside it.
+            Availability::Opening => std::thread::sleep(std::time::Duration::from_micros(250)),
+        }
+    }
+}
+
 /// Why this process can have no GPU, known without loading the driver.
 fn quick_refusal() -> Option<&'static str> {
     if config::get().gpu == GpuMode::Off {
@@ -325,6 +342,7 @@ pub fn reserve(bytes: usize) -> Result<Reservation, GpuError> {
 }
 
 fn init() -> Vec<Gpu> {
+    let began = std::time::Instant::now();
     if let Some(why) = quick_refusal() {
         log!("{why}");
         return Vec::new();
@@ -351,12 +369,13 @@ fn init() -> Vec<Gpu> {
         match std::panic::catch_unwind(|| open(ordinal)) {
             Ok(Ok(gpu)) => {
                 log!(
-                    "GPU {ordinal}: {} (compute {}.{}, {} SMs, {} MiB); kernels loaded",
+                    "GPU {ordinal}: {} (compute {}.{}, {} SMs, {} MiB); kernels loaded {:.1} ms after the opening began",
                     gpu.name,
                     gpu.compute_capability.0,
                     gpu.compute_capability.1,
                     gpu.multiprocessors,
-                    gpu.total_mem >> 20
+                    gpu.total_mem >> 20,
+                    began.elapsed().as_secs_f64() * 1e3
                 );
                 gpus.push(gpu);
             }

@@ -52,4 +52,4 @@ pub mod root;
 pub mod resident;
 pub mod staging;
 
-pub use device::{all, available, get, reserve, Availability, Gpu, GpuError, InFlight, Reservation, KERNELS_COMPILED};
+pub use device::{all, available, get, opened_within, reserve, Availability, Gpu, GpuError, InFlight, Reservation, KERNELS_COMPILED};
