@@ -287,8 +287,11 @@ fn gmp_product_us(un: usize, vn: usize) -> f64 {
 
 /// Whether a product of `dims` limbs the GPU would take is done sooner by
 /// GMP on this thread, the device being busy with `busy` (other threads'
-/// products on this thread's queue of the device, ahead of it): GMP's time against the
-/// wait for those and its own time on the GPU. With no other product in
+/// products on any of its queues): GMP's time against the wait for those
+/// and its own time on the GPU. A product's fixed cost is mostly launch
+/// latency, which the queues overlap (it counts once a queue); its cost a
+/// limb is the device's throughput, which they share (it counts for every
+/// product in progress). With no other product in
 /// progress (a program of one thread) never. benches/programs/pi.c at 10^8
 /// digits on 16 threads waited 3.9 ms on average for each of its 11,244
 /// GPU products of 1024 to 2047 limbs, each 0.14 ms on GMP (RESULTS.md,
@@ -297,7 +300,7 @@ fn queue_favours_cpu(busy: InFlight, (un, vn): (usize, usize)) -> bool {
     if busy.products == 0 {
         return false;
     }
-    let gpu_us = |products: usize, limbs: usize| products as f64 * GPU_PRODUCT_US + limbs as f64 * GPU_RESULT_LIMB_US;
+    let gpu_us = |products: usize, limbs: usize| products as f64 * GPU_PRODUCT_US / busy.queues.max(1) as f64 + limbs as f64 * GPU_RESULT_LIMB_US;
     gmp_product_us(un, vn) < gpu_us(busy.products + 1, busy.limbs + un + vn)
 }
 
@@ -422,7 +425,7 @@ mod tests {
     /// large ones still go.
     #[test]
     fn a_busy_device_leaves_small_products_to_the_cpu() {
-        let busy = |products, limbs| InFlight { products, limbs };
+        let busy = |products, limbs| InFlight { products, limbs, queues: 1 };
         for n in [1024, 4096, 1 << 20] {
             assert!(!queue_favours_cpu(busy(0, 0), (n, n)));
         }
@@ -431,6 +434,11 @@ mod tests {
         assert!(!queue_favours_cpu(busy(4, 4 * 2048), (16_384, 16_384)));
         assert!(queue_favours_cpu(busy(1, 20_000_000), (16_384, 16_384)));
         assert!(!queue_favours_cpu(busy(1, 20_000_000), (1 << 20, 1 << 20)));
+        // Four queues overlap the products' fixed costs, not their work a limb.
+        let busy4 = |products, limbs| InFlight { products, limbs, queues: 4 };
+        assert!(!queue_favours_cpu(busy4(4, 4 * 2048), (1024, 1024)));
+        assert!(queue_favours_cpu(busy4(12, 12 * 2048), (1024, 1024)));
+        assert!(queue_favours_cpu(busy4(1, 20_000_000), (16_384, 16_384)));
         // An unbalanced product is GMP's long / short balanced ones.
         assert!(gmp_product_us(8192, 1024) > 7.9 * gmp_product_us(1024, 1024));
     }

@@ -201,11 +201,13 @@ impl Drop for BusyWith<'_> {
     }
 }
 
-/// What the device holds now: products in progress, and their result limbs.
+/// What the device holds now: products in progress, and their result
+/// limbs, on all its queues; and how many queues it has.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct InFlight {
     pub products: usize,
     pub limbs: usize,
+    pub queues: usize,
 }
 
 /// The devices opened (none: the CPU engine serves the process).
@@ -538,11 +540,15 @@ impl Gpu {
     }
 
     /// The products from host limbs to host limbs in progress now on this
-    /// thread's queue (other threads', where the caller has none of its
-    /// own): what a product of this thread's would wait for.
+    /// device, all its queues together: its queues' kernels share its
+    /// multiprocessors and its copy engines, so a product of this thread's
+    /// shares the device with every one of them, not only its own queue's.
     pub fn in_flight(&self) -> InFlight {
-        let busy = &self.queue().busy;
-        InFlight { products: busy.products.load(Relaxed), limbs: busy.limbs.load(Relaxed) }
+        self.queues.iter().fold(InFlight { queues: self.queues.len(), ..InFlight::default() }, |sum, q| InFlight {
+            products: sum.products + q.busy.products.load(Relaxed),
+            limbs: sum.limbs + q.busy.limbs.load(Relaxed),
+            ..sum
+        })
     }
 
     /// This thread's queue on this device.
