@@ -203,9 +203,10 @@ const WAIT_FOR_OPENING: f64 = 3.0;
 /// reach it); under `auto` a device still being opened leaves this
 /// operation to the CPU (a program's first large operation does not wait
 /// for the driver), unless the operation would take several openings'
-/// time there: it waits, at most half its CPU time (a 10^7-limb product,
-/// 3 to 4 s on the CPU beside the opening, takes 0.2 to 0.34 s of opening
-/// and 0.04 s on the device). None to be had widens the fast path for good.
+/// time there: it waits, at most half its CPU time (a process's first
+/// 10^7-limb product took 4.5 to 4.8 s on the CPU beside the opening, 0.29
+/// to 0.36 s waiting for it; RESULTS.md, "The first large operation of a
+/// process"). None to be had widens the fast path for good.
 fn engine(cpu_us: f64) -> Option<&'static Gpu> {
     if config::get().gpu == GpuMode::Force {
         let g = gpu::get();
@@ -379,8 +380,9 @@ pub fn internal_on_gpu(limbs: usize) -> bool {
 
 /// `internal_on_gpu` for a square root of `limbs` limbs, which may wait
 /// for the device's opening (`engine`): GMP's root takes about twice a
-/// product of half its size (RESULTS.md, "Square roots": 1056 to 1816 ms
-/// at 2 x 10^6 limbs, the product of 10^6 limbs 498 ms).
+/// product of half its size (1056 to 1816 ms at 2 x 10^6 limbs, the
+/// product of 10^6 limbs 498 ms; RESULTS.md, "Square roots" and "Products
+/// end to end").
 pub fn root_on_gpu(limbs: usize) -> bool {
     !internal_held_on_cpu() && gpu_wanted(Op::Internal, limbs) && engine(2.0 * gmp_product_us(limbs / 2, limbs / 2)).is_some()
 }
