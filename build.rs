@@ -90,10 +90,21 @@ fn embed_gmp(manifest: &Path, out: &Path) {
 
     println!("cargo:rustc-link-search=native={}", out.display());
     println!("cargo:rustc-link-lib=static:+whole-archive=cugmp_cpu");
-    // GMP's large-product routines, its radix conversions and its square root, as the rest of
-    // GMP calls them, go to cuGMP's hooks (src/abi/hooks.rs), which call `__real_` + the name for
-    // the CPU. Every artifact that links the embedded GMP needs this.
-    for f in ["__gmpn_nussbaumer_mul", "__gmpn_mulmod_bnm1", "__gmpn_sqrmod_bnm1", "__gmpn_mulmod_bnm1_next_size", "__gmpn_get_str", "__gmpn_set_str", "__gmpn_sqrtrem"] {
+    // GMP's products, its radix conversions and its square root, as the rest of GMP calls them,
+    // go to cuGMP's hooks (src/abi/hooks.rs), which call `__real_` + the name for the CPU. Every
+    // artifact that links the embedded GMP needs this.
+    for f in [
+        "__gmpn_mul",
+        "__gmpn_mul_n",
+        "__gmpn_sqr",
+        "__gmpn_nussbaumer_mul",
+        "__gmpn_mulmod_bnm1",
+        "__gmpn_sqrmod_bnm1",
+        "__gmpn_mulmod_bnm1_next_size",
+        "__gmpn_get_str",
+        "__gmpn_set_str",
+        "__gmpn_sqrtrem",
+    ] {
         assert!(functions.contains(f), "the embedded GMP has no {f} to hook");
         println!("cargo:rustc-link-arg=-Wl,--wrap={CPU_PREFIX}{f}");
     }

@@ -1,9 +1,10 @@
 //! Hooks into the embedded GMP's own algorithms. build.rs links with
-//! `--wrap` on the private names of GMP's large-product routines, so every
-//! call GMP makes to them from another of its files (its mpn_mul, mpn_mul_n
-//! and mpn_sqr above MUL_FFT_THRESHOLD; its division, inversion and
-//! Hensel division through mulmod_bnm1, whose size they take from
-//! mulmod_bnm1_next_size; its square roots through sqrmod_bnm1) lands here,
+//! `--wrap` on the private names of GMP's product routines, so every call
+//! GMP makes to them from another of its files (mpn_mul, mpn_mul_n and
+//! mpn_sqr from its division, gcd, half-gcd, powm and the rest; its FFT
+//! product, which those call above MUL_FFT_THRESHOLD; its division,
+//! inversion and Hensel division through mulmod_bnm1, whose size they take
+//! from mulmod_bnm1_next_size; its square roots through sqrmod_bnm1) lands here,
 //! and src/algorithms/hooks.rs computes it on the GPU or calls the original
 //! (`__real_...`, declared in src/gmp/embedded.rs). A routine's calls to itself
 //! inside its own file (mulmod_bnm1's recursion) are not wrapped: they stay
@@ -18,7 +19,7 @@
 //! These are not exported: scripts/link-cdylib.sh leaves `__wrap_` names
 //! out of the library's symbol table.
 
-use super::boundary;
+use super::{boundary, routed};
 use crate::algorithms::hooks;
 use crate::gmp::embedded;
 use crate::gmp::{mp_limb_t, mp_size_t};
@@ -35,6 +36,37 @@ unsafe extern "C" fn __wrap___cugmp_cpu__gmpn_mulmod_bnm1_next_size(n: mp_size_t
             (Ok(n), Ok(g)) => mp_size_t::try_from(hooks::mulmod_bnm1_next_size(n, g)).unwrap_or(gmp),
             _ => gmp,
         }
+    })
+}
+
+/// GMP's `mpn_mul` as GMP's other routines call it (its division, gcd,
+/// half-gcd, powm, ...): `{rp, un+vn} = {up, un} * {vp, vn}`, `un >= vn >=
+/// 1`; returns the top limb. Below the internal products' threshold,
+/// GMP's at once.
+#[unsafe(no_mangle)]
+unsafe extern "C" fn __wrap___cugmp_cpu__gmpn_mul(rp: *mut mp_limb_t, up: *const mp_limb_t, un: mp_size_t, vp: *const mp_limb_t, vn: mp_size_t) -> mp_limb_t {
+    routed!("mpn_mul", hooks::internal_mpn_on_cpu(vn) => embedded::mpn_mul(rp, up, un, vp, vn), {
+        hooks::internal_mpn_product(rp, up, un as usize, vp, vn as usize, || {
+            embedded::mpn_mul(rp, up, un, vp, vn);
+        });
+        *rp.add((un + vn) as usize - 1)
+    })
+}
+
+/// GMP's `mpn_mul_n` as its other routines call it: `{rp, 2n} = {up, n} *
+/// {vp, n}`.
+#[unsafe(no_mangle)]
+unsafe extern "C" fn __wrap___cugmp_cpu__gmpn_mul_n(rp: *mut mp_limb_t, up: *const mp_limb_t, vp: *const mp_limb_t, n: mp_size_t) {
+    routed!("mpn_mul_n", hooks::internal_mpn_on_cpu(n) => embedded::mpn_mul_n(rp, up, vp, n), {
+        hooks::internal_mpn_product(rp, up, n as usize, vp, n as usize, || embedded::mpn_mul_n(rp, up, vp, n))
+    })
+}
+
+/// GMP's `mpn_sqr` as its other routines call it: `{rp, 2n} = {up, n}^2`.
+#[unsafe(no_mangle)]
+unsafe extern "C" fn __wrap___cugmp_cpu__gmpn_sqr(rp: *mut mp_limb_t, up: *const mp_limb_t, n: mp_size_t) {
+    routed!("mpn_sqr", hooks::internal_mpn_on_cpu(n) => embedded::mpn_sqr(rp, up, n), {
+        hooks::internal_mpn_product(rp, up, n as usize, up, n as usize, || embedded::mpn_sqr(rp, up, n))
     })
 }
 

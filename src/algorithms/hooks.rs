@@ -1,5 +1,6 @@
 //! The targets of the hooks into the embedded GMP (src/abi/hooks.rs): GMP's
-//! large products (`mpn_nussbaumer_mul`), its products mod B^rn - 1 and the
+//! products (`mpn_mul`, `mpn_mul_n`, `mpn_sqr` as its other routines call
+//! them, `mpn_nussbaumer_mul`), its products mod B^rn - 1 and the
 //! sizes it takes for them, its radix conversion and its square root. Each
 //! computes on the GPU, or by cuGMP's own algorithm, where the routing says
 //! so, and else calls GMP's original (`on_cpu`): at once below the GPU's
@@ -11,13 +12,40 @@
 #![allow(clippy::missing_safety_doc)]
 
 use super::product::{inject_product_fault, product_into, product_on_gpu, product_with};
-use super::route::{cpu_only, gpu_wanted, internal_sized_for_gpu, root_on_gpu, product_route, product_size};
+use super::route::{cpu_only, gpu_wanted, internal_sized_for_gpu, product_route, product_size, root_on_gpu, UNBALANCED_GAIN};
 use super::{radix, sqrt};
 use crate::config::log;
 use crate::gmp::{mp_limb_t, mp_size_t};
 use crate::stats::{self, Op};
 use crate::{cpu, gpu, parallel};
 use libc::{c_int, size_t};
+
+/// Whether GMP's own `mpn_mul` (`mpn_mul_n`, `mpn_sqr`) with a shorter
+/// operand of `vn` limbs stays GMP's with nothing else to do: no product of
+/// that shorter side reaches the internal products' threshold
+/// (`product_size` is at most UNBALANCED_GAIN times it). One load and a
+/// compare: GMP's `mpz_mul` calls it for every product of two limbs or more.
+#[inline(always)]
+pub fn internal_mpn_on_cpu(vn: mp_size_t) -> bool {
+    cpu_only(Op::Internal, (vn as usize).saturating_mul(UNBALANCED_GAIN))
+}
+
+/// GMP's `mpn_mul`, `mpn_mul_n` and `mpn_sqr` as its other routines call
+/// them (`{rp, un+vn} = {up, un} * {vp, vn}`, `un >= vn > 0`, `vp` = `up`
+/// for a square): GMP's half-gcd, division and powm call them at every
+/// size, below its FFT product too, where nothing else reaches them. On the
+/// GPU when routed there (by `product_size`), else `on_cpu` (GMP's own).
+/// `CUGMP_FAULT=mul` leaves these alone: GMP's small and medium products
+/// sit inside its loops (half-gcd, division's corrections), which one
+/// wrong product at every size kept from ending (a differential test under
+/// the fault ran for minutes); the exported products and GMP's large ones
+/// carry the planted fault.
+pub unsafe fn internal_mpn_product(rp: *mut mp_limb_t, up: *const mp_limb_t, un: usize, vp: *const mp_limb_t, vn: usize, on_cpu: impl FnOnce()) {
+    let out = unsafe { std::slice::from_raw_parts_mut(rp, un + vn) };
+    if !unsafe { product_on_gpu(Op::Internal, up, un, vp, vn, "mpn_mul in GMP", out) } {
+        stats::on_cpu(Op::Internal, vn, on_cpu);
+    }
+}
 
 /// GMP's `mpn_nussbaumer_mul` (its FFT product, which its `mpn_mul`,
 /// `mpn_mul_n` and `mpn_sqr` call above MUL_FFT_THRESHOLD):

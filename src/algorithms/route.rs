@@ -327,7 +327,7 @@ pub fn product_route(op: Op, un: usize, vn: usize) -> Option<&'static Gpu> {
 
 /// How far the shorter operand's size may be raised for an unbalanced
 /// product (`product_size`).
-const UNBALANCED_GAIN: usize = 8;
+pub(crate) const UNBALANCED_GAIN: usize = 8;
 
 /// The size (limbs) GMP's internal product of un x vn limbs is routed by
 /// (the hooks' fast paths and `product_route`): the shorter

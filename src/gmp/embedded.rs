@@ -93,6 +93,12 @@ unsafe extern "C" {
     pub fn mpz_clear(r: mpz_ptr);
     // GMP's routines that build.rs wraps (`--wrap`: calls to the plain
     // names reach cuGMP's hooks, src/abi/hooks.rs): the originals.
+    #[link_name = "__real___cugmp_cpu__gmpn_mul"]
+    pub fn mpn_mul(rp: *mut mp_limb_t, up: *const mp_limb_t, un: mp_size_t, vp: *const mp_limb_t, vn: mp_size_t) -> mp_limb_t;
+    #[link_name = "__real___cugmp_cpu__gmpn_mul_n"]
+    pub fn mpn_mul_n(rp: *mut mp_limb_t, up: *const mp_limb_t, vp: *const mp_limb_t, n: mp_size_t);
+    #[link_name = "__real___cugmp_cpu__gmpn_sqr"]
+    pub fn mpn_sqr(rp: *mut mp_limb_t, up: *const mp_limb_t, n: mp_size_t);
     #[link_name = "__real___cugmp_cpu__gmpn_nussbaumer_mul"]
     pub fn mpn_nussbaumer_mul(pp: *mut mp_limb_t, ap: *const mp_limb_t, an: mp_size_t, bp: *const mp_limb_t, bn: mp_size_t);
     #[link_name = "__real___cugmp_cpu__gmpn_mulmod_bnm1"]
@@ -115,12 +121,6 @@ unsafe extern "C" {
     pub fn gmp_default_reallocate(p: *mut c_void, old: size_t, new: size_t) -> *mut c_void;
     #[link_name = "__cugmp_cpu__gmp_default_free"]
     pub fn gmp_default_free(p: *mut c_void, n: size_t);
-    #[link_name = "__cugmp_cpu__gmpn_mul"]
-    pub fn mpn_mul(rp: *mut mp_limb_t, up: *const mp_limb_t, un: mp_size_t, vp: *const mp_limb_t, vn: mp_size_t) -> mp_limb_t;
-    #[link_name = "__cugmp_cpu__gmpn_mul_n"]
-    pub fn mpn_mul_n(rp: *mut mp_limb_t, up: *const mp_limb_t, vp: *const mp_limb_t, n: mp_size_t);
-    #[link_name = "__cugmp_cpu__gmpn_sqr"]
-    pub fn mpn_sqr(rp: *mut mp_limb_t, up: *const mp_limb_t, n: mp_size_t);
     #[link_name = "__cugmp_cpu__gmpn_cmp"]
     pub fn mpn_cmp(a: *const mp_limb_t, b: *const mp_limb_t, n: mp_size_t) -> c_int;
 }
