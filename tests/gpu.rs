@@ -447,14 +447,10 @@ fn force_min(api: &Api) -> String {
     "1 and 15 limbs on the CPU, 16 and 64 on the GPU".into()
 }
 
-/// Under CUGMP_GPU=auto the first operation that wants the GPU does not
-/// wait for the device's opening (driver, context, module): it runs on the
-/// CPU, in about GMP's time, while a thread opens the device; products after
-/// that reach the GPU.
-fn opens_beside(api: &Api) -> String {
-    let mut rng = RandState::new();
-    let (a, b) = (random_limbs(1_000_000, &mut rng), random_limbs(1_000_000, &mut rng));
-    let ops = || unsafe { (api.gpu_operations)() };
+/// The process's first product, of two random numbers of `limbs` limbs:
+/// its time and GMP's (rug's) for the same product, which it must equal.
+fn first_product(api: &Api, limbs: usize, rng: &mut RandState) -> (f64, f64) {
+    let (a, b) = (random_limbs(limbs, rng), random_limbs(limbs, rng));
     let start = std::time::Instant::now();
     let first = mpz_product(api, &a, &b);
     let first_s = start.elapsed().as_secs_f64();
@@ -462,6 +458,17 @@ fn opens_beside(api: &Api) -> String {
     let want = Integer::from(&a * &b);
     let gmp_s = start.elapsed().as_secs_f64();
     assert!(first == want, "MISMATCH: the first product");
+    (first_s, gmp_s)
+}
+
+/// Under CUGMP_GPU=auto the first operation that wants the GPU does not
+/// wait for the device's opening (driver, context, module): it runs on the
+/// CPU, in about GMP's time, while a thread opens the device; products after
+/// that reach the GPU.
+fn opens_beside(api: &Api) -> String {
+    let mut rng = RandState::new();
+    let (first_s, gmp_s) = first_product(api, 1_000_000, &mut rng);
+    let ops = || unsafe { (api.gpu_operations)() };
     assert_eq!(ops(), 0, "the first product waited for the device and ran on it");
     assert!(first_s < gmp_s + 0.1, "the first product took {first_s:.3} s, GMP {gmp_s:.3} s: it waited for the device");
     let (c, d) = (random_limbs(100_000, &mut rng), random_limbs(100_000, &mut rng));
@@ -480,19 +487,10 @@ fn opens_beside(api: &Api) -> String {
 /// a product of 2^22 x 2^22 limbs as a process's first runs on the GPU,
 /// opening included faster than GMP's.
 fn waits_for_opening(api: &Api) -> String {
-    let mut rng = RandState::new();
-    let (a, b) = (random_limbs(1 << 22, &mut rng), random_limbs(1 << 22, &mut rng));
-    let ops = || unsafe { (api.gpu_operations)() };
-    let start = std::time::Instant::now();
-    let first = mpz_product(api, &a, &b);
-    let first_s = start.elapsed().as_secs_f64();
-    let start = std::time::Instant::now();
-    let want = Integer::from(&a * &b);
-    let gmp_s = start.elapsed().as_secs_f64();
-    assert!(first == want, "MISMATCH: the first product");
+    let (first_s, gmp_s) = first_product(api, 1 << 22, &mut RandState::new());
     // One GPU product, or its halves where the other tests hold the
     // device's memory.
-    assert!(ops() > 0, "the first product did not wait for the device");
+    assert!(unsafe { (api.gpu_operations)() } > 0, "the first product did not wait for the device");
     assert!(first_s < gmp_s, "the first product took {first_s:.3} s with the opening, GMP {gmp_s:.3} s");
     format!("first product {first_s:.3} s with the device's opening (GMP {gmp_s:.3} s)")
 }
