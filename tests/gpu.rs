@@ -285,12 +285,16 @@ fn mem_limit(api: &Api) -> String {
         let (a, b) = (operand(n, 0, &mut rng), operand(n, 0, &mut rng));
         assert!(mpz_product(api, &a, &b) == Integer::from(&a * &b), "MISMATCH: {n}-limb product under CUGMP_GPU_MEM_LIMIT");
     };
-    let before = ops();
+    let fallbacks = || unsafe { (api.gpu_fallbacks)() };
+    let refused = fallbacks();
     product(100_000);
-    assert_eq!(ops(), before, "a product needing more than CUGMP_GPU_MEM_LIMIT ran on the GPU");
+    assert!(fallbacks() > refused, "a product needing more than CUGMP_GPU_MEM_LIMIT was not refused by the GPU");
+    // GMP's own products inside the CPU's product, each under the limit,
+    // may still reach the GPU through the hooks.
+    let (before, refused) = (ops(), fallbacks());
     product(100);
-    assert_eq!(ops(), before + 1, "a small product under the limit did not run on the GPU");
-    "100000-limb product on the CPU, 100-limb product on the GPU".into()
+    assert_eq!((ops(), fallbacks()), (before + 1, refused), "a small product under the limit did not run on the GPU");
+    "100000-limb product refused by the GPU and made on the CPU, 100-limb product on the GPU".into()
 }
 
 /// The process uses the GPU, forks; the child computes (on the CPU engine:
