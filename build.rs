@@ -104,6 +104,8 @@ fn embed_gmp(manifest: &Path, out: &Path) {
         "__gmpn_get_str",
         "__gmpn_set_str",
         "__gmpn_sqrtrem",
+        "__gmpn_tdiv_qr",
+        "__gmpn_div_q",
     ] {
         assert!(functions.contains(f), "the embedded GMP has no {f} to hook");
         println!("cargo:rustc-link-arg=-Wl,--wrap={CPU_PREFIX}{f}");

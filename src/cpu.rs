@@ -251,7 +251,7 @@ pub fn carry_on(r: &mut [mp_limb_t], mut c: mp_limb_t) -> mp_limb_t {
 
 /// `r -= b` (b of 0 or 1) from r's first limb, stopping where the borrow
 /// stops: the borrow out of r.
-fn borrow_on(r: &mut [mp_limb_t], mut b: mp_limb_t) -> mp_limb_t {
+pub fn borrow_on(r: &mut [mp_limb_t], mut b: mp_limb_t) -> mp_limb_t {
     for limb in r {
         if b == 0 {
             break;

@@ -20,6 +20,7 @@
 //! | 3.4   | `algorithms::hooks`        | the targets of the hooks into the embedded GMP                       |
 //! | 3.4   | `algorithms::gf2x`         | products of binary polynomials, GF(2)[x]                             |
 //! | 3.4   | `algorithms::self_test`    | the GPU engine checked against the CPU engine                        |
+//! | 3.35  | `algorithms::quotient`     | quotients of large numbers by Newton's iteration, on the device      |
 //! | 3.3   | `algorithms::radix`        | radix conversion a whole level at a time, both ways                  |
 //! | 3.3   | `algorithms::sqrt`         | square roots by Newton's iteration                                   |
 //! | 3.3   | `algorithms::factorial`    | n! and C(n, k) from the exponents of their primes                    |

@@ -34,6 +34,9 @@ pub enum Op {
     Com,
     /// A square root (GMP's mpn_sqrtrem) by Newton's iteration.
     Sqrt,
+    /// A quotient (GMP's mpn_tdiv_qr, mpn_div_q) on device-resident
+    /// numbers; its size is the divisor's limbs.
+    Div,
     /// A factorial (mpz_fac_ui) from its primes' exponents; its size is
     /// the result's limbs.
     Fac,
@@ -66,6 +69,7 @@ impl Op {
             Op::Xor => "xor",
             Op::Com => "com",
             Op::Sqrt => "sqrt",
+            Op::Div => "div",
             Op::Fac => "fac_ui",
             Op::Bin => "bin_uiui",
             Op::Internal => "gmp-internal mul",
@@ -74,7 +78,7 @@ impl Op {
         }
     }
 
-    pub const ALL: [Op; 16] = [
+    pub const ALL: [Op; 17] = [
         Op::SetStr,
         Op::GetStr,
         Op::Add,
@@ -86,6 +90,7 @@ impl Op {
         Op::Xor,
         Op::Com,
         Op::Sqrt,
+        Op::Div,
         Op::Fac,
         Op::Bin,
         Op::Internal,

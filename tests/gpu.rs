@@ -434,6 +434,62 @@ fn roots_sweep(api: &Api) -> String {
     format!("cases={cases}")
 }
 
+/// Quotients on device-resident numbers (src/algorithms/quotient.rs) in
+/// a child with CUGMP_LOG: every one equal to GMP's (rug's) and made on
+/// the device, as its log line says.
+fn quotients_on_device(_api: &Api) -> String {
+    let (ok, stdout, log) = logged_child("gpu_quotients_sweep", &[]);
+    assert!(ok, "the quotients sweep failed: {stdout}\n{}", log_tail(&log));
+    let on_device = log.lines().filter(|l| l.contains("the quotient from device-resident numbers")).count();
+    let cases: usize = stdout.split_whitespace().find_map(|w| w.strip_prefix("cases=")).and_then(|c| c.parse().ok()).unwrap_or(0);
+    assert!(cases > 0 && on_device == cases, "{on_device} of {cases} quotients made on the device\n{}", log_tail(&log));
+    format!("{on_device} quotients on the device, all equal to GMP's; {}", stdout.trim())
+}
+
+/// The body of `quotients_on_device`: mpz_tdiv_qr (GMP's mpn_tdiv_qr) and
+/// mpz_tdiv_q (its mpn_div_q) of dividends and divisors from 64 limbs to
+/// 2 x 10^6 by 10^6, quotients shorter and longer than the divisor; random,
+/// all ones, a divisor just above a power of two (its inverse near 2),
+/// exact multiples and remainders of D - 1 (where a correction goes
+/// wrong), negative operands.
+fn quotients_sweep(api: &Api) -> String {
+    let mut rng = RandState::new();
+    let mut cases = 0;
+    let max = max_limbs() as usize;
+    let shapes = [(200usize, 100usize), (130, 65), (16_385, 8192), (20_000, 12_000), (100_000, 60_000), (300_000, 100_000), (2_000_001, 1_000_000)];
+    for (nn, dn) in shapes.into_iter().filter(|&(nn, _)| nn <= max) {
+        let (n, d) = (random_limbs(nn, &mut rng), random_limbs(dn, &mut rng));
+        let q = random_limbs(nn - dn, &mut rng);
+        let ones = |limbs: usize| (Integer::from(1) << (64 * limbs as u32)) - 1u32;
+        let power = (Integer::from(1) << (64 * dn as u32 - 1)) + 1u32;
+        let multiple = Integer::from(&q * &d);
+        let pairs = [
+            (n.clone(), d.clone()),
+            (ones(nn), ones(dn)),
+            (n.clone(), power),
+            (multiple.clone(), d.clone()),
+            (multiple + &d - 1u32, d.clone()),
+            (-n, d),
+        ];
+        for (i, (a, b)) in pairs.iter().enumerate() {
+            let (ma, mb) = (to_mpz(api, a), to_mpz(api, b));
+            let (mut q, mut r, mut q_alone) = (to_mpz(api, &Integer::new()), to_mpz(api, &Integer::new()), to_mpz(api, &Integer::new()));
+            unsafe {
+                (api.tdiv_qr)(&mut *q, &mut *r, &*ma, &*mb);
+                (api.tdiv_q)(&mut *q_alone, &*ma, &*mb);
+            }
+            let (wq, wr) = a.clone().div_rem(b.clone());
+            assert!(from_mpz(&q) == wq && from_mpz(&r) == wr, "MISMATCH: mpz_tdiv_qr {nn}/{dn} limbs, case {i}");
+            assert!(from_mpz(&q_alone) == wq, "MISMATCH: mpz_tdiv_q {nn}/{dn} limbs, case {i}");
+            for mut m in [ma, mb, q, r, q_alone] {
+                unsafe { (api.clear)(&mut *m) };
+            }
+            cases += 2;
+        }
+    }
+    format!("cases={cases}")
+}
+
 /// CUGMP_FORCE_MIN_LIMBS=16 (the device runs of GMP's own test suites use
 /// it): under force, products below 16 limbs stay on the CPU, those from 16
 /// go to the GPU, and both are exact.
@@ -743,6 +799,7 @@ const TESTS: &[(&str, &[(&str, &str)])] = &[
     ("gpu_check_mode_passes", &[("CUGMP_CHECK", "1")]),
     ("gpu_hooks_match_gmp", &[]),
     ("gpu_roots_match_gmp", &[]),
+    ("gpu_quotients_match_gmp", &[]),
     // One device's plan in pieces: with several devices, this product
     // would be shared among them.
     ("gpu_split_product_matches_gmp", &[("CUGMP_GPUS", "1")]),
@@ -778,6 +835,8 @@ fn child(name: &str) {
         "gpu_hooks_match_gmp" => Some(hooks),
         "gpu_roots_match_gmp" => Some(roots_on_device),
         "gpu_roots_sweep" => Some(roots_sweep),
+        "gpu_quotients_match_gmp" => Some(quotients_on_device),
+        "gpu_quotients_sweep" => Some(quotients_sweep),
         "gpu_split_product_matches_gmp" => Some(split_product),
         "gpu_force_min_limbs" => Some(force_min),
         "gpu_gfp_matches_gmp" => Some(gfp_engine),

@@ -12,9 +12,10 @@
 //! Then division, roots, gcd, powm, radix conversion, mpf and mpq get GPU
 //! products with no code of their own. Two of GMP's algorithms are hooked
 //! whole, radix conversion both ways (`mpn_get_str`, `mpn_set_str`) and
-//! the square root (`mpn_sqrtrem`): above their thresholds cuGMP computes
-//! them its own way (src/algorithms/radix/, src/algorithms/sqrt.rs), with
-//! GPU products.
+//! the square root (`mpn_sqrtrem`), and so is division (`mpn_tdiv_qr`,
+//! `mpn_div_q`): above their thresholds cuGMP computes them its own way
+//! (src/algorithms/radix/, src/algorithms/sqrt.rs,
+//! src/algorithms/quotient.rs), with GPU products.
 //!
 //! These are not exported: scripts/link-cdylib.sh leaves `__wrap_` names
 //! out of the library's symbol table.
@@ -102,6 +103,26 @@ unsafe extern "C" fn __wrap___cugmp_cpu__gmpn_mulmod_bnm1(
 unsafe extern "C" fn __wrap___cugmp_cpu__gmpn_sqrmod_bnm1(rp: *mut mp_limb_t, rn: mp_size_t, ap: *const mp_limb_t, an: mp_size_t, tp: *mut mp_limb_t) {
     boundary!("mpn_sqrmod_bnm1", unsafe {
         hooks::internal_mulmod_bnm1(rp, rn as usize, ap, an as usize, ap, an as usize, || embedded::mpn_sqrmod_bnm1(rp, rn, ap, an, tp))
+    })
+}
+
+/// GMP's division (mpz_tdiv_qr, mpz_fdiv_qr, mpz_mod, mpz_tdiv_r and the
+/// rest reach it): `{qp, nn-dn+1}` and `{rp, dn}` the quotient and
+/// remainder of `{np, nn}` by `{dp, dn}`, `qxn` = 0, `rp` possibly `np`.
+#[unsafe(no_mangle)]
+unsafe extern "C" fn __wrap___cugmp_cpu__gmpn_tdiv_qr(qp: *mut mp_limb_t, rp: *mut mp_limb_t, qxn: mp_size_t, np: *const mp_limb_t, nn: mp_size_t, dp: *const mp_limb_t, dn: mp_size_t) {
+    routed!("mpn_tdiv_qr", hooks::quotient_on_cpu(dn) || qxn != 0 => embedded::mpn_tdiv_qr(qp, rp, qxn, np, nn, dp, dn), {
+        hooks::internal_quotient(qp, rp, np, nn as usize, dp, dn as usize, "mpn_tdiv_qr", || embedded::mpn_tdiv_qr(qp, rp, qxn, np, nn, dp, dn))
+    })
+}
+
+/// GMP's quotient alone (mpz_tdiv_q, mpz_fdiv_q, mpz_cdiv_q, mpf_div and
+/// mpq's reach it): `{qp, nn-dn+1}` = floor(`{np, nn}` / `{dp, dn}`);
+/// `scratch` is GMP's, used only by the CPU routine.
+#[unsafe(no_mangle)]
+unsafe extern "C" fn __wrap___cugmp_cpu__gmpn_div_q(qp: *mut mp_limb_t, np: *const mp_limb_t, nn: mp_size_t, dp: *const mp_limb_t, dn: mp_size_t, scratch: *mut mp_limb_t) {
+    routed!("mpn_div_q", hooks::quotient_on_cpu(dn) => embedded::mpn_div_q(qp, np, nn, dp, dn, scratch), {
+        hooks::internal_quotient(qp, std::ptr::null_mut(), np, nn as usize, dp, dn as usize, "mpn_div_q", || embedded::mpn_div_q(qp, np, nn, dp, dn, scratch))
     })
 }
 

@@ -12,8 +12,8 @@
 #![allow(clippy::missing_safety_doc)]
 
 use super::product::{inject_product_fault, product_into, product_on_gpu, product_with};
-use super::route::{cpu_only, gpu_wanted, internal_sized_for_gpu, product_route, product_size, root_on_gpu, UNBALANCED_GAIN};
-use super::{radix, sqrt};
+use super::route::{cpu_only, gpu_wanted, internal_sized_for_gpu, product_route, product_size, quotient_on_gpu, root_on_gpu, UNBALANCED_GAIN};
+use super::{quotient, radix, sqrt};
 use crate::config::log;
 use crate::gmp::{mp_limb_t, mp_size_t};
 use crate::stats::{self, Op};
@@ -171,6 +171,42 @@ pub unsafe fn internal_set_str(rp: *mut mp_limb_t, s: *const u8, len: size_t, ba
     // nothing of ours.
     parallel::copy_limbs(unsafe { std::slice::from_raw_parts_mut(rp, x.len()) }, x);
     x.len() as mp_size_t
+}
+
+/// Whether GMP's division of anything by `{dp, dn}` stays GMP's with
+/// nothing else to do: the divisor is below the quotients' threshold. One
+/// load and a compare: GMP's `mpz_tdiv_qr` and its kin call it for every
+/// division.
+#[inline(always)]
+pub fn quotient_on_cpu(dn: mp_size_t) -> bool {
+    cpu_only(Op::Div, dn as usize)
+}
+
+/// GMP's `mpn_tdiv_qr` with `qxn` = 0 (`{qp, nn-dn+1}`, `{rp, dn}` the
+/// quotient and remainder of `{np, nn}` by `{dp, dn}`, `rp` possibly `np`)
+/// and `mpn_div_q` (`rp` NULL: the quotient alone): on device-resident
+/// numbers where the routing sends the quotient there
+/// (src/algorithms/quotient.rs), else `on_cpu` (GMP's own).
+pub unsafe fn internal_quotient(qp: *mut mp_limb_t, rp: *mut mp_limb_t, np: *const mp_limb_t, nn: usize, dp: *const mp_limb_t, dn: usize, what: &str, on_cpu: impl FnOnce()) {
+    // SAFETY: GMP's contract: {np, nn} and {dp, dn} readable, nn >= dn >= 1.
+    let (n, d) = unsafe { (std::slice::from_raw_parts(np, nn), std::slice::from_raw_parts(dp, dn)) };
+    let Some((q_limbs, d_limbs)) = quotient::sizes(n, d) else {
+        return stats::on_cpu(Op::Div, dn, on_cpu);
+    };
+    let Some(g) = quotient_on_gpu(q_limbs, d_limbs) else {
+        return stats::on_cpu(Op::Div, dn, on_cpu);
+    };
+    let Some(found) = quotient::divide_on_device(g, n, d, what) else {
+        return stats::on_cpu(Op::Div, dn, on_cpu);
+    };
+    // SAFETY: qp holds nn - dn + 1 limbs, rp (when given) dn; N and D,
+    // which they may overlap (rp = np), are read no more.
+    unsafe {
+        parallel::copy_limbs(std::slice::from_raw_parts_mut(qp, found.q.len()), &found.q);
+        if !rp.is_null() {
+            parallel::copy_limbs(std::slice::from_raw_parts_mut(rp, found.r.len()), &found.r);
+        }
+    }
 }
 
 /// GMP's `mpn_sqrtrem` (`sp`, `rp`, `{np, nn}` as GMP takes them, `rp`

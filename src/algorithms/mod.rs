@@ -8,6 +8,7 @@
 //! | [`product`]   | every GPU product (counted, checked, faults, fallback to the CPU); GMP's mpn products |
 //! | [`radix`]     | radix conversion a whole level at a time, both ways (GMP's mpn_get_str, mpn_set_str) |
 //! | [`sqrt`]      | square roots by Newton's iteration (GMP's mpn_sqrtrem)                |
+//! | [`quotient`]  | quotients of large numbers by Newton's iteration (GMP's mpn_tdiv_qr, mpn_div_q) |
 //! | [`factorial`] | n! and C(n, k) from the exponents of their primes (mpz_fac_ui, mpz_bin_uiui) |
 //! | [`hooks`]     | the targets of the hooks into the embedded GMP                        |
 //! | [`text`]      | mpz_get_str and mpz_set_str                                           |
@@ -19,7 +20,7 @@
 //! | [`poly`]      | products of integer polynomials by Kronecker substitution            |
 //!
 //! Within this layer the order is route, product, then radix, sqrt and
-//! factorial, then hooks, text, mpz, mpn, self_test and gf2x, then batch and poly
+//! factorial, then quotient (it takes sqrt's Newton precisions), then hooks, text, mpz, mpn, self_test and gf2x, then batch and poly
 //! (tests/layers.rs holds it, from src/lib.rs's table).
 
 pub mod batch;
@@ -30,6 +31,7 @@ pub mod mpn;
 pub mod mpz;
 pub mod poly;
 pub mod product;
+pub mod quotient;
 pub mod radix;
 pub mod route;
 pub mod self_test;

@@ -49,6 +49,10 @@ pub fn auto_threshold(op: Op) -> Option<usize> {
         // GPU: Internal's threshold). Against GMP's root with GPU products:
         // slower at 6000 limbs, faster at 10^4; 8192 lies between.
         Op::Sqrt => Some(8192),
+        // Quotients on device-resident numbers (src/algorithms/quotient.rs),
+        // from the shorter of the divisor and the quotient (limbs); below,
+        // GMP's division with GPU products from Internal's threshold.
+        Op::Div => Some(8192),
         // Factorials from their primes' exponents
         // (src/algorithms/factorial.rs), from the result's size in limbs:
         // 0.93x and 0.99x GMP at 2048 limbs, 1.00x and 1.03x at 4096, 1.23x
@@ -385,6 +389,19 @@ pub fn internal_on_gpu(limbs: usize) -> bool {
 /// end to end").
 pub fn root_on_gpu(limbs: usize) -> bool {
     !internal_held_on_cpu() && gpu_wanted(Op::Internal, limbs) && engine(2.0 * gmp_product_us(limbs / 2, limbs / 2)).is_some()
+}
+
+/// The device for a quotient of `q_limbs` by a divisor of `d_limbs`
+/// (src/algorithms/quotient.rs), which may wait for the device's opening
+/// (`engine`): GMP's division takes about three products of the two
+/// (a 2n by n division of 10^6 limbs 1837 ms, the product 498 ms;
+/// RESULTS.md, "Hooks end to end" and "Products end to end").
+pub fn quotient_on_gpu(q_limbs: usize, d_limbs: usize) -> Option<&'static Gpu> {
+    if internal_held_on_cpu() || !gpu_wanted(Op::Div, q_limbs.min(d_limbs)) {
+        return None;
+    }
+    engine(3.0 * gmp_product_us(q_limbs, d_limbs))?;
+    route_at(Op::Div, q_limbs.min(d_limbs), true)
 }
 
 /// Whether GMP's products of `limbs` limbs are to be sized for the GPU

@@ -49,7 +49,7 @@ const BASE_BITS: u64 = 1024;
 /// Bits a Newton step gives up against doubling (x of k bits gives 2k -
 /// LOSS): with 6, each step's error stays within 3 units of its last place
 /// (`step`).
-const LOSS: u64 = 6;
+pub(crate) const LOSS: u64 = 6;
 /// Bits beyond half the root's to which Newton's iteration takes the
 /// inverse root before the one correction that gives the root itself
 /// (`root_moved_by`): its error terms are then below 2^-30.
@@ -686,7 +686,7 @@ fn remainder_in_place(r: &mut Int, n: &[mp_limb_t], tn: usize) {
 /// The Newton steps' precisions, smallest first: the last is `target`, the
 /// first at most BASE_BITS, and each at most twice the one before less
 /// LOSS.
-fn precisions(target: u64) -> Vec<u64> {
+pub(crate) fn precisions(target: u64) -> Vec<u64> {
     let mut ks = vec![target];
     while let Some(&k) = ks.last().filter(|&&k| k > BASE_BITS) {
         ks.push((k + LOSS).div_ceil(2));

@@ -113,7 +113,9 @@ unsafe extern "C" {
     pub fn mpn_set_str(rp: *mut mp_limb_t, s: *const u8, len: size_t, base: c_int) -> mp_size_t;
     #[link_name = "__real___cugmp_cpu__gmpn_sqrtrem"]
     pub fn mpn_sqrtrem(sp: *mut mp_limb_t, rp: *mut mp_limb_t, np: *const mp_limb_t, nn: mp_size_t) -> mp_size_t;
-    #[link_name = "__cugmp_cpu__gmpn_tdiv_qr"]
+    #[link_name = "__real___cugmp_cpu__gmpn_div_q"]
+    pub fn mpn_div_q(qp: *mut mp_limb_t, np: *const mp_limb_t, nn: mp_size_t, dp: *const mp_limb_t, dn: mp_size_t, scratch: *mut mp_limb_t);
+    #[link_name = "__real___cugmp_cpu__gmpn_tdiv_qr"]
     pub fn mpn_tdiv_qr(qp: *mut mp_limb_t, rp: *mut mp_limb_t, qxn: mp_size_t, np: *const mp_limb_t, nn: mp_size_t, dp: *const mp_limb_t, dn: mp_size_t);
     #[link_name = "__cugmp_cpu__gmp_default_allocate"]
     pub fn gmp_default_allocate(n: size_t) -> *mut c_void;

@@ -54,21 +54,21 @@ pub struct RootPlan<'a> {
     pub root_limbs: usize,
 }
 
-/// What the device found besides T and the low limbs of N - T^2
-/// (`Gpu::root`).
-pub struct RootFound {
-    /// The borrow out of N - T^2's low limbs.
+/// What the device found of N - P besides its low limbs (`Gpu::root`, P
+/// = T^2; `Gpu::quotient`, P = Q D).
+pub struct Difference {
+    /// The borrow out of N - P's low limbs.
     pub borrow: bool,
-    /// Whether N's limbs above them equal T^2's.
+    /// Whether N's limbs above them equal P's.
     pub high_equal: bool,
 }
 
 /// A term of `combination`: the number at a device address and limb
 /// count, times 2^shift, added or subtracted.
-struct Term {
-    at: (u64, usize),
-    shift: u64,
-    subtract: bool,
+pub(super) struct Term {
+    pub(super) at: (u64, usize),
+    pub(super) shift: u64,
+    pub(super) subtract: bool,
 }
 
 impl Gpu {
@@ -78,7 +78,7 @@ impl Gpu {
     /// T^2 modulo B^(root_limbs + 2) into `low`. The caller's rooms, whose
     /// pages are in memory already: a fresh buffer's pages fault in one at
     /// a time inside the download.
-    pub fn root(&self, plan: &RootPlan<'_>, t_out: &mut [u64], low_out: &mut [u64]) -> Result<RootFound, GpuError> {
+    pub fn root(&self, plan: &RootPlan<'_>, t_out: &mut [u64], low_out: &mut [u64]) -> Result<Difference, GpuError> {
         let nn = plan.n.len();
         let m = plan.root_limbs + 2;
         if nn < m || plan.x.is_empty() || plan.d_limbs == 0 || t_out.len() != m - 1 || low_out.len() != m {
@@ -151,38 +151,56 @@ impl Gpu {
             let (t, tl) = self.shifted_down(&stream, (addr(&z, &stream), z.len()), plan.c_shift, tl)?;
             drop(z);
             // N - T^2: its low m limbs and their borrow; whether the limbs
-            // above agree (their xor's any bit set).
-            let ta = addr(&t, &stream);
-            let t2 = self.product_dev(&stream, (ta, tl), Second::Square)?;
-            let t2a = addr(&t2, &stream);
-            let words = stream.alloc_zeros::<u64>(2)?;
-            let wa = addr(&words, &stream);
-            let low = stream.alloc_zeros::<u64>(m)?;
+            // above agree.
+            let t2 = self.product_dev(&stream, (addr(&t, &stream), tl), Second::Square)?;
             if 2 * tl < m {
                 return Err(GpuError::TooLarge);
             }
-            self.addsub_dev(&stream, true, addr(&low, &stream), np, m, t2a, m, wa)?;
-            let hl = (2 * tl).max(nn) - m;
-            let differ = stream.alloc_zeros::<u64>(hl)?;
-            let da = addr(&differ, &stream);
-            let (na, nb) = ((nn - m) as u64, (2 * tl - m) as u64);
-            let (n_high, t2_high, flag) = (np + 8 * m as u64, t2a + 8 * m as u64, wa + 8);
-            let (xor, zero, hl64) = (super::linear::Logic::Xor as u32, 0u64, hl as u64);
-            launch_elementwise!(self, stream, bitwise, hl, &da, &hl64, &n_high, &na, &zero, &t2_high, &nb, &zero, &xor);
-            launch!(self, stream, any_low_bits, hl, &flag, &da, &hl64, &hl64, &0u32);
+            let (low, words) = self.low_difference(&stream, (np, nn), (addr(&t2, &stream), 2 * tl), m)?;
             // T's buffer may hold a limb more than kept (`shifted_down`):
             // the first tl limbs come down.
             self.copy_from_device_into(&stream, &t, &mut t_out[..tl])?;
             t_out[tl..].fill(0);
             self.copy_from_device_into(&stream, &low, low_out)?;
-            let words = self.copy_from_device(&stream, &words)?;
-            Ok(RootFound { borrow: words[0] != 0, high_equal: words[1] == 0 })
+            self.difference_found(&stream, &words)
         })
+    }
+
+    /// The low `m` limbs of N - P (both at device addresses with their limb
+    /// counts, each at least m limbs) into a buffer, and two words: the
+    /// borrow out of them, and whether any limb of N above them differs
+    /// from P's (their xor's any bit set; the shorter read as zeros above
+    /// its top): read by `difference_found`.
+    pub(super) fn low_difference(&self, stream: &Arc<CudaStream>, (np, nn): (u64, usize), (pp, pn): (u64, usize), m: usize) -> Result<(CudaSlice<u64>, CudaSlice<u64>), GpuError> {
+        if nn < m || pn < m {
+            return Err(GpuError::TooLarge);
+        }
+        let words = stream.alloc_zeros::<u64>(2)?;
+        let wa = addr(&words, stream);
+        let low = stream.alloc_zeros::<u64>(m)?;
+        self.addsub_dev(stream, true, addr(&low, stream), np, m, pp, m, wa)?;
+        let hl = pn.max(nn) - m;
+        if hl > 0 {
+            let differ = stream.alloc_zeros::<u64>(hl)?;
+            let da = addr(&differ, stream);
+            let (na, nb) = ((nn - m) as u64, (pn - m) as u64);
+            let (n_high, p_high, flag) = (np + 8 * m as u64, pp + 8 * m as u64, wa + 8);
+            let (xor, zero, hl64) = (super::linear::Logic::Xor as u32, 0u64, hl as u64);
+            launch_elementwise!(self, stream, bitwise, hl, &da, &hl64, &n_high, &na, &zero, &p_high, &nb, &zero, &xor);
+            launch!(self, stream, any_low_bits, hl, &flag, &da, &hl64, &hl64, &0u32);
+        }
+        Ok((low, words))
+    }
+
+    /// `low_difference`'s two words, downloaded.
+    pub(super) fn difference_found(&self, stream: &Arc<CudaStream>, words: &CudaSlice<u64>) -> Result<Difference, GpuError> {
+        let words = self.copy_from_device(stream, words)?;
+        Ok(Difference { borrow: words[0] != 0, high_equal: words[1] == 0 })
     }
 
     /// The bits [from, from + count) of the `an` limbs at `ap`, the window's
     /// top bit flipped, in ceil(count / 64) limbs.
-    fn window(&self, stream: &Arc<CudaStream>, (ap, an): (u64, usize), from: u64, count: u64) -> Result<CudaSlice<u64>, GpuError> {
+    pub(super) fn window(&self, stream: &Arc<CudaStream>, (ap, an): (u64, usize), from: u64, count: u64) -> Result<CudaSlice<u64>, GpuError> {
         let width = count.div_ceil(64) as usize;
         let r = stream.alloc_zeros::<u64>(width.max(1))?;
         let (rp, n) = (addr(&r, stream), an as u64);
@@ -193,7 +211,7 @@ impl Gpu {
     /// The sum of `terms` (each shifted left by its shift, added or
     /// subtracted in order), which the caller knows to be non-negative, in
     /// a buffer one limb longer than the longest shifted term.
-    fn combination(&self, stream: &Arc<CudaStream>, terms: &[Term]) -> Result<CudaSlice<u64>, GpuError> {
+    pub(super) fn combination(&self, stream: &Arc<CudaStream>, terms: &[Term]) -> Result<CudaSlice<u64>, GpuError> {
         let zl = terms.iter().map(|t| t.at.1 + (t.shift / 64) as usize + 1).max().unwrap_or(0) + 1;
         let z = stream.alloc_zeros::<u64>(zl)?;
         let za = addr(&z, stream);
@@ -223,7 +241,7 @@ impl Gpu {
 
     /// floor(z / 2^bits) for the `zn` limbs at `zp`, in at most `keep` limbs
     /// (higher ones cut off), and that limb count.
-    fn shifted_down(&self, stream: &Arc<CudaStream>, (zp, zn): (u64, usize), bits: u64, keep: usize) -> Result<(CudaSlice<u64>, usize), GpuError> {
+    pub(super) fn shifted_down(&self, stream: &Arc<CudaStream>, (zp, zn): (u64, usize), bits: u64, keep: usize) -> Result<(CudaSlice<u64>, usize), GpuError> {
         let whole = (bits / 64) as usize;
         if whole >= zn {
             return Err(GpuError::TooLarge);
