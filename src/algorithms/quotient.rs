@@ -24,7 +24,7 @@ use super::sqrt::{precisions, LOSS};
 use crate::config::{self, log};
 use crate::cpu::{self, Linear};
 use crate::gmp::mpz::{view, Int};
-use crate::gmp::{embedded, mp_bitcnt_t, mp_limb_t};
+use crate::gmp::{embedded, mp_limb_t, mp_size_t};
 use crate::gpu::quotient::{QuotientPlan, ReciprocalStep};
 use crate::gpu::root::Difference;
 use crate::gpu::Gpu;
@@ -104,18 +104,20 @@ fn positions(n_bits: u64, d_bits: u64, nn: usize, dn: usize) -> Positions {
 
 /// X_k0 = floor(2^(k0 + dK) / D_t), D_t = D's limbs from `from` (dK bits):
 /// 2^k0 / delta_k0 within one unit. A division of a few thousand limbs by
-/// GMP (the hook leaves it to GMP: below MIN_LIMBS of quotient or below
-/// the device's sizes).
-fn base_inverse(d: &[mp_limb_t], from: usize, k0: u64) -> Int {
-    let top = view(&d[from..]);
-    let d_top = 64 * (d.len() - from) as u64 - u64::from(d[d.len() - 1].leading_zeros());
-    let mut x = Int::new();
-    let mut power = Int::new();
-    // SAFETY: all initialised; top is a view GMP only reads, nonzero.
-    unsafe {
-        embedded::mpz_set_ui(power.m(), 1);
-        embedded::mpz_mul_2exp(power.m(), power.p(), (k0 + d_top) as mp_bitcnt_t);
-        embedded::mpz_tdiv_q(x.m(), power.p(), &top);
+/// GMP's own routine (the original: through the hook it would come back
+/// here under CUGMP_GPU=force).
+fn base_inverse(d: &[mp_limb_t], from: usize, k0: u64) -> Vec<mp_limb_t> {
+    let top = &d[from..];
+    let d_top = 64 * top.len() as u64 - u64::from(top[top.len() - 1].leading_zeros());
+    let e = k0 + d_top;
+    let mut power = vec![0; (e / 64) as usize + 1];
+    power[(e / 64) as usize] = 1 << (e % 64);
+    let (mut x, mut r) = (vec![0; power.len() - top.len() + 1], vec![0; top.len()]);
+    // SAFETY: x and r hold GMP's sizes, apart from power and top; top's
+    // high limb is nonzero and power is at least as long (e > d_top).
+    unsafe { embedded::mpn_tdiv_qr(x.as_mut_ptr(), r.as_mut_ptr(), 0, power.as_ptr(), power.len() as mp_size_t, top.as_ptr(), top.len() as mp_size_t) };
+    while x.last() == Some(&0) {
+        x.pop();
     }
     x
 }
@@ -145,7 +147,7 @@ pub(crate) fn divide_on_device(g: &Gpu, n: &[mp_limb_t], d: &[mp_limb_t], what: 
     }
     let at = positions(bits_of(n), bits_of(d), nn, dn);
     let x = base_inverse(d, at.base_from, at.k0);
-    let plan = QuotientPlan { n, d, x: x.limbs(), steps: &at.steps, top_from: at.top_from, q_shift: at.q_shift, q_limbs: at.q_limbs };
+    let plan = QuotientPlan { n, d, x: &x, steps: &at.steps, top_from: at.top_from, q_shift: at.q_shift, q_limbs: at.q_limbs };
     let (mut q, mut low) = (vec![0; at.q_limbs], vec![0; dn + 1]);
     stats::gpu_attempt_starts();
     let start = std::time::Instant::now();
@@ -243,7 +245,7 @@ fn check(n: &[mp_limb_t], d: &[mp_limb_t], q: &[mp_limb_t], r: &[mp_limb_t], wha
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gmp::{mp_size_t, mpz_srcptr};
+    use crate::gmp::{mp_bitcnt_t, mpz_srcptr};
 
     fn random_limbs(n: usize, seed: &mut u64) -> Vec<mp_limb_t> {
         (0..n)
@@ -300,7 +302,7 @@ mod tests {
             }
             r
         };
-        let mut x = base_inverse(d, at.base_from, at.k0);
+        let mut x = int(&base_inverse(d, at.base_from, at.k0));
         for s in &at.steps {
             let d_top = int(&d[s.d_from..]);
             let p = mul(d_top.p(), x.p());
