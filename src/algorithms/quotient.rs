@@ -20,6 +20,7 @@
 //! correction is needed. They decide only the speed: were the estimate
 //! ever further off (a bug), GMP's own division computes the quotient.
 
+use super::product::inject_product_fault;
 use super::sqrt::{precisions, LOSS};
 use crate::config::{self, log};
 use crate::cpu::{self, Linear};
@@ -170,6 +171,11 @@ pub(crate) fn divide_on_device(g: &Gpu, n: &[mp_limb_t], d: &[mp_limb_t], what: 
     if config::get().check {
         check(n, d, &q, &low, what);
     }
+    // CUGMP_FAULT=mul: the device's products are checked by the remainder,
+    // not corrupted one by one, so the quotient carries the planted fault
+    // (the tests must catch a wrong quotient).
+    // SAFETY: q's own first limb; q holds at least one.
+    unsafe { inject_product_fault(q.as_mut_ptr(), q.len()) };
     Some(Quotient { q, r: low })
 }
 
