@@ -569,6 +569,7 @@ fn thresholds_are_reported() {
     assert_eq!(ask("fac_ui"), 8192, "factorials from their primes' exponents (RESULTS.md)");
     assert_eq!(ask("bin_uiui"), 32768, "binomials from their primes' exponents (RESULTS.md)");
     assert_eq!(ask("sqrt"), 8192, "square roots by Newton's iteration (RESULTS.md)");
+    assert_eq!(ask("div"), 2048, "quotients on device-resident numbers (RESULTS.md)");
     assert_eq!(ask("add"), 100_000_000, "add wins end to end only from 10^8 limbs (RESULTS.md)");
     assert_eq!(ask("and"), -1, "logic never goes to the GPU under auto");
     assert_eq!(ask("no-such-op"), -2);

@@ -50,9 +50,10 @@ pub fn auto_threshold(op: Op) -> Option<usize> {
         // slower at 6000 limbs, faster at 10^4; 8192 lies between.
         Op::Sqrt => Some(8192),
         // Quotients on device-resident numbers (src/algorithms/quotient.rs),
-        // from the shorter of the divisor and the quotient (limbs); below,
-        // GMP's division with GPU products from Internal's threshold.
-        Op::Div => Some(8192),
+        // from the shorter of the divisor and the quotient (limbs): a 2n by
+        // n division at 2048 limbs 1.60x GMP and 2.8x GMP's division with
+        // GPU products, which is what runs below (RESULTS.md, "Quotients").
+        Op::Div => Some(2048),
         // Factorials from their primes' exponents
         // (src/algorithms/factorial.rs), from the result's size in limbs:
         // 0.93x and 0.99x GMP at 2048 limbs, 1.00x and 1.03x at 4096, 1.23x
