@@ -398,15 +398,18 @@ fn hooks(api: &Api) -> String {
 
 /// Square roots from device-resident numbers (src/gpu/root.rs): N of
 /// 2^13 limbs (where they start) and more, odd and even lengths, random,
-/// all ones (remainder 2T), sparse, perfect squares and their neighbours;
-/// `mpz_sqrtrem` must match GMP, and the log must show every one of these
-/// roots made on the device (a process of its own with CUGMP_LOG).
+/// all ones (remainder 2T), sparse, perfect squares and their neighbours,
+/// low limbs all zeros; `mpz_sqrtrem` must match GMP, and the log must
+/// show every one of these roots made on the device, remainder included
+/// (a process of its own with CUGMP_LOG).
 fn roots_on_device(_api: &Api) -> String {
     let (ok, stdout, log) = logged_child("gpu_roots_sweep", &[]);
     assert!(ok, "the roots sweep failed: {stdout}\n{}", log_tail(&log));
     let on_device = log.lines().filter(|l| l.contains("the root from device-resident numbers")).count();
     let cases: usize = stdout.split_whitespace().find_map(|w| w.strip_prefix("cases=")).and_then(|c| c.parse().ok()).unwrap_or(0);
     assert!(cases > 0 && on_device == cases, "{on_device} of {cases} roots made on the device\n{}", log_tail(&log));
+    let on_host = log.lines().filter(|l| l.contains("N - T^2 on the host")).count();
+    assert!(on_host == 0, "{on_host} of {cases} roots' remainders made again on the host\n{}", log_tail(&log));
     format!("{on_device} roots on the device, all equal to GMP's; {}", stdout.trim())
 }
 
@@ -420,6 +423,9 @@ fn roots_sweep(api: &Api) -> String {
         let square = Integer::from(root.square_ref());
         let mut numbers = vec![random_limbs(n, &mut rng), (Integer::from(1) << (64 * n as u32)) - 1u32, (Integer::from(1) << (64 * n as u32 - 1)) | 1u32];
         numbers.extend([square.clone(), Integer::from(&square - 1u32), Integer::from(&square + 1u32)]);
+        // Low limbs all zeros, as mpf_sqrt_ui's: T^2's low limbs plus the
+        // remainder carry into the limbs above them.
+        numbers.push(Integer::from(10005) << (64 * (n as u32 - 1)));
         for (i, a) in numbers.iter().enumerate() {
             let (ma, mut s, mut r) = (to_mpz(api, a), to_mpz(api, &Integer::new()), to_mpz(api, &Integer::new()));
             unsafe { (api.sqrtrem)(&mut *s, &mut *r, &*ma) };
@@ -450,8 +456,9 @@ fn quotients_on_device(_api: &Api) -> String {
 /// mpz_tdiv_q (its mpn_div_q) of dividends and divisors from 64 limbs to
 /// 2 x 10^6 by 10^6, quotients shorter and longer than the divisor; random,
 /// all ones, a divisor just above a power of two (its inverse near 2),
-/// exact multiples and remainders of D - 1 (where a correction goes
-/// wrong), negative operands.
+/// dividends with zero low limbs (a power of two among them), exact
+/// multiples and remainders of D - 1 (where a correction goes wrong),
+/// negative operands.
 fn quotients_sweep(api: &Api) -> String {
     let mut rng = RandState::new();
     let mut cases = 0;
@@ -463,8 +470,13 @@ fn quotients_sweep(api: &Api) -> String {
         let ones = |limbs: usize| (Integer::from(1) << (64 * limbs as u32)) - 1u32;
         let power = (Integer::from(1) << (64 * dn as u32 - 1)) + 1u32;
         let multiple = Integer::from(&q * &d);
+        let low_zeros = Integer::from(&n >> (64 * dn as u32)) << (64 * dn as u32);
         let pairs = [
             (n.clone(), d.clone()),
+            // Low limbs all zeros, as mpf_div's dividends: Q D's low limbs
+            // plus the remainder carry into the limbs above them.
+            (low_zeros, d.clone()),
+            (Integer::from(1) << (64 * nn as u32 - 1), d.clone()),
             (ones(nn), ones(dn)),
             (n.clone(), power),
             (multiple.clone(), d.clone()),

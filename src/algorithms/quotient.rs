@@ -187,18 +187,20 @@ pub(crate) struct Quotient {
 }
 
 /// The estimate Q (its room one limb longer than the quotient's) and N -
-/// Q D's low dn + 1 limbs with what the device found of the rest, moved
-/// to the quotient and its remainder: N - Q D is `low` read as two's
-/// complement where the limbs above agree with that reading; then Q down
+/// Q D + 2^(64 dn + 63) modulo B^(dn+1) with what the device found of the
+/// rest (src/gpu/root.rs, `low_difference`), moved to the quotient and its
+/// remainder: where N - Q D fits, it is `low` with its top bit flipped,
+/// read as two's complement; then Q down
 /// by one while it is negative, up by one while it is at least D, at most
 /// twice each (the bounds allow one). False where anything else is found:
 /// the estimate is refused.
 fn corrected(q: &mut [mp_limb_t], low: &mut [mp_limb_t], found: Difference, d: &[mp_limb_t]) -> bool {
     let dn = d.len();
-    let negative = low[dn] >> 63 == 1;
-    if !found.high_equal || found.borrow != negative {
+    if !found.fits {
         return false;
     }
+    low[dn] ^= 1 << 63;
+    let negative = low[dn] >> 63 == 1;
     if negative {
         // R + D = low + D - B^(dn+1): non-negative once the sum carries out.
         let mut carried = false;
@@ -409,16 +411,19 @@ mod tests {
                 } else {
                     cpu::borrow_on(&mut estimate, nudge.unsigned_abs());
                 }
-                // N - Q D on the host, as the device leaves it: the low
-                // dn + 1 limbs, their borrow, whether the rest agree.
+                // N - Q D on the host, as the device leaves it: N - Q D +
+                // 2^(64 m - 1) over N's limbs (m = dn + 1), the borrow and
+                // the bias's carry, anything above the low m limbs.
                 let mut qd = vec![0; estimate.len() + dn];
                 // SAFETY: qd holds both operands' limbs, apart from them.
                 unsafe { embedded::mpn_mul(qd.as_mut_ptr(), estimate.as_ptr(), estimate.len() as mp_size_t, d.as_ptr(), dn as mp_size_t) };
-                let mut low = n[..dn + 1].to_vec();
-                let borrow = cpu::linear_into(&mut low, &qd[..dn + 1], Linear::Sub) != 0;
-                let mut n_high = n[dn + 1..].to_vec();
-                n_high.resize(qd.len() - dn - 1, 0);
-                let found = Difference { borrow, high_equal: n_high == qd[dn + 1..] };
+                let m = dn + 1;
+                let mut f = n.clone();
+                let borrow = cpu::linear_into(&mut f, &qd[..nn.min(qd.len())], Linear::Sub);
+                let carry = cpu::linear_into(&mut f[m - 1..], &[1 << 63], Linear::Add);
+                let fits = borrow == carry && f[m..].iter().all(|&l| l == 0) && qd[nn.min(qd.len())..].iter().all(|&l| l == 0);
+                let mut low = f[..m].to_vec();
+                let found = Difference { fits };
                 let ok = corrected(&mut estimate, &mut low, found, &d);
                 if nudge.abs() > 2 {
                     assert!(!ok, "{nn}/{dn} limbs, the estimate moved by {nudge}: not refused");

@@ -587,16 +587,18 @@ fn root_on_device(g: &Gpu, n: &[mp_limb_t], at: &Positions, steps: &[NewtonStep]
     stats::gpu_call(Op::Sqrt, n.len(), start.elapsed());
     log!("mpn_sqrtrem {} limbs: the root from device-resident numbers, {} Newton steps there, {:.3} ms", n.len(), steps.len(), start.elapsed().as_secs_f64() * 1e3);
     t.set_written(root_limbs + 1, false);
-    // N - T^2 is the low limbs read as two's complement where the limbs
-    // above agree with that reading (`remainder_in_place`); else GMP's
-    // whole subtraction.
-    let negative = r_room[root_limbs + 1] >> 63 == 1;
-    if found.high_equal && found.borrow == negative {
+    // N - T^2 is the low limbs, top bit flipped, read as two's complement
+    // where the device found it small enough (src/gpu/root.rs,
+    // `low_difference`); else GMP's whole subtraction.
+    if found.fits {
+        r_room[root_limbs + 1] ^= 1 << 63;
+        let negative = r_room[root_limbs + 1] >> 63 == 1;
         if negative {
             cpu::negate(r_room);
         }
         r.set_written(root_limbs + 2, negative);
     } else {
+        log!("mpn_sqrtrem {} limbs: the device's remainder is past its low limbs; N - T^2 on the host", n.len());
         product_into(r, t.p(), t.p());
         remainder_in_place(r, n, t.limbs().len());
     }

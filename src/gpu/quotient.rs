@@ -48,8 +48,9 @@ pub struct QuotientPlan<'a> {
 }
 
 impl Gpu {
-    /// The quotient's estimate Q into `q_out` (q_limbs limbs) and N - Q D
-    /// modulo B^m into `low_out` (m = its length, at most N's limbs), by
+    /// The quotient's estimate Q into `q_out` (q_limbs limbs) and N - Q D +
+    /// 2^(64 m - 1) modulo B^m into `low_out` (m = its length, at most N's
+    /// limbs; src/gpu/root.rs's `low_difference`), by
     /// `plan` (see the module doc). The caller's rooms, whose pages are in
     /// memory already.
     pub fn quotient(&self, plan: &QuotientPlan<'_>, q_out: &mut [u64], low_out: &mut [u64]) -> Result<Difference, GpuError> {

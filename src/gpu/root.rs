@@ -54,13 +54,13 @@ pub struct RootPlan<'a> {
     pub root_limbs: usize,
 }
 
-/// What the device found of N - P besides its low limbs (`Gpu::root`, P
-/// = T^2; `Gpu::quotient`, P = Q D).
+/// What the device found of N - P besides its low m limbs (`Gpu::root`,
+/// P = T^2; `Gpu::quotient`, P = Q D).
 pub struct Difference {
-    /// The borrow out of N - P's low limbs.
-    pub borrow: bool,
-    /// Whether N's limbs above them equal P's.
-    pub high_equal: bool,
+    /// Whether N - P is in [-2^(64 m - 1), 2^(64 m - 1)): then the low
+    /// limbs that came down, their top bit flipped, are N - P as m-limb
+    /// two's complement (`low_difference`).
+    pub fits: bool,
 }
 
 /// A term of `combination`: the number at a device address and limb
@@ -75,7 +75,8 @@ impl Gpu {
     /// The root's estimate and remainder by `plan` (see the module doc):
     /// T into `t` (root_limbs + 1 limbs, high zeros possible; a T that
     /// needs more is cut to them, and the caller's check refuses it), N -
-    /// T^2 modulo B^(root_limbs + 2) into `low`. The caller's rooms, whose
+    /// T^2 + 2^(64 m - 1) modulo B^m into `low` (m = root_limbs + 2;
+    /// `low_difference`). The caller's rooms, whose
     /// pages are in memory already: a fresh buffer's pages fault in one at
     /// a time inside the download.
     pub fn root(&self, plan: &RootPlan<'_>, t_out: &mut [u64], low_out: &mut [u64]) -> Result<Difference, GpuError> {
@@ -166,36 +167,46 @@ impl Gpu {
         })
     }
 
-    /// The low `m` limbs of N - P (both at device addresses with their limb
-    /// counts, each at least m limbs) into a buffer, and two words: the
-    /// borrow out of them, and whether any limb of N above them differs
-    /// from P's (their xor's any bit set; the shorter read as zeros above
-    /// its top): read by `difference_found`.
+    /// N - P (both at device addresses with their limb counts, each at
+    /// least m limbs) plus 2^(64 m - 1), into a buffer whose low `m` limbs
+    /// are the caller's to download, and three words for
+    /// `difference_found`: the borrow out of N - P's first nn limbs, any
+    /// bit set above the low m limbs of the sum or in P's limbs above
+    /// N's, and the carry out of adding the bias. Where N - P is in
+    /// [-2^(64 m - 1), 2^(64 m - 1)), and only there, the sum is below B^m
+    /// with the borrow and the carry equal: the low limbs with their top
+    /// bit flipped are then N - P as m-limb two's complement. (Comparing
+    /// N's high limbs with P's instead refuses N - P = R >= 0 where P's
+    /// low limbs plus R carry into them: every N whose low limbs are zeros,
+    /// as mpf's square roots and quotients give.)
     pub(super) fn low_difference(&self, stream: &Arc<CudaStream>, (np, nn): (u64, usize), (pp, pn): (u64, usize), m: usize) -> Result<(CudaSlice<u64>, CudaSlice<u64>), GpuError> {
-        if nn < m || pn < m {
+        if nn < m || pn < m || m == 0 {
             return Err(GpuError::TooLarge);
         }
-        let words = stream.alloc_zeros::<u64>(2)?;
+        let words = stream.alloc_zeros::<u64>(3)?;
         let wa = addr(&words, stream);
-        let low = stream.alloc_zeros::<u64>(m)?;
-        self.addsub_dev(stream, true, addr(&low, stream), np, m, pp, m, wa)?;
-        let hl = pn.max(nn) - m;
-        if hl > 0 {
-            let differ = stream.alloc_zeros::<u64>(hl)?;
-            let da = addr(&differ, stream);
-            let (na, nb) = ((nn - m) as u64, (pn - m) as u64);
-            let (n_high, p_high, flag) = (np + 8 * m as u64, pp + 8 * m as u64, wa + 8);
-            let (xor, zero, hl64) = (super::linear::Logic::Xor as u32, 0u64, hl as u64);
-            launch_elementwise!(self, stream, bitwise, hl, &da, &hl64, &n_high, &na, &zero, &p_high, &nb, &zero, &xor);
-            launch!(self, stream, any_low_bits, hl, &flag, &da, &hl64, &hl64, &0u32);
+        let f = stream.alloc_zeros::<u64>(nn)?;
+        let fa = addr(&f, stream);
+        self.addsub_dev(stream, true, fa, np, nn, pp, pn.min(nn), wa)?;
+        let bias = self.copy_to_device(stream, &[1u64 << 63])?;
+        let top = fa + 8 * (m - 1) as u64;
+        self.addsub_dev(stream, false, top, top, nn - m + 1, addr(&bias, stream), 1, wa + 16)?;
+        let flag = wa + 8;
+        if nn > m {
+            let (above, at) = ((nn - m) as u64, fa + 8 * m as u64);
+            launch!(self, stream, any_low_bits, nn - m, &flag, &at, &above, &above, &0u32);
         }
-        Ok((low, words))
+        if pn > nn {
+            let (above, at) = ((pn - nn) as u64, pp + 8 * nn as u64);
+            launch!(self, stream, any_low_bits, pn - nn, &flag, &at, &above, &above, &0u32);
+        }
+        Ok((f, words))
     }
 
-    /// `low_difference`'s two words, downloaded.
+    /// `low_difference`'s words, downloaded.
     pub(super) fn difference_found(&self, stream: &Arc<CudaStream>, words: &CudaSlice<u64>) -> Result<Difference, GpuError> {
         let words = self.copy_from_device(stream, words)?;
-        Ok(Difference { borrow: words[0] != 0, high_equal: words[1] == 0 })
+        Ok(Difference { fits: words[0] == words[2] && words[1] == 0 })
     }
 
     /// The bits [from, from + count) of the `an` limbs at `ap`, the window's
