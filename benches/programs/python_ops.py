@@ -84,6 +84,9 @@ text = str(gmpy2.mpz(3) ** 20959032)  # 10^7 digits
 x = timed("mpz(str) of 10^7 digits", lambda: gmpy2.mpz(text))
 timed("str(mpz) of 10^7 digits", lambda: str(x))
 timed("fac(10^6)", lambda: gmpy2.fac(10**6))
+a2 = gmpy2.mpz(7) ** int(2 * 10**7 / 0.845098) + 1  # about 2 x 10^7 digits
+timed("a // b, 2 x 10^7 by 10^7 digits", lambda: a2 // x)
+timed("divmod(a, b), the same", lambda: divmod(a2, x))
 timed("3**x, 10^7 digits, after the first", lambda: gmpy2.mpz(3) ** 20959032)
 
 gmpy2.get_context().precision = 10**7
