@@ -9,7 +9,7 @@
 //! (`__real_...`, declared in src/gmp/embedded.rs). A routine's calls to itself
 //! inside its own file (mulmod_bnm1's recursion) are not wrapped: they stay
 //! on the CPU.
-//! Then division, roots, gcd, powm, radix conversion, mpf and mpq get GPU
+//! Then gcd, powm, inversion, Hensel division, mpf and mpq get GPU
 //! products with no code of their own. Two of GMP's algorithms are hooked
 //! whole, radix conversion both ways (`mpn_get_str`, `mpn_set_str`) and
 //! the square root (`mpn_sqrtrem`), and so is division (`mpn_tdiv_qr`,
