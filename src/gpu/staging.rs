@@ -354,20 +354,28 @@ impl Gpu {
 /// advice gains nothing and cost MPFR's `const_pi` (downloads of 25 MB)
 /// about 2%.
 fn prefer_huge_pages(dst: *mut u64, n: usize) {
-    const HUGE: usize = 2 << 20;
-    // glibc's largest threshold for serving a block by a mapping of its own
-    // (DEFAULT_MMAP_THRESHOLD_MAX on 64-bit hosts).
-    const HUGE_FROM: usize = 32 << 20;
-    if 8 * n < HUGE_FROM {
-        return;
-    }
-    let start = dst as usize;
-    let (from, to) = (start.next_multiple_of(HUGE), (start + 8 * n) / HUGE * HUGE);
-    if to > from {
+    if let Some((from, to)) = huge_interior(dst as usize, 8 * n) {
         // SAFETY: [from, to) lies inside the caller's n limbs at dst; the
         // advice changes how its pages are backed, never their contents.
         unsafe { libc::madvise(from as *mut libc::c_void, to - from, libc::MADV_HUGEPAGE) };
     }
+}
+
+/// A huge page's bytes.
+const HUGE: usize = 2 << 20;
+/// glibc's largest threshold for serving a block by a mapping of its own
+/// (DEFAULT_MMAP_THRESHOLD_MAX on 64-bit hosts).
+const HUGE_FROM: usize = 32 << 20;
+
+/// The whole huge pages inside `bytes` bytes at address `start`, as the
+/// range [from, to), where the block is HUGE_FROM bytes or more and holds
+/// one; else None.
+fn huge_interior(start: usize, bytes: usize) -> Option<(usize, usize)> {
+    if bytes < HUGE_FROM {
+        return None;
+    }
+    let (from, to) = (start.next_multiple_of(HUGE), (start + bytes) / HUGE * HUGE);
+    (to > from).then_some((from, to))
 }
 
 /// `f`, one copy, its time given to CUGMP_PROFILE as `phase` (less the wait
@@ -414,6 +422,25 @@ mod tests {
         let mut dst = vec![0u64; src.len()];
         copy_streaming(&mut dst, &src);
         assert_eq!(dst, src);
+    }
+
+    /// The advice covers exactly the whole huge pages inside a large
+    /// block, never a byte outside it, and nothing of a small one.
+    #[test]
+    fn huge_pages_lie_inside_the_block() {
+        let base = 1usize << 40;
+        // Aligned at both ends: all of it.
+        assert_eq!(huge_interior(base, 32 << 20), Some((base, base + (32 << 20))));
+        // Below HUGE_FROM: nothing, aligned or not.
+        assert_eq!(huge_interior(base, (32 << 20) - 8), None);
+        // Unaligned ends: the pages inside, rounded in at both ends.
+        for (offset, bytes) in [(8, 40 << 20), (HUGE - 8, 33 << 20), (4096, (64 << 20) + 24)] {
+            let start = base + offset;
+            let (from, to) = huge_interior(start, bytes).expect("a large block holds whole huge pages");
+            assert!(from >= start && to <= start + bytes, "advice outside the block: offset {offset}, {bytes} bytes");
+            assert!(from % HUGE == 0 && to % HUGE == 0 && to > from);
+            assert!(from - start < HUGE && start + bytes - to < HUGE, "a whole huge page left out: offset {offset}");
+        }
     }
 
     #[test]
