@@ -23,6 +23,10 @@
 //!   shared with two kept helper threads (src/cpu.rs, `mul_on_cores`).
 //!   Unset: from `route::CPU_SHARE_FROM` limbs on hosts of 4 cores or more while
 //!   a GPU serves the process, else never (without a GPU, cuGMP is GMP).
+//! * `CUGMP_LOADED_PRODUCT_US=n` (tuning only): while other products are
+//!   on the device, a product's GPU time is taken to be at least n
+//!   microseconds (src/algorithms/route.rs, `queue_favours_cpu`); default
+//!   route::LOADED_PRODUCT_US.
 //! * `CUGMP_GPU_QUEUES=n` (1 to 16): streams the device runs products of
 //!   different threads on at once (src/gpu/device.rs, `Queue`); default
 //!   DEFAULT_GPU_QUEUES.
@@ -91,6 +95,8 @@ pub struct Config {
     pub cpu_share: Option<usize>,
     /// `CUGMP_GPU_QUEUES`, 1 to 16 (default DEFAULT_GPU_QUEUES).
     pub gpu_queues: usize,
+    /// `CUGMP_LOADED_PRODUCT_US` as set; None for the default.
+    pub loaded_product_us: Option<usize>,
     /// `CUGMP_GPUS`, at least 1 (None: every device).
     pub gpus: Option<usize>,
     pub product: ProductEngine,
@@ -146,6 +152,7 @@ impl Config {
         let radix_levels = count("CUGMP_RADIX_LEVELS");
         let cpu_share = count("CUGMP_CPU_SHARE");
         let gpu_queues = count("CUGMP_GPU_QUEUES").unwrap_or(DEFAULT_GPU_QUEUES).clamp(1, 16);
+        let loaded_product_us = count("CUGMP_LOADED_PRODUCT_US");
         let gpus = count("CUGMP_GPUS").map(|n| n.max(1));
         Config {
             gpu,
@@ -160,6 +167,7 @@ impl Config {
             gpu_pool,
             cpu_share,
             gpu_queues,
+            loaded_product_us,
             gpus,
             product,
         }

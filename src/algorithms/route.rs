@@ -307,8 +307,20 @@ fn queue_favours_cpu(busy: InFlight, (un, vn): (usize, usize)) -> bool {
         return false;
     }
     let gpu_us = |products: usize, limbs: usize| products as f64 * GPU_PRODUCT_US / busy.queues.max(1) as f64 + limbs as f64 * GPU_RESULT_LIMB_US;
-    gmp_product_us(un, vn) < gpu_us(busy.products + 1, busy.limbs + un + vn)
+    let loaded = config::get().loaded_product_us.map_or(LOADED_PRODUCT_US, |us| us as f64);
+    gmp_product_us(un, vn) < gpu_us(busy.products + 1, busy.limbs + un + vn).max(loaded)
 }
+
+/// The least a product's GPU time is taken to be while other products are
+/// on the device (`queue_favours_cpu`; `CUGMP_LOADED_PRODUCT_US`), so that
+/// products GMP makes in under a millisecond (below about 4900 limbs) then
+/// stay on the CPU. pi.c at 10^8 digits on 16 threads: its GPU products of
+/// 1024 to 8191 limbs took 0.74 to 0.91 ms each (uploads 0.2 to 0.3 ms of
+/// it), those left to the CPU beside them 0.27 to 0.45; with this floor at
+/// 0 / 300 / 600 / 1000 / 2500 us the program took 4.27 to 4.56 / 3.82 to
+/// 4.23 / 3.40 to 3.68 / 3.31 to 3.75 / 3.65 to 3.88 s, 10^7 digits
+/// within the spread (RESULTS.md, "Products from many threads").
+const LOADED_PRODUCT_US: f64 = 1000.0;
 
 /// The GPU when `op` routed by `limbs` goes there (`route`, and GMP's
 /// internal work only where this thread does not hold it on the CPU).
@@ -437,32 +449,36 @@ pub fn gmp_allocates_by_default() -> bool {
 mod tests {
     use super::*;
 
-    /// Balanced products by their size; unbalanced ones raised toward the
-    /// square of their area, never beyond UNBALANCED_GAIN times the shorter
-    /// side, never below it.
     /// No other product on the device: the GPU, whatever the size. Behind
-    /// a few small ones or one large one, small products stay on the CPU,
-    /// large ones still go.
+    /// any other, products GMP makes in under LOADED_PRODUCT_US stay on the
+    /// CPU; behind many or one large one, larger ones too, and the largest
+    /// still go.
     #[test]
     fn a_busy_device_leaves_small_products_to_the_cpu() {
         let busy = |products, limbs| InFlight { products, limbs, queues: 1 };
         for n in [1024, 4096, 1 << 20] {
             assert!(!queue_favours_cpu(busy(0, 0), (n, n)));
         }
-        assert!(!queue_favours_cpu(busy(1, 2048), (1024, 1024)));
-        assert!(queue_favours_cpu(busy(4, 4 * 2048), (1024, 1024)));
+        // With another product on the device, one GMP makes in under
+        // LOADED_PRODUCT_US stays on the CPU.
+        assert!(queue_favours_cpu(busy(1, 2048), (1024, 1024)));
+        assert!(queue_favours_cpu(busy(1, 2 * 4096), (4096, 4096)));
+        assert!(!queue_favours_cpu(busy(1, 2 * 8192), (8192, 8192)));
         assert!(!queue_favours_cpu(busy(4, 4 * 2048), (16_384, 16_384)));
         assert!(queue_favours_cpu(busy(1, 20_000_000), (16_384, 16_384)));
         assert!(!queue_favours_cpu(busy(1, 20_000_000), (1 << 20, 1 << 20)));
         // Four queues overlap the products' fixed costs, not their work a limb.
         let busy4 = |products, limbs| InFlight { products, limbs, queues: 4 };
-        assert!(!queue_favours_cpu(busy4(4, 4 * 2048), (1024, 1024)));
-        assert!(queue_favours_cpu(busy4(12, 12 * 2048), (1024, 1024)));
+        assert!(!queue_favours_cpu(busy4(4, 4 * 2048), (16_384, 16_384)));
+        assert!(queue_favours_cpu(busy4(400, 400 * 2048), (16_384, 16_384)));
         assert!(queue_favours_cpu(busy4(1, 20_000_000), (16_384, 16_384)));
         // An unbalanced product is GMP's long / short balanced ones.
         assert!(gmp_product_us(8192, 1024) > 7.9 * gmp_product_us(1024, 1024));
     }
 
+    /// Balanced products by their size; unbalanced ones raised toward the
+    /// square of their area, never beyond UNBALANCED_GAIN times the shorter
+    /// side, never below it.
     #[test]
     fn unbalanced_products_are_routed_by_area() {
         assert_eq!(product_size(2048, 2048), 2048);
