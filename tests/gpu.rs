@@ -403,14 +403,22 @@ fn hooks(api: &Api) -> String {
 /// show every one of these roots made on the device, remainder included
 /// (a process of its own with CUGMP_LOG).
 fn roots_on_device(_api: &Api) -> String {
-    let (ok, stdout, log) = logged_child("gpu_roots_sweep", &[]);
-    assert!(ok, "the roots sweep failed: {stdout}\n{}", log_tail(&log));
-    let on_device = log.lines().filter(|l| l.contains("the root from device-resident numbers")).count();
-    let cases: usize = stdout.split_whitespace().find_map(|w| w.strip_prefix("cases=")).and_then(|c| c.parse().ok()).unwrap_or(0);
-    assert!(cases > 0 && on_device == cases, "{on_device} of {cases} roots made on the device\n{}", log_tail(&log));
+    let (log, summary) = every_case_on_device("gpu_roots_sweep", "the root from device-resident numbers", "roots");
     let on_host = log.lines().filter(|l| l.contains("N - T^2 on the host")).count();
-    assert!(on_host == 0, "{on_host} of {cases} roots' remainders made again on the host\n{}", log_tail(&log));
-    format!("{on_device} roots on the device, all equal to GMP's; {}", stdout.trim())
+    assert!(on_host == 0, "{on_host} roots' remainders made again on the host\n{}", log_tail(&log));
+    summary
+}
+
+/// Runs sweep `child` with CUGMP_LOG; every one of its cases (its stdout's
+/// `cases=N`) must have logged `phrase`. Its log, and a summary line.
+fn every_case_on_device(child: &str, phrase: &str, what: &str) -> (String, String) {
+    let (ok, stdout, log) = logged_child(child, &[]);
+    assert!(ok, "the {what} sweep failed: {stdout}\n{}", log_tail(&log));
+    let on_device = log.lines().filter(|l| l.contains(phrase)).count();
+    let cases: usize = stdout.split_whitespace().find_map(|w| w.strip_prefix("cases=")).and_then(|c| c.parse().ok()).unwrap_or(0);
+    assert!(cases > 0 && on_device == cases, "{on_device} of {cases} {what} made on the device\n{}", log_tail(&log));
+    let summary = format!("{on_device} {what} on the device, all equal to GMP's; {}", stdout.trim());
+    (log, summary)
 }
 
 /// The body of `roots_on_device`.
@@ -444,12 +452,7 @@ fn roots_sweep(api: &Api) -> String {
 /// a child with CUGMP_LOG: every one equal to GMP's (rug's) and made on
 /// the device, as its log line says.
 fn quotients_on_device(_api: &Api) -> String {
-    let (ok, stdout, log) = logged_child("gpu_quotients_sweep", &[]);
-    assert!(ok, "the quotients sweep failed: {stdout}\n{}", log_tail(&log));
-    let on_device = log.lines().filter(|l| l.contains("the quotient from device-resident numbers")).count();
-    let cases: usize = stdout.split_whitespace().find_map(|w| w.strip_prefix("cases=")).and_then(|c| c.parse().ok()).unwrap_or(0);
-    assert!(cases > 0 && on_device == cases, "{on_device} of {cases} quotients made on the device\n{}", log_tail(&log));
-    format!("{on_device} quotients on the device, all equal to GMP's; {}", stdout.trim())
+    every_case_on_device("gpu_quotients_sweep", "the quotient from device-resident numbers", "quotients").1
 }
 
 /// The body of `quotients_on_device`: mpz_tdiv_qr (GMP's mpn_tdiv_qr) and

@@ -253,19 +253,8 @@ fn check(n: &[mp_limb_t], d: &[mp_limb_t], q: &[mp_limb_t], r: &[mp_limb_t], wha
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::random_limbs;
     use crate::gmp::{mp_bitcnt_t, mpz_srcptr};
-
-    fn random_limbs(n: usize, seed: &mut u64) -> Vec<mp_limb_t> {
-        (0..n)
-            .map(|_| {
-                // xorshift64*
-                *seed ^= *seed >> 12;
-                *seed ^= *seed << 25;
-                *seed ^= *seed >> 27;
-                seed.wrapping_mul(0x2545_f491_4f6c_dd1d)
-            })
-            .collect()
-    }
 
     fn int(x: &[mp_limb_t]) -> Int {
         let mut z = Int::new();

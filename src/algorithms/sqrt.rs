@@ -761,18 +761,7 @@ fn step_at(h: u64, k: u64, big_k: u64) -> NewtonStep {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn random_limbs(n: usize, seed: &mut u64) -> Vec<mp_limb_t> {
-        (0..n)
-            .map(|_| {
-                // xorshift64*
-                *seed ^= *seed >> 12;
-                *seed ^= *seed << 25;
-                *seed ^= *seed >> 27;
-                seed.wrapping_mul(0x2545_f491_4f6c_dd1d)
-            })
-            .collect()
-    }
+    use crate::testing::random_limbs;
 
     /// GMP's own mpn_sqrtrem (the original, not the hook).
     fn gmp_root(n: &[mp_limb_t]) -> (Vec<mp_limb_t>, Vec<mp_limb_t>) {
