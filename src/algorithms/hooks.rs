@@ -187,6 +187,7 @@ pub fn quotient_on_cpu(dn: mp_size_t) -> bool {
 /// and `mpn_div_q` (`rp` NULL: the quotient alone): on device-resident
 /// numbers where the routing sends the quotient there
 /// (src/algorithms/quotient.rs), else `on_cpu` (GMP's own).
+#[allow(clippy::too_many_arguments)]
 pub unsafe fn internal_quotient(qp: *mut mp_limb_t, rp: *mut mp_limb_t, np: *const mp_limb_t, nn: usize, dp: *const mp_limb_t, dn: usize, what: &str, on_cpu: impl FnOnce()) {
     // SAFETY: GMP's contract: {np, nn} and {dp, dn} readable, nn >= dn >= 1.
     let (n, d) = unsafe { (std::slice::from_raw_parts(np, nn), std::slice::from_raw_parts(dp, dn)) };

@@ -68,8 +68,8 @@ fn top_from(d_bits: u64, big_k: u64) -> usize {
 /// to D's top dK >= j bits (D / 2^(64 a), a = `top_from`), so that 1 /
 /// delta_j is within 4 * 2^-j of 1 / delta. X_k is 2^k / delta_k within 3
 /// units (e_k <= 3). A step to K <= 2k - LOSS reads D's top D_t of dK bits
-/// and computes E = 2^(dK+k) - D_t X_k: |E| = 2^(dK+k) delta_K |1/delta_K
-/// - X_k 2^-k| <= (e_k + 4) 2^dK < 2^(dK+3), so E is its low dK + 4 bits
+/// and computes E = 2^(dK+k) - D_t X_k: |E| = 2^(dK+k) delta_K
+/// |1/delta_K - X_k 2^-k| <= (e_k + 4) 2^dK < 2^(dK+3), so E is its low dK + 4 bits
 /// read as two's complement (2^(dK+k) is 0 there), and only the bits of
 /// D_t X_k from t = k + dK - K - 3 up are read (the window; the ones below
 /// move E by less than 2^t). Then X_K = X_k 2^(K-k) + floor(X_k E /
