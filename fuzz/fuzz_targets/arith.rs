@@ -4,7 +4,9 @@
 //! `CUGMP_FUZZ_MAX_LIMBS` (default 2^16), so with `CUGMP_GPU=force` on the
 //! GPU machine every operation goes through the GPU engine. `sqrt`, `tdiv_qr`
 //! and `gcd` are GMP's own algorithms, whose inner products (and, for sqrt,
-//! Newton's iteration in src/algorithms/sqrt.rs) reach the GPU through the hooks.
+//! Newton's iteration in src/algorithms/sqrt.rs; for tdiv_qr from 64 limbs
+//! of divisor and quotient, the quotient on device-resident numbers in
+//! src/algorithms/quotient.rs) reach the GPU through the hooks.
 //! `fac_ui` and `bin_uiui` take n from the shift count (times 4) and k from
 //! the first operand (src/algorithms/factorial.rs); `set_str` reads the first
 //! operand's text in one of five bases back (src/algorithms/radix/).
