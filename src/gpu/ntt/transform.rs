@@ -44,22 +44,29 @@ impl Gpu {
     /// worth 1 and goes back in at the bottom. t + c < 2 B^limbs, so after
     /// that the sum is below B^limbs: no carry out of the second add.
     pub(super) fn to_limbs_with(&self, stream: &Arc<CudaStream>, table: &Table, a: &CudaSlice<u32>, limbs: usize, wrap: bool) -> Result<CudaSlice<u64>, GpuError> {
-        let (n_len, n) = (table.shape.len() as u64, limbs as u64);
         // The combine kernel writes every limb of both; the add kernel the
         // carry limb.
-        let mut t = unsafe { stream.alloc::<u64>(limbs + wrap as usize) }?;
-        let mut c = unsafe { stream.alloc::<u64>(limbs) }?;
-        let wrap_flag = wrap as u32;
-        launch!(self, stream, ntt_combine, limbs, &mut t, &mut c, a, &n_len, &n, &wrap_flag);
+        let t = unsafe { stream.alloc::<u64>(limbs + wrap as usize) }?;
+        let c = unsafe { stream.alloc::<u64>(limbs) }?;
+        let (tp, cp) = (addr(&t, stream), addr(&c, stream));
+        self.combine_at(stream, table, a.device_ptr(stream).0, (tp, cp), limbs, wrap)?;
         if wrap {
-            let (tp, cp) = (addr(&t, stream), addr(&c, stream));
-            let top = tp + 8 * n;
+            let top = tp + 8 * limbs as u64;
             self.addsub_dev(stream, false, tp, tp, limbs, cp, limbs, top)?;
             self.addsub_dev(stream, false, tp, tp, limbs, top, 1, 0)?;
         } else {
-            self.add_in_place(stream, &mut t, &c, limbs)?;
+            self.addsub_dev(stream, false, tp, tp, limbs, cp, limbs, 0)?;
         }
         Ok(t)
+    }
+
+    /// The CRT and the fold of the inverse transform at device address `a`
+    /// into `limbs` limbs at `t` plus the carries at `c` (cuda/ntt.cu,
+    /// ntt_combine_at): the product is t + c.
+    pub(super) fn combine_at(&self, stream: &Arc<CudaStream>, table: &Table, a: u64, (t, c): (u64, u64), limbs: usize, wrap: bool) -> Result<(), GpuError> {
+        let (n_len, n, wrap) = (table.shape.len() as u64, limbs as u64, wrap as u32);
+        launch!(self, stream, ntt_combine, limbs, &t, &c, &a, &n_len, &n, &wrap);
+        Ok(())
     }
 
     /// The twiddle tables for transforms of `shape`, built on first use.
@@ -86,43 +93,52 @@ impl Gpu {
     /// radix-3 step or else the first pass.
     pub(super) fn forward(&self, stream: &Arc<CudaStream>, table: &Table, limbs: u64, xn: usize) -> Result<CudaSlice<u32>, GpuError> {
         // The radix-3 step or the first pass writes every element.
-        let mut a = unsafe { stream.alloc::<u32>(PRIMES * table.shape.len()) }?;
-        let xn = xn as u64;
-        if table.shape.radix == 3 {
-            self.radix3(stream, table, &mut a, limbs, xn, false)?;
-            self.passes(stream, table, &mut a, false, (0, 0, 0))?;
-        } else {
-            self.passes(stream, table, &mut a, false, (limbs, xn, 0))?;
-        }
+        let a = unsafe { stream.alloc::<u32>(PRIMES * table.shape.len()) }?;
+        self.forward_at(stream, table, a.device_ptr(stream).0, limbs, xn)?;
         Ok(a)
     }
 
+    /// `forward` into the PRIMES * shape.len() words at device address `a`.
+    pub(super) fn forward_at(&self, stream: &Arc<CudaStream>, table: &Table, a: u64, limbs: u64, xn: usize) -> Result<(), GpuError> {
+        let xn = xn as u64;
+        if table.shape.radix == 3 {
+            self.radix3(stream, table, a, limbs, xn, false)?;
+            self.passes(stream, table, a, false, (0, 0, 0))
+        } else {
+            self.passes(stream, table, a, false, (limbs, xn, 0))
+        }
+    }
+
     /// The radix-3 step over all three primes (cuda/ntt.cu, cugmp_ntt_radix3).
-    fn radix3(&self, stream: &Arc<CudaStream>, table: &Table, a: &mut CudaSlice<u32>, limbs: u64, xn: u64, inverse: bool) -> Result<(), GpuError> {
+    fn radix3(&self, stream: &Arc<CudaStream>, table: &Table, a: u64, limbs: u64, xn: u64, inverse: bool) -> Result<(), GpuError> {
         let inverse = inverse as u32;
         let log_n = table.shape.log_n;
-        launch!(self, stream, ntt_radix3, 1usize << log_n, &mut *a, &limbs, &xn, &table.words, &log_n, &table.h, &inverse);
+        launch!(self, stream, ntt_radix3, 1usize << log_n, &a, &limbs, &xn, &table.words, &log_n, &table.h, &inverse);
         Ok(())
     }
 
     /// The inverse transform (natural order out) of `a * b` (`b` None:
     /// `a * a`), `a` and `b` forward transforms, in a.
-    pub(super) fn inverse_of_product(&self, stream: &Arc<CudaStream>, table: &Table, mut a: CudaSlice<u32>, b: Option<&CudaSlice<u32>>) -> Result<CudaSlice<u32>, GpuError> {
-        let b = match b {
-            Some(b) => b.device_ptr(stream).0,
-            None => a.device_ptr(stream).0,
-        };
-        self.passes(stream, table, &mut a, true, (0, 0, b))?;
-        if table.shape.radix == 3 {
-            self.radix3(stream, table, &mut a, 0, 0, true)?;
-        }
+    pub(super) fn inverse_of_product(&self, stream: &Arc<CudaStream>, table: &Table, a: CudaSlice<u32>, b: Option<&CudaSlice<u32>>) -> Result<CudaSlice<u32>, GpuError> {
+        let ap = a.device_ptr(stream).0;
+        self.inverse_at(stream, table, ap, b.map_or(ap, |b| b.device_ptr(stream).0))?;
         Ok(a)
+    }
+
+    /// `inverse_of_product` of the transforms at device addresses `a` and
+    /// `b` (the same address squares), in place at `a`.
+    pub(super) fn inverse_at(&self, stream: &Arc<CudaStream>, table: &Table, a: u64, b: u64) -> Result<(), GpuError> {
+        self.passes(stream, table, a, true, (0, 0, b))?;
+        if table.shape.radix == 3 {
+            self.radix3(stream, table, a, 0, 0, true)?;
+        }
+        Ok(())
     }
 
     /// Run the passes of the length-2^log_n transforms over `a` (all three
     /// primes, all radix blocks); the first pass gets `first` = (limbs, limb
     /// count, b) (cuda/ntt.cu, cugmp_ntt_pass), the others read `a` alone.
-    fn passes(&self, stream: &Arc<CudaStream>, table: &Table, a: &mut CudaSlice<u32>, inverse: bool, first: (u64, u64, u64)) -> Result<(), GpuError> {
+    fn passes(&self, stream: &Arc<CudaStream>, table: &Table, a: u64, inverse: bool, first: (u64, u64, u64)) -> Result<(), GpuError> {
         let (log_n, radix) = (table.shape.log_n, table.shape.radix);
         let mut plan = passes(log_n);
         if inverse {
@@ -136,7 +152,7 @@ impl Gpu {
         let inverse = inverse as u32;
         for (i, &(log_s, k)) in plan.iter().enumerate() {
             let (limbs, xn, b) = if i == 0 { first } else { (0, 0, 0) };
-            launch_with!(self, stream, ntt_pass, cfg, &mut *a, &limbs, &xn, &b, &table.words, &log_n, &table.h, &log_t, &log_s, &k, &inverse, &radix);
+            launch_with!(self, stream, ntt_pass, cfg, &a, &limbs, &xn, &b, &table.words, &log_n, &table.h, &log_t, &log_s, &k, &inverse, &radix);
         }
         Ok(())
     }
