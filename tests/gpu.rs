@@ -697,7 +697,8 @@ fn threads(api: &Api) -> String {
     let on_gpu = unsafe { (api.gpu_operations)() } - gpu_before;
     assert!(on_gpu > 0, "no threaded operation ran on the GPU");
     // Back to baseline: the device memory free again within 64 MiB (the
-    // add/sub scan state and the driver's own allocations may stay), the
+    // add/sub scan state, the small products' slots and the driver's own
+    // allocations may stay), the
     // process's resident memory within 256 MiB (the allocator keeps some).
     let (device_after, host_after) = (device_free(), resident_bytes());
     let device_kept = device_before.saturating_sub(device_after);
@@ -710,6 +711,78 @@ fn threads(api: &Api) -> String {
         device_kept >> 20,
         host_grew >> 20
     )
+}
+
+/// The transform lengths small products' graphs take (src/gpu/ntt/small.rs:
+/// 2^k and 3 * 2^k points up to 2^14; a product of two limbs takes 4).
+fn small_lengths() -> Vec<usize> {
+    let mut lengths: Vec<usize> = (2..=14).map(|k| 1usize << k).chain((1..=12).map(|k| 3usize << k)).filter(|&l| l <= 1 << 14).collect();
+    lengths.sort_unstable();
+    lengths
+}
+
+/// Small products through their launch graphs, in a process of their own
+/// with CUGMP_LOG: every length's graph recorded (products and squares),
+/// every result equal to GMP's.
+fn small_products(_api: &Api) -> String {
+    let (ok, stdout, log) = logged_child("gpu_small_sweep", &[]);
+    assert!(ok, "the small products' sweep failed: {stdout}\n{}", log_tail(&log));
+    for points in small_lengths() {
+        // No square takes 6 points: a square of one limb takes 4, of two 8.
+        let kinds: &[&str] = if points == 6 { &[" points\n"] } else { &[" points\n", " points, squares\n"] };
+        for kind in kinds {
+            let phrase = format!("a graph for {points}{kind}");
+            assert!(log.contains(&phrase), "no graph recorded for {points} points ({kind:?})\n{}", log_tail(&log));
+        }
+    }
+    format!("graphs for every length from 4 to 2^14 points; {}", stdout.trim())
+}
+
+/// The body of `small_products`: for every length, products of its most
+/// and its least limbs (balanced, one limb against the rest, squared and
+/// aliased), the longest first and then the shortest first, so that short
+/// operands land in a slot's regions a longer one filled; on four threads
+/// at once, so that several slots are made and shared.
+fn small_sweep(api: &Api) -> String {
+    let lengths = small_lengths();
+    // Product limbs: each length's most (len / 2) and least (the length
+    // before's most plus one).
+    let mut totals: Vec<usize> = lengths.iter().map(|l| l / 2).chain(lengths.windows(2).map(|w| w[0] / 2 + 1)).filter(|&n| n >= 2).collect();
+    totals.sort_unstable();
+    totals.dedup();
+    let order: Vec<usize> = totals.iter().rev().chain(totals.iter()).copied().collect();
+    let cases: usize = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..4u64)
+            .map(|t| {
+                let order = &order;
+                scope.spawn(move || {
+                    let mut rng = RandState::new();
+                    rng.seed(&Integer::from(t * 104_729 + 1));
+                    let mut cases = 0;
+                    for &n in order {
+                        let (half, pattern) = ((n / 2) as u32, (n % 3) as u32);
+                        for (un, vn) in [(n as u32 - half, half), (n as u32 - 1, 1)] {
+                            let a = operand(un, pattern, &mut rng);
+                            let b = -operand(vn, (pattern + 1) % 3, &mut rng);
+                            assert!(mpz_product(api, &a, &b) == Integer::from(&a * &b), "MISMATCH: small mpz_mul, {un}x{vn} limbs, thread {t}");
+                            cases += 1;
+                        }
+                        if n % 2 == 0 {
+                            let a = operand(half, pattern, &mut rng);
+                            let mut sq = to_mpz(api, &a);
+                            unsafe { (api.mul)(&mut *sq, &*sq, &*sq) };
+                            assert!(from_mpz(&sq) == Integer::from(a.square_ref()), "MISMATCH: small square, {half} limbs, thread {t}");
+                            unsafe { (api.clear)(&mut *sq) };
+                            cases += 1;
+                        }
+                    }
+                    cases
+                })
+            })
+            .collect();
+        workers.into_iter().map(|w| w.join().expect("a worker thread panicked")).sum()
+    });
+    format!("{cases} small products and squares on 4 threads, product sizes {} to {} limbs", totals[0], totals[totals.len() - 1])
 }
 
 /// Products by the second engine (CUGMP_PRODUCT=gfp): the product sweep
@@ -807,6 +880,7 @@ const TESTS: &[(&str, &[(&str, &str)])] = &[
     ("gpu_fork_child_computes", &[]),
     ("gpu_matches_gmp", &[]),
     ("gpu_gfp_matches_gmp", &[]),
+    ("gpu_small_products_match_gmp", &[]),
     ("gpu_devices_match_gmp", &[]),
     // The fallback does not depend on size: these stop at 2^20 limbs.
     ("gpu_oom_falls_back_to_cpu", &[("CUGMP_FAULT", "gpu-oom"), ("CUGMP_TEST_MAX_LIMBS", "1048576")]),
@@ -855,6 +929,8 @@ fn child(name: &str) {
         "gpu_split_product_matches_gmp" => Some(split_product),
         "gpu_force_min_limbs" => Some(force_min),
         "gpu_gfp_matches_gmp" => Some(gfp_engine),
+        "gpu_small_products_match_gmp" => Some(small_products),
+        "gpu_small_sweep" => Some(small_sweep),
         "gpu_gfp_sweep" => Some(gfp_sweep),
         "gpu_devices_match_gmp" => Some(devices_engine),
         "gpu_devices_sweep" => Some(devices_sweep),

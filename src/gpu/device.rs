@@ -132,6 +132,9 @@ pub struct Gpu {
     pub(super) gfp_roots: gfp::Roots,
     /// Pinned host slots for large copies (src/gpu/staging.rs).
     pub(super) staging: staging::Staging,
+    /// Small products' slots: streams, pinned buffers, workspaces and
+    /// launch graphs (src/gpu/ntt/small.rs).
+    pub(super) small: ntt::Slots,
 }
 
 /// A stream of the device's and what goes with it. A thread's GPU work all
@@ -492,6 +495,7 @@ fn open(ordinal: usize) -> Result<Gpu, GpuError> {
         tables: ntt::Tables::default(),
         gfp_roots: gfp::Roots::default(),
         staging: staging::Staging::default(),
+        small: ntt::Slots::default(),
         ctx,
         kernels,
     })

@@ -9,6 +9,7 @@
 //! | [`plan`]      | host arithmetic only: transform lengths, how a product runs (whole, chunked against the short operand, split in pieces), the passes of a transform, the device bytes a product needs |
 //! | [`transform`] | twiddle tables (built once per length and kept), the forward and inverse transforms' launches, the CRT and carries back to limbs |
 //! | [`product`]   | a product from host limbs to host limbs: the uploads (the second operand beside the first's transform), the plan run on the device, the download |
+//! | [`small`]     | small products from host limbs to host limbs in one launch graph each, on slots of pinned and device memory kept for them |
 //!
 //! A 2^k transform runs as one to three passes of up to 14 radix-2 stages in
 //! shared memory (cuda/ntt.cu's cugmp_ntt_pass), all three primes in one
@@ -20,6 +21,7 @@
 
 pub mod plan;
 pub mod product;
+pub(super) mod small;
 pub mod transform;
 #[cfg(test)]
 mod model;
@@ -27,4 +29,5 @@ mod model;
 pub use plan::{bytes_moved, cyclic_shape, cyclic_size};
 pub(crate) use plan::TILE_LOG;
 pub(super) use product::{claim, Second};
+pub(super) use small::Slots;
 pub(super) use transform::Tables;

@@ -7,6 +7,7 @@
 //! generalized-Fermat-prime FFT (src/gpu/gfp) where `CUGMP_PRODUCT` gives
 //! it the product.
 
+use super::small;
 use super::plan::{base_plan, cyclic_device_bytes, cyclic_shape, device_bytes, product_plan, Plan, Shape};
 use super::transform::Table;
 use crate::config::{Fault, ProductEngine};
@@ -130,7 +131,20 @@ impl Gpu {
     /// top one possibly zero. Passing the same slice twice squares: one
     /// forward transform.
     pub fn mul(&self, u: &[u64], v: &[u64]) -> Result<Vec<u64>, GpuError> {
+        if self.small_fits(u, v) {
+            let mut out = vec![0; u.len() + v.len()];
+            if self.small_product_into(u, v, &mut out)? {
+                return Ok(out);
+            }
+        }
         self.product_then(u, v, |stream, t| self.copy_from_device(stream, t))
+    }
+
+    /// Whether `u * v` goes through a small product's graph
+    /// (src/gpu/ntt/small.rs): short enough, and the NTT's.
+    fn small_fits(&self, u: &[u64], v: &[u64]) -> bool {
+        let (un, vn) = (u.len(), v.len());
+        un > 0 && vn > 0 && small::takes(un, vn) && by_gfp(un, vn, std::ptr::eq(u, v)).is_none()
     }
 
     /// Upload `u` and `v`, compute their product on the device, and hand it
@@ -154,6 +168,9 @@ impl Gpu {
     /// `out` holds anything; the caller computes it again on the CPU.
     pub fn mul_into(&self, u: &[u64], v: &[u64], out: &mut [u64]) -> Result<(), GpuError> {
         assert!(out.len() == u.len() + v.len(), "mul_into takes room for exactly the product");
+        if self.small_fits(u, v) && self.small_product_into(u, v, out)? {
+            return Ok(());
+        }
         self.product_then(u, v, |stream, t| self.copy_from_device_into(stream, t, out))
     }
 

@@ -1,0 +1,271 @@
+//! Small products from host limbs to host limbs through prebuilt launch
+//! graphs: the fixed cost of a GPU product, not its work, is what decides
+//! where the GPU starts to win.
+//!
+//! Through the general path (src/gpu/ntt/product.rs) a small product asks
+//! the driver for about twenty things one after another: two uploads from
+//! pageable memory, allocations and their frees, the launches, a download.
+//! The host's calls took 27 to 38 us a product at every size from 256 to
+//! 16384 limbs, about as long as the device's chain of small kernels
+//! (RESULTS.md, "Small products"). Here a product of up to 2^14 points
+//! takes a `Slot` (its own streams, pinned host buffers and a device
+//! workspace), copies its operands into the slot's pinned buffer, and
+//! launches the slot's graph for its transform length: the uploads, the
+//! transforms (the second operand's on a branch beside the first's), the
+//! CRT, the carries and the download in one launch, then one wait. The
+//! graph's sizes are fixed: operands are zero-padded to the transform's
+//! capacity on the host, and the whole capacity comes back. Each slot has
+//! streams of its own, so the products of many threads run beside each
+//! other without queueing behind the driver's pageable staging.
+//!
+//! What this module may not touch: the routing (src/algorithms/route.rs
+//! decides which products come to the GPU) and the transforms' kernels
+//! (src/gpu/ntt/transform.rs launches them; the graphs record those
+//! launches).
+
+use super::plan::{transform_shape, Shape, COEFS_PER_LIMB, PRIMES};
+use crate::config::Fault;
+use crate::gpu::device::{addr, injected, reserve, Gpu, GpuError, Reservation};
+use crate::stats::Phase;
+use cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
+use cudarc::driver::{result, CudaEvent, CudaGraph, CudaSlice, CudaStream, PinnedHostSlice};
+use std::sync::{Arc, Mutex};
+
+/// The longest transform a small product takes (points). Its capacity,
+/// half as many limbs, is every region's size. Products of 16384 limbs
+/// gained nothing from a slot (0.107 to 0.116 ms either way), those of 4096
+/// about a fifth (RESULTS.md, "Small products").
+const POINTS: usize = 1 << 14;
+/// Limbs of every region: an operand's, the product's.
+const CAP: usize = POINTS / COEFS_PER_LIMB;
+
+/// Whether the product of `un` x `vn` limbs goes through a slot: one
+/// transform of at most `POINTS` points holds it.
+pub(super) fn takes(un: usize, vn: usize) -> bool {
+    transform_shape(un + vn).len() <= POINTS
+}
+
+/// Slots at most: a product finding none free takes the general path
+/// (src/gpu/ntt/product.rs). Sixteen, the GPU machine's cores: as many
+/// threads as it runs at once.
+const MAX_SLOTS: usize = 16;
+
+/// The slots not in use, made as threads first need them (at most
+/// `MAX_SLOTS`) and kept for the life of the context, and the device
+/// memory they share: one allocation for all of them (the stream-ordered
+/// pool hands out whole 2 MiB pages an allocation), made with the first
+/// slot and counted against CUGMP_GPU_MEM_LIMIT; each slot also holds 192
+/// KiB of pinned host memory.
+#[derive(Default)]
+pub(in crate::gpu) struct Slots(Mutex<Pool>);
+
+#[derive(Default)]
+struct Pool {
+    free: Vec<Slot>,
+    made: usize,
+    /// `MAX_SLOTS` workspaces of `SLOT_LIMBS` limbs, and their claim.
+    arena: Option<(CudaSlice<u64>, Reservation)>,
+}
+
+/// Device limbs of one slot's workspace: u, v, the folded limbs t, their
+/// carries c (CAP each), the add kernel's scan state, then the two
+/// transforms (PRIMES * POINTS 32-bit words each).
+const SLOT_LIMBS: usize = 4 * CAP + Gpu::scan_words(CAP) + PRIMES * POINTS;
+
+/// One product's resources at a time.
+struct Slot {
+    /// The graphs recorded so far: transform shape, square or not.
+    graphs: Vec<(Shape, bool, CudaGraph)>,
+    stream: Arc<CudaStream>,
+    /// The second operand's branch of a product's graph (its upload and
+    /// transform beside the first's), and the events that fork and join it.
+    side: Arc<CudaStream>,
+    fork: CudaEvent,
+    join: CudaEvent,
+    /// The operands: u in limbs [0, CAP), v in [CAP, 2 CAP), each region
+    /// zeros from `filled[k]` up.
+    host_in: PinnedHostSlice<u64>,
+    input: *mut u64,
+    filled: [usize; 2],
+    /// The product's CAP limbs (zeros above un + vn).
+    host_out: PinnedHostSlice<u64>,
+    output: *const u64,
+    /// The device address of the slot's workspace in the pool's arena.
+    workspace: u64,
+}
+
+// SAFETY: a slot is used by one thread at a time (it is out of the pool
+// while in use); its raw pointers point into its own pinned buffers, and
+// CUDA graph objects may be used from any thread when not concurrently.
+unsafe impl Send for Slot {}
+
+impl Slot {
+    fn new(g: &Gpu, workspace: u64) -> Result<Slot, GpuError> {
+        let (stream, side) = (g.ctx.new_stream()?, g.ctx.new_stream()?);
+        let (fork, join) = (g.ctx.new_event(None)?, g.ctx.new_event(None)?);
+        // Plain page-locked memory, as the staging slots (write-combined
+        // memory is slow for the host to read back).
+        let mut host_in = unsafe { g.ctx.alloc_pinned_with_flags::<u64>(2 * CAP, 0) }?;
+        let input = host_in.as_mut_ptr()?;
+        // SAFETY: 2 CAP limbs at `input`, no copy in flight yet.
+        unsafe { std::ptr::write_bytes(input, 0, 2 * CAP) };
+        let host_out = unsafe { g.ctx.alloc_pinned_with_flags::<u64>(CAP, 0) }?;
+        let output = host_out.as_ptr()?;
+        Ok(Slot { graphs: Vec::new(), stream, side, fork, join, host_in, input, filled: [0; 2], host_out, output, workspace })
+    }
+
+    /// Operand `k` (0: u, 1: v) into its region, the region's limbs above
+    /// it zero.
+    fn fill(&mut self, k: usize, x: &[u64]) {
+        debug_assert!(x.len() <= CAP && self.host_in.len() == 2 * CAP);
+        // SAFETY: region k is CAP limbs at input + k CAP; no copy reads it
+        // now (the slot's last graph was waited for).
+        let region = unsafe { std::slice::from_raw_parts_mut(self.input.add(k * CAP), CAP) };
+        region[..x.len()].copy_from_slice(x);
+        if self.filled[k] > x.len() {
+            region[x.len()..self.filled[k]].fill(0);
+        }
+        self.filled[k] = x.len();
+    }
+
+    /// Device addresses: u, v, t, c, the scan state; the two transforms.
+    fn addresses(&self) -> ([u64; 5], [u64; 2]) {
+        let at = |k: usize| self.workspace + 8 * (k * CAP) as u64;
+        let words = self.workspace + 8 * (SLOT_LIMBS - PRIMES * POINTS) as u64;
+        ([at(0), at(1), at(2), at(3), at(4)], [words, words + 4 * (PRIMES * POINTS) as u64])
+    }
+}
+
+impl Gpu {
+    /// `out = u * v` (`out` exactly `u.len() + v.len()` limbs; the same slice
+    /// twice squares) for a product `takes` accepts, through a slot's
+    /// graph: Ok(false), `out` untouched, when no slot is free and no more
+    /// may be made. On an error `out` holds anything.
+    pub(super) fn small_product_into(&self, u: &[u64], v: &[u64], out: &mut [u64]) -> Result<bool, GpuError> {
+        let (un, vn) = (u.len(), v.len());
+        assert!(takes(un, vn) && un > 0 && vn > 0 && out.len() == un + vn, "small_product_into takes a small product and room for it");
+        injected(Fault::GpuOom, "gpu-oom")?;
+        injected(Fault::GpuLaunch, "gpu-launch")?;
+        let Some(mut slot) = self.take_slot()? else { return Ok(false) };
+        let square = std::ptr::eq(u, v);
+        let _busy = self.queue().busy.enter(un + vn);
+        let done = self.run_slot(&mut slot, transform_shape(un + vn), u, (!square).then_some(v), out);
+        if done.is_err() {
+            // Its graphs may have been left half run: recorded again next time.
+            slot.graphs.clear();
+        }
+        self.small.0.lock().unwrap_or_else(|p| p.into_inner()).free.push(slot);
+        done.map(|()| true)
+    }
+
+    /// A free slot, or a new one while fewer than MAX_SLOTS exist (None
+    /// also where the arena would pass CUGMP_GPU_MEM_LIMIT).
+    fn take_slot(&self) -> Result<Option<Slot>, GpuError> {
+        let mut pool = self.small.0.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(slot) = pool.free.pop() {
+            return Ok(Some(slot));
+        }
+        if pool.made == MAX_SLOTS {
+            return Ok(None);
+        }
+        if pool.arena.is_none() {
+            let Ok(claim) = reserve(8 * MAX_SLOTS * SLOT_LIMBS) else { return Ok(None) };
+            let stream = self.stream();
+            let arena = stream.alloc_zeros::<u64>(MAX_SLOTS * SLOT_LIMBS)?;
+            // The slots' own streams use it next.
+            stream.synchronize()?;
+            pool.arena = Some((arena, claim));
+        }
+        let Some((arena, _)) = pool.arena.as_ref() else { return Ok(None) };
+        let workspace = addr(arena, &self.stream()) + 8 * (pool.made * SLOT_LIMBS) as u64;
+        let slot = Slot::new(self, workspace)?;
+        pool.made += 1;
+        Ok(Some(slot))
+    }
+
+    fn run_slot(&self, slot: &mut Slot, shape: Shape, u: &[u64], v: Option<&[u64]>, out: &mut [u64]) -> Result<(), GpuError> {
+        let profiling = crate::stats::profiling();
+        let start = profiling.then(std::time::Instant::now);
+        slot.fill(0, u);
+        if let Some(v) = v {
+            slot.fill(1, v);
+        }
+        crate::stats::copied_to_gpu(8 * (u.len() + v.map_or(0, <[u64]>::len)));
+        if let Some(t0) = start {
+            crate::stats::phase(Phase::Upload, t0.elapsed());
+        }
+        let square = v.is_none();
+        let k = match slot.graphs.iter().position(|(s, sq, _)| *s == shape && *sq == square) {
+            Some(k) => k,
+            None => {
+                let graph = self.record_graph(slot, shape, square)?;
+                slot.graphs.push((shape, square, graph));
+                slot.graphs.len() - 1
+            }
+        };
+        slot.graphs[k].2.launch()?;
+        slot.stream.synchronize()?;
+        let start = profiling.then(std::time::Instant::now);
+        debug_assert!(slot.host_out.len() == CAP);
+        // SAFETY: CAP limbs at `output`, written by the graph's download,
+        // which the synchronize above waited for.
+        let product = unsafe { std::slice::from_raw_parts(slot.output, CAP) };
+        out.copy_from_slice(&product[..out.len()]);
+        crate::stats::copied_from_gpu(8 * out.len());
+        if let Some(t0) = start {
+            crate::stats::phase(Phase::Download, t0.elapsed());
+        }
+        Ok(())
+    }
+
+    /// The graph of a product (`square`: of u alone) by transforms of
+    /// `shape` on `slot`: the uploads of the regions' first shape.len() / 2
+    /// limbs and the forward transforms (v's on a branch beside u's), the
+    /// inverse of their product, the CRT, the carries, the download of
+    /// shape.len() / 2 limbs.
+    fn record_graph(&self, slot: &Slot, shape: Shape, square: bool) -> Result<CudaGraph, GpuError> {
+        // The table is made (and waited for) before the capture begins.
+        let table = self.table(&slot.stream, shape)?;
+        let stream = &slot.stream;
+        let cap = shape.len() / COEFS_PER_LIMB;
+        crate::config::log!("small products: a graph for {} points{}", shape.len(), if square { ", squares" } else { "" });
+        stream.begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)?;
+        let recorded = (|| -> Result<(), GpuError> {
+            let ([u, v, t, c, scan], [a, b]) = slot.addresses();
+            let cs = stream.cu_stream();
+            // SAFETY: the pinned buffers and the device workspace live as
+            // long as the slot, and so the graph; the regions hold CAP >= cap
+            // limbs.
+            let input = unsafe { std::slice::from_raw_parts(slot.input as *const u64, 2 * CAP) };
+            if !square {
+                // The second operand's upload and transform on a branch of
+                // their own: the device runs them beside the first's.
+                slot.fork.record(stream)?;
+                slot.side.wait(&slot.fork)?;
+                unsafe { result::memcpy_htod_async(v, &input[CAP..CAP + cap], slot.side.cu_stream()) }?;
+                self.forward_at(&slot.side, &table, b, v, cap)?;
+                slot.join.record(&slot.side)?;
+            }
+            unsafe { result::memcpy_htod_async(u, &input[..cap], cs) }?;
+            self.forward_at(stream, &table, a, u, cap)?;
+            if !square {
+                stream.wait(&slot.join)?;
+            }
+            self.inverse_at(stream, &table, a, if square { a } else { b })?;
+            self.combine_at(stream, &table, a, (t, c), cap, false)?;
+            // A fresh state every launch, so one epoch serves them all.
+            unsafe { result::memset_d8_async(scan, 0, 8 * Gpu::scan_words(cap), cs) }?;
+            self.addsub_with_state(stream, false, (t, t, cap, c, cap, 0), (scan, 1))?;
+            // SAFETY: as above; the output buffer holds CAP limbs.
+            unsafe {
+                let output = std::slice::from_raw_parts_mut(slot.output as *mut u64, CAP);
+                result::memcpy_dtoh_async(&mut output[..cap], t, cs)?;
+            }
+            Ok(())
+        })();
+        // The capture ends whatever happened, so the stream is usable again.
+        let graph = stream.end_capture(CUgraphInstantiate_flags(0));
+        recorded?;
+        graph?.ok_or(GpuError::TooLarge)
+    }
+}
