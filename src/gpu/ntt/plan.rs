@@ -179,10 +179,21 @@ pub(super) const ROOT_LOG: u32 = 14;
 /// pass has at least 2^6 blocks a prime (3 * 64 blocks for the H200's 132
 /// SMs: with 2^14-element tiles a 10^5-limb product had 48 blocks a pass and
 /// took 0.233 ms against 0.197 ms with 96), but never below 2^10 (then more
-/// passes would cost more launches than the blocks gain).
+/// passes would cost more launches than the blocks gain). Up to 2^12
+/// points one pass takes the whole transform: a small product's time is
+/// its chain of launches, not its work (products of 512 x 512 and 1024 x
+/// 1024 limbs end to end 0.036 to 0.045 ms against 0.045 to 0.051 with two
+/// passes; at 2^13 points one pass lost, 0.059 to 0.065 against 0.053 to
+/// 0.055; RESULTS.md, "Small products").
 pub fn tile_log(log_n: u32) -> u32 {
+    if log_n <= SINGLE_PASS_LOG {
+        return log_n;
+    }
     log_n.saturating_sub(6).clamp(10, TILE_LOG).min(log_n)
 }
+
+/// Transforms up to 2^SINGLE_PASS_LOG points run as one pass (`tile_log`).
+const SINGLE_PASS_LOG: u32 = 12;
 
 /// The forward transform's passes for length 2^log_n, in order, as
 /// (log2 of the smallest span, stages). The inverse runs them in reverse.
