@@ -313,14 +313,15 @@ fn queue_favours_cpu(busy: InFlight, (un, vn): (usize, usize)) -> bool {
 
 /// The least a product's GPU time is taken to be while other products are
 /// on the device (`queue_favours_cpu`; `CUGMP_LOADED_PRODUCT_US`), so that
-/// products GMP makes in under a millisecond (below about 4900 limbs) then
-/// stay on the CPU. pi.c at 10^8 digits on 16 threads: its GPU products of
-/// 1024 to 8191 limbs took 0.74 to 0.91 ms each (uploads 0.2 to 0.3 ms of
-/// it), those left to the CPU beside them 0.27 to 0.45; with this floor at
-/// 0 / 300 / 600 / 1000 / 2500 us the program took 4.27 to 4.56 / 3.82 to
-/// 4.23 / 3.40 to 3.68 / 3.31 to 3.75 / 3.65 to 3.88 s, 10^7 digits
-/// within the spread (RESULTS.md, "Products from many threads").
-const LOADED_PRODUCT_US: f64 = 1000.0;
+/// products GMP makes in under 0.3 ms (below about 1900 limbs) then stay
+/// on the CPU. pi.c at 10^8 digits on 16 threads: its GPU products of 1024
+/// to 8191 limbs took 0.74 to 0.91 ms each while uploads went through the
+/// driver's pageable staging, and a floor of 1000 us gave 3.31 to 3.75 s
+/// against 4.27 to 4.56 with none; since small products run on slots of
+/// their own (src/gpu/ntt/small.rs), 0 / 300 / 1000 us give 3.19 to 3.23 /
+/// 3.20 to 3.23 / 3.30 to 3.38 s, and 10^7 digits 0.50 to 0.53 / 0.49 to
+/// 0.50 / 0.55 to 0.58 s (RESULTS.md, "Products from many threads").
+const LOADED_PRODUCT_US: f64 = 300.0;
 
 /// The GPU when `op` routed by `limbs` goes there (`route`, and GMP's
 /// internal work only where this thread does not hold it on the CPU).
@@ -462,7 +463,8 @@ mod tests {
         // With another product on the device, one GMP makes in under
         // LOADED_PRODUCT_US stays on the CPU.
         assert!(queue_favours_cpu(busy(1, 2048), (1024, 1024)));
-        assert!(queue_favours_cpu(busy(1, 2 * 4096), (4096, 4096)));
+        assert!(queue_favours_cpu(busy(1, 2 * 1536), (1536, 1536)));
+        assert!(!queue_favours_cpu(busy(1, 2 * 2048), (2048, 2048)));
         assert!(!queue_favours_cpu(busy(1, 2 * 8192), (8192, 8192)));
         assert!(!queue_favours_cpu(busy(4, 4 * 2048), (16_384, 16_384)));
         assert!(queue_favours_cpu(busy(1, 20_000_000), (16_384, 16_384)));
