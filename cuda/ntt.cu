@@ -83,4 +83,63 @@ extern "C" __global__ void cugmp_ntt_combine(limb_t *__restrict__ t, limb_t *__r
                                               u64 n_len, u64 n, u32 wrap) {
     GRID_STRIDE(i, n) ntt_combine_at(t, c, coef, n_len, n, wrap != 0, i);
 }
+
+// The scan of a small fold's carries and its limbs' write (ntt_small_carry),
+// once each of the block's NTT_SMALL_THREADS threads holds its run's values
+// and `top`, the high bits of its run's last limb.
+__device__ __forceinline__ void ntt_small_fold(limb_t *r, const u64 *lo, const u64 *hi, u32 len, u64 first, u64 top) {
+    __shared__ u64 tops[NTT_SMALL_THREADS];
+    __shared__ u32 scan[NTT_SMALL_THREADS];
+    const u32 k = threadIdx.x;
+    tops[k] = top;
+    __syncthreads();
+    // A run with limbs follows a full one.
+    const u64 below = k ? tops[k - 1] : 0;
+    u32 f = ntt_small_carry(lo, hi, len, below, 0, nullptr, 0) | ntt_small_carry(lo, hi, len, below, 1, nullptr, 0) << 1;
+    scan[k] = f;
+    __syncthreads();
+    for (u32 d = 1; d < blockDim.x; d <<= 1) {
+        const u32 earlier = k >= d ? scan[k - d] : NTT_CARRY_SAME;
+        __syncthreads();
+        f = ntt_carry_compose(f, earlier);
+        scan[k] = f;
+        __syncthreads();
+    }
+    ntt_small_carry(lo, hi, len, below, k ? scan[k - 1] & 1 : 0, r, first);
+}
+
+// A small product's CRT, fold and carries in one block of NTT_SMALL_THREADS:
+// its n <= NTT_SMALL_THREADS * NTT_SMALL_RUN limbs into r, which may be
+// pinned host memory the device writes over PCIe.
+extern "C" __global__ void __launch_bounds__(NTT_SMALL_THREADS)
+    cugmp_ntt_combine_small(limb_t *r, const u32 *__restrict__ coef, u64 n_len, u64 n) {
+    const u64 run = (n + blockDim.x - 1) / blockDim.x;
+    const u64 first = min((u64)threadIdx.x * run, n);
+    const u32 len = (u32)(min(first + run, n) - first);
+    u64 lo[NTT_SMALL_RUN], hi[NTT_SMALL_RUN];
+    const u64 top = ntt_small_values(coef, n_len, first, len, lo, hi);
+    ntt_small_fold(r, lo, hi, len, first, top);
+}
+
+// The carries alone of a fold the combine kernel made (t and c of
+// ntt_combine_at, no wrap) in one block: t + c's n limbs into r (t itself
+// allowed: each thread reads its run before the block's first barrier and
+// writes only its run after the last), as cugmp_ntt_combine_small writes
+// them.
+extern "C" __global__ void __launch_bounds__(NTT_SMALL_THREADS)
+    cugmp_ntt_carry_small(limb_t *r, const limb_t *t, const limb_t *__restrict__ c, u64 n) {
+    const u64 run = (n + blockDim.x - 1) / blockDim.x;
+    const u64 first = min((u64)threadIdx.x * run, n);
+    const u32 len = (u32)(min(first + run, n) - first);
+    u64 lo[NTT_SMALL_RUN], hi[NTT_SMALL_RUN], top = 0;
+#pragma unroll
+    for (u32 j = 0; j < NTT_SMALL_RUN; j++) {
+        if (j < len) {
+            lo[j] = t[first + j];
+            hi[j] = first + j + 1 < n ? c[first + j + 1] : 0;
+            top = hi[j];
+        }
+    }
+    ntt_small_fold(r, lo, hi, len, first, top);
+}
 #endif

@@ -59,3 +59,60 @@ NTT_FN void ntt_combine_at(limb_t *t, limb_t *c, const u32 *coef, u64 n_len, u64
     else if (wrap) c[0] = hi;
     if (i == 0 && !wrap) c[0] = 0;
 }
+
+// ---------------------------------------------------------------------------
+// A small product's fold and carries in one block (cugmp_ntt_combine_small,
+// for src/gpu/ntt/small.rs): thread k takes the run of limbs [k run,
+// (k + 1) run) of n, run = ceil(n / threads) <= NTT_SMALL_RUN, and the carry
+// between runs comes from a scan over the block of each run's carry out as a
+// function of its carry in: (out for 0) | (out for 1) << 1, which composes
+// as functions do. So t + c needs no second kernel, no scan state in device
+// memory and no second pass over the limbs.
+// ---------------------------------------------------------------------------
+#define NTT_SMALL_THREADS 1024
+#define NTT_SMALL_RUN 8
+// The identity (carry out = carry in).
+#define NTT_CARRY_SAME 2u
+
+// The run's limb values: lo[j] the low 64 bits of limb first + j's value,
+// hi[j] its high bits (which belong to the limb above), j < len. Returns
+// the last one's high bits (0 for an empty run). Every index is a constant
+// once unrolled, so the arrays stay in registers.
+NTT_FN u64 ntt_small_values(const u32 *coef, u64 n_len, u64 first, u32 len, u64 *lo, u64 *hi) {
+    u64 top = 0;
+#ifndef CUGMP_HOST_MODEL
+#pragma unroll
+#endif
+    for (u32 j = 0; j < NTT_SMALL_RUN; j++) {
+        if (j < len) {
+            ntt_limb_value(coef, n_len, first + j, &lo[j], &hi[j]);
+            top = hi[j];
+        }
+    }
+    return top;
+}
+
+// The run's limbs of t + c with carry `cin` into it and `below` the high
+// bits of the limb under it, into r[first ..] unless r is null; returns
+// the carry out.
+NTT_FN u32 ntt_small_carry(const u64 *lo, const u64 *hi, u32 len, u64 below, u32 cin, limb_t *r, u64 first) {
+#ifndef CUGMP_HOST_MODEL
+#pragma unroll
+#endif
+    for (u32 j = 0; j < NTT_SMALL_RUN; j++) {
+        if (j < len) {
+            const u64 s = lo[j] + (j ? hi[j - 1] : below);
+            const u64 x = s + cin;
+            cin = (s < lo[j]) + (x < s);
+            if (r) r[first + j] = x;
+        }
+    }
+    return cin;
+}
+
+// later after earlier, each (out for 0) | (out for 1) << 1.
+NTT_FN u32 ntt_carry_compose(u32 later, u32 earlier) {
+    const u32 out0 = (earlier & 1) ? (later >> 1) & 1 : later & 1;
+    const u32 out1 = (earlier >> 1) & 1 ? (later >> 1) & 1 : later & 1;
+    return out0 | out1 << 1;
+}

@@ -8,26 +8,29 @@
 //! The host's calls took 27 to 38 us a product at every size from 256 to
 //! 16384 limbs, about as long as the device's chain of small kernels
 //! (RESULTS.md, "Small products"). Here a product of up to 2^14 points
-//! takes a `Slot` (its own streams, pinned host buffers and a device
-//! workspace), copies its operands into the slot's pinned buffer, and
-//! launches the slot's graph for its transform length: the uploads, the
-//! transforms (the second operand's on a branch beside the first's), the
-//! CRT, the carries and the download in one launch, then one wait. The
-//! graph's sizes are fixed: operands are zero-padded to the transform's
-//! capacity on the host, and the whole capacity comes back. Each slot has
-//! streams of its own, so the products of many threads run beside each
-//! other without queueing behind the driver's pageable staging.
+//! takes a `Slot` (its own streams, pinned host buffers mapped into the
+//! device's address space, a device workspace), copies its operands into
+//! the slot's pinned buffer, and launches the slot's graph for its
+//! transform length: the forward transforms read the operands from host
+//! memory (the second operand's on a branch beside the first's), the
+//! inverse, and one block's CRT, fold and carries (cuda/ntt.cu,
+//! cugmp_ntt_combine_small) writing the product into host memory. One
+//! launch, one wait, no copies and no allocations. The graph's sizes are
+//! fixed: operands are zero-padded to the transform's capacity on the host,
+//! and the whole capacity comes back. Each slot has streams of its own, so
+//! the products of many threads run beside each other.
 //!
 //! What this module may not touch: the routing (src/algorithms/route.rs
 //! decides which products come to the GPU) and the transforms' kernels
 //! (src/gpu/ntt/transform.rs launches them; the graphs record those
 //! launches).
 
-use super::plan::{transform_shape, Shape, COEFS_PER_LIMB, PRIMES};
+use super::plan::{passes, transform_shape, Shape, COEFS_PER_LIMB, PRIMES};
+use super::transform::SMALL_COMBINE_LIMBS;
 use crate::config::Fault;
 use crate::gpu::device::{addr, injected, reserve, Gpu, GpuError, Reservation};
 use crate::stats::Phase;
-use cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
+use cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode, CU_MEMHOSTALLOC_DEVICEMAP};
 use cudarc::driver::{result, CudaEvent, CudaGraph, CudaSlice, CudaStream, PinnedHostSlice};
 use std::sync::{Arc, Mutex};
 
@@ -67,10 +70,21 @@ struct Pool {
     arena: Option<(CudaSlice<u64>, Reservation)>,
 }
 
-/// Device limbs of one slot's workspace: u, v, the folded limbs t, their
-/// carries c (CAP each), the add kernel's scan state, then the two
-/// transforms (PRIMES * POINTS 32-bit words each).
-const SLOT_LIMBS: usize = 4 * CAP + Gpu::scan_words(CAP) + PRIMES * POINTS;
+const _: () = assert!(CAP <= SMALL_COMBINE_LIMBS, "the fold kernel's one block takes every limb of a slot's product");
+
+/// Device limbs of one slot's workspace: the two transforms (PRIMES *
+/// POINTS 32-bit words each), then u's and v's limbs for the transforms
+/// that copy them first, and the fold's t and c for the products folded
+/// by the grid (`record_graph`), CAP each.
+const SLOT_LIMBS: usize = PRIMES * POINTS + 4 * CAP;
+
+/// Products of more limbs than this are folded by the combine kernel's
+/// grid, carried by one block in device memory and copied down; up to it,
+/// one block does all of it and writes the host's limbs itself. At 8192
+/// limbs that one block took longer (4096 x 4096 end to end in 0.067 to
+/// 0.073 ms, against 0.058 to 0.062 with a copy; RESULTS.md, "Small
+/// products").
+const FOLD_IN_ONE_BLOCK: usize = 4096;
 
 /// One product's resources at a time.
 struct Slot {
@@ -83,14 +97,18 @@ struct Slot {
     fork: CudaEvent,
     join: CudaEvent,
     /// The operands: u in limbs [0, CAP), v in [CAP, 2 CAP), each region
-    /// zeros from `filled[k]` up.
+    /// zeros from `filled[k]` up. Pinned and mapped: the first pass reads
+    /// them over PCIe at `input_dev`, with no copy of its own.
     host_in: PinnedHostSlice<u64>,
     input: *mut u64,
+    input_dev: u64,
     filled: [usize; 2],
-    /// The product's CAP limbs (zeros above un + vn).
+    /// The product's CAP limbs (zeros above un + vn), written by the fold
+    /// kernel over PCIe at `output_dev`.
     host_out: PinnedHostSlice<u64>,
     output: *const u64,
-    /// The device address of the slot's workspace in the pool's arena.
+    output_dev: u64,
+    /// The device address of the slot's two transforms in the pool's arena.
     workspace: u64,
 }
 
@@ -103,15 +121,16 @@ impl Slot {
     fn new(g: &Gpu, workspace: u64) -> Result<Slot, GpuError> {
         let (stream, side) = (g.ctx.new_stream()?, g.ctx.new_stream()?);
         let (fork, join) = (g.ctx.new_event(None)?, g.ctx.new_event(None)?);
-        // Plain page-locked memory, as the staging slots (write-combined
-        // memory is slow for the host to read back).
-        let mut host_in = unsafe { g.ctx.alloc_pinned_with_flags::<u64>(2 * CAP, 0) }?;
+        // Page-locked and mapped into the device's address space, not
+        // write-combined (slow for the host to read back).
+        let mut host_in = unsafe { g.ctx.alloc_pinned_with_flags::<u64>(2 * CAP, CU_MEMHOSTALLOC_DEVICEMAP) }?;
         let input = host_in.as_mut_ptr()?;
-        // SAFETY: 2 CAP limbs at `input`, no copy in flight yet.
+        // SAFETY: 2 CAP limbs at `input`, no kernel reads them yet.
         unsafe { std::ptr::write_bytes(input, 0, 2 * CAP) };
-        let host_out = unsafe { g.ctx.alloc_pinned_with_flags::<u64>(CAP, 0) }?;
+        let host_out = unsafe { g.ctx.alloc_pinned_with_flags::<u64>(CAP, CU_MEMHOSTALLOC_DEVICEMAP) }?;
         let output = host_out.as_ptr()?;
-        Ok(Slot { graphs: Vec::new(), stream, side, fork, join, host_in, input, filled: [0; 2], host_out, output, workspace })
+        let (input_dev, output_dev) = (mapped(input)?, mapped(output as *mut u64)?);
+        Ok(Slot { graphs: Vec::new(), stream, side, fork, join, host_in, input, input_dev, filled: [0; 2], host_out, output, output_dev, workspace })
     }
 
     /// Operand `k` (0: u, 1: v) into its region, the region's limbs above
@@ -128,12 +147,27 @@ impl Slot {
         self.filled[k] = x.len();
     }
 
-    /// Device addresses: u, v, t, c, the scan state; the two transforms.
-    fn addresses(&self) -> ([u64; 5], [u64; 2]) {
-        let at = |k: usize| self.workspace + 8 * (k * CAP) as u64;
-        let words = self.workspace + 8 * (SLOT_LIMBS - PRIMES * POINTS) as u64;
-        ([at(0), at(1), at(2), at(3), at(4)], [words, words + 4 * (PRIMES * POINTS) as u64])
+    /// Device addresses: u and v (mapped host memory), the product (the
+    /// same); the two transforms; in device memory u's and v's copies and
+    /// the fold's t and c.
+    fn addresses(&self) -> ([u64; 3], [u64; 2], [u64; 4]) {
+        let transform = 4 * (PRIMES * POINTS) as u64;
+        let limbs = |k: u64| self.workspace + 2 * transform + 8 * k * CAP as u64;
+        (
+            [self.input_dev, self.input_dev + 8 * CAP as u64, self.output_dev],
+            [self.workspace, self.workspace + transform],
+            [limbs(0), limbs(1), limbs(2), limbs(3)],
+        )
     }
+}
+
+/// The device's address of pinned host memory allocated mapped.
+fn mapped(host: *mut u64) -> Result<u64, GpuError> {
+    let mut device = 0;
+    // SAFETY: `host` was returned by cuMemHostAlloc with DEVICEMAP in the
+    // current context.
+    unsafe { cudarc::driver::sys::cuMemHostGetDevicePointer_v2(&mut device, host.cast(), 0) }.result()?;
+    Ok(device)
 }
 
 impl Gpu {
@@ -207,7 +241,7 @@ impl Gpu {
         slot.stream.synchronize()?;
         let start = profiling.then(std::time::Instant::now);
         debug_assert!(slot.host_out.len() == CAP);
-        // SAFETY: CAP limbs at `output`, written by the graph's download,
+        // SAFETY: CAP limbs at `output`, written by the graph's last kernel,
         // which the synchronize above waited for.
         let product = unsafe { std::slice::from_raw_parts(slot.output, CAP) };
         out.copy_from_slice(&product[..out.len()]);
@@ -219,10 +253,11 @@ impl Gpu {
     }
 
     /// The graph of a product (`square`: of u alone) by transforms of
-    /// `shape` on `slot`: the uploads of the regions' first shape.len() / 2
-    /// limbs and the forward transforms (v's on a branch beside u's), the
-    /// inverse of their product, the CRT, the carries, the download of
-    /// shape.len() / 2 limbs.
+    /// `shape` on `slot`: the forward transforms of the regions' first
+    /// shape.len() / 2 limbs, read from host memory (v's on a branch beside
+    /// u's), the inverse of their product, and the fold with its carries
+    /// into the host's output: three to six kernels, and copies of the
+    /// operands only where the first pass reads them far apart.
     fn record_graph(&self, slot: &Slot, shape: Shape, square: bool) -> Result<CudaGraph, GpuError> {
         // The table is made (and waited for) before the capture begins.
         let table = self.table(&slot.stream, shape)?;
@@ -230,37 +265,49 @@ impl Gpu {
         let cap = shape.len() / COEFS_PER_LIMB;
         crate::config::log!("small products: a graph for {} points{}", shape.len(), if square { ", squares" } else { "" });
         stream.begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)?;
+        // A first pass that is not the only one reads its elements far
+        // apart: from host memory, a PCIe request for every few words. Those
+        // transforms copy the operands to the device first (2^13 and 2^14
+        // points: RESULTS.md, "Small products").
+        let copied = shape.radix == 1 && passes(shape.log_n).len() > 1;
         let recorded = (|| -> Result<(), GpuError> {
-            let ([u, v, t, c, scan], [a, b]) = slot.addresses();
-            let cs = stream.cu_stream();
-            // SAFETY: the pinned buffers and the device workspace live as
-            // long as the slot, and so the graph; the regions hold CAP >= cap
-            // limbs.
+            let ([u, v, r], [a, b], [u_dev, v_dev, t, c]) = slot.addresses();
+            // SAFETY: the pinned buffer lives as long as the slot, and so
+            // the graph; each region holds CAP >= cap limbs.
             let input = unsafe { std::slice::from_raw_parts(slot.input as *const u64, 2 * CAP) };
+            let operand = |s: &Arc<CudaStream>, k: usize, host: u64, dev: u64| -> Result<u64, GpuError> {
+                if !copied {
+                    return Ok(host);
+                }
+                unsafe { result::memcpy_htod_async(dev, &input[k * CAP..k * CAP + cap], s.cu_stream()) }?;
+                Ok(dev)
+            };
             if !square {
-                // The second operand's upload and transform on a branch of
-                // their own: the device runs them beside the first's.
+                // The second operand's transform on a branch of its own:
+                // the device runs it beside the first's.
                 slot.fork.record(stream)?;
                 slot.side.wait(&slot.fork)?;
-                unsafe { result::memcpy_htod_async(v, &input[CAP..CAP + cap], slot.side.cu_stream()) }?;
+                let v = operand(&slot.side, 1, v, v_dev)?;
                 self.forward_at(&slot.side, &table, b, v, cap)?;
                 slot.join.record(&slot.side)?;
             }
-            unsafe { result::memcpy_htod_async(u, &input[..cap], cs) }?;
+            let u = operand(stream, 0, u, u_dev)?;
             self.forward_at(stream, &table, a, u, cap)?;
             if !square {
                 stream.wait(&slot.join)?;
             }
             self.inverse_at(stream, &table, a, if square { a } else { b })?;
-            self.combine_at(stream, &table, a, (t, c), cap, false)?;
-            // A fresh state every launch, so one epoch serves them all.
-            unsafe { result::memset_d8_async(scan, 0, 8 * Gpu::scan_words(cap), cs) }?;
-            self.addsub_with_state(stream, false, (t, t, cap, c, cap, 0), (scan, 1))?;
-            // SAFETY: as above; the output buffer holds CAP limbs.
-            unsafe {
-                let output = std::slice::from_raw_parts_mut(slot.output as *mut u64, CAP);
-                result::memcpy_dtoh_async(&mut output[..cap], t, cs)?;
+            if cap <= FOLD_IN_ONE_BLOCK {
+                return self.combine_small_at(stream, &table, a, r, cap);
             }
+            // One block's writes over PCIe, a few words a request, took
+            // longer than a copy: the carries go into t, then t comes down.
+            self.combine_at(stream, &table, a, (t, c), cap, false)?;
+            self.carry_small_at(stream, (t, c), t, cap)?;
+            // SAFETY: the pinned output lives as long as the slot, and so
+            // the graph; it holds CAP >= cap limbs.
+            let output = unsafe { std::slice::from_raw_parts_mut(slot.output as *mut u64, CAP) };
+            unsafe { result::memcpy_dtoh_async(&mut output[..cap], t, stream.cu_stream()) }?;
             Ok(())
         })();
         // The capture ends whatever happened, so the stream is usable again.

@@ -10,6 +10,11 @@ use crate::gpu::device::{addr, Gpu, GpuError};
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg};
 use std::sync::{Arc, Mutex};
 
+/// Threads of cugmp_ntt_combine_small's one block (NTT_SMALL_THREADS), and
+/// the most limbs it folds (NTT_SMALL_RUN a thread).
+const SMALL_COMBINE_THREADS: u32 = 1024;
+pub(super) const SMALL_COMBINE_LIMBS: usize = SMALL_COMBINE_THREADS as usize * 8;
+
 /// Twiddle tables of one transform length (cuda/ntt.cu, cugmp_ntt_tables),
 /// one a prime.
 pub(super) struct Table {
@@ -66,6 +71,30 @@ impl Gpu {
     pub(super) fn combine_at(&self, stream: &Arc<CudaStream>, table: &Table, a: u64, (t, c): (u64, u64), limbs: usize, wrap: bool) -> Result<(), GpuError> {
         let (n_len, n, wrap) = (table.shape.len() as u64, limbs as u64, wrap as u32);
         launch!(self, stream, ntt_combine, limbs, &t, &c, &a, &n_len, &n, &wrap);
+        Ok(())
+    }
+
+    /// `combine_at` and the carries of a product of at most
+    /// SMALL_COMBINE_LIMBS limbs in one block (cuda/ntt.cu,
+    /// cugmp_ntt_combine_small): its `limbs` limbs into `r`, device memory or
+    /// pinned host memory mapped for the device.
+    pub(super) fn combine_small_at(&self, stream: &Arc<CudaStream>, table: &Table, a: u64, r: u64, limbs: usize) -> Result<(), GpuError> {
+        assert!(limbs <= SMALL_COMBINE_LIMBS, "combine_small_at takes at most SMALL_COMBINE_LIMBS limbs");
+        let (n_len, n) = (table.shape.len() as u64, limbs as u64);
+        let cfg = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (SMALL_COMBINE_THREADS, 1, 1), shared_mem_bytes: 0 };
+        launch_with!(self, stream, ntt_combine_small, cfg, &r, &a, &n_len, &n);
+        Ok(())
+    }
+
+    /// The carries of `combine_at`'s t and c (no wrap) in one block
+    /// (cuda/ntt.cu, cugmp_ntt_carry_small): t + c's `limbs` limbs, at most
+    /// SMALL_COMBINE_LIMBS, into `r` (t itself, other device memory or
+    /// mapped host memory).
+    pub(super) fn carry_small_at(&self, stream: &Arc<CudaStream>, (t, c): (u64, u64), r: u64, limbs: usize) -> Result<(), GpuError> {
+        assert!(limbs <= SMALL_COMBINE_LIMBS, "carry_small_at takes at most SMALL_COMBINE_LIMBS limbs");
+        let n = limbs as u64;
+        let cfg = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (SMALL_COMBINE_THREADS, 1, 1), shared_mem_bytes: 0 };
+        launch_with!(self, stream, ntt_carry_small, cfg, &r, &t, &c, &n);
         Ok(())
     }
 
