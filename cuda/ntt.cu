@@ -120,26 +120,4 @@ extern "C" __global__ void __launch_bounds__(NTT_SMALL_THREADS)
     const u64 top = ntt_small_values(coef, n_len, first, len, lo, hi);
     ntt_small_fold(r, lo, hi, len, first, top);
 }
-
-// The carries alone of a fold the combine kernel made (t and c of
-// ntt_combine_at, no wrap) in one block: t + c's n limbs into r (t itself
-// allowed: each thread reads its run before the block's first barrier and
-// writes only its run after the last), as cugmp_ntt_combine_small writes
-// them.
-extern "C" __global__ void __launch_bounds__(NTT_SMALL_THREADS)
-    cugmp_ntt_carry_small(limb_t *r, const limb_t *t, const limb_t *__restrict__ c, u64 n) {
-    const u64 run = (n + blockDim.x - 1) / blockDim.x;
-    const u64 first = min((u64)threadIdx.x * run, n);
-    const u32 len = (u32)(min(first + run, n) - first);
-    u64 lo[NTT_SMALL_RUN], hi[NTT_SMALL_RUN], top = 0;
-#pragma unroll
-    for (u32 j = 0; j < NTT_SMALL_RUN; j++) {
-        if (j < len) {
-            lo[j] = t[first + j];
-            hi[j] = first + j + 1 < n ? c[first + j + 1] : 0;
-            top = hi[j];
-        }
-    }
-    ntt_small_fold(r, lo, hi, len, first, top);
-}
 #endif

@@ -121,12 +121,18 @@ impl Gpu {
         self.addsub_with_state(stream, subtract, (r, a, n, b, m, cout), (addr(state, stream), epoch))
     }
 
+    /// Scan state words `addsub_with_state` needs for `n` limbs: the two
+    /// counters and a word a tile.
+    pub(super) const fn scan_words(n: usize) -> usize {
+        2 + n.div_ceil(LINEAR_TILE)
+    }
+
     /// The add or sub kernel of `addsub_dev` with the scan state at device
-    /// address `state` (2 + one word a tile), published words stamped
+    /// address `state` (`scan_words(n)` words), published words stamped
     /// with `epoch`: words of an earlier call with the same epoch read as
     /// published, so such a state must be zeros (the counters too) unless
     /// the epoch is new.
-    fn addsub_with_state(&self, stream: &Arc<CudaStream>, subtract: bool, (r, a, n, b, m, cout): (u64, u64, usize, u64, usize, u64), (state, epoch): (u64, u64)) -> Result<(), GpuError> {
+    pub(super) fn addsub_with_state(&self, stream: &Arc<CudaStream>, subtract: bool, (r, a, n, b, m, cout): (u64, u64, usize, u64, usize, u64), (state, epoch): (u64, u64)) -> Result<(), GpuError> {
         let tiles = n.div_ceil(LINEAR_TILE);
         let (nn, mm) = (n as u64, m as u64);
         let f = if subtract { &self.kernels.sub } else { &self.kernels.add };

@@ -75,15 +75,17 @@ const _: () = assert!(CAP <= SMALL_COMBINE_LIMBS, "the fold kernel's one block t
 /// Device limbs of one slot's workspace: the two transforms (PRIMES *
 /// POINTS 32-bit words each), then u's and v's limbs for the transforms
 /// that copy them first, and the fold's t and c for the products folded
-/// by the grid (`record_graph`), CAP each.
-const SLOT_LIMBS: usize = PRIMES * POINTS + 4 * CAP;
+/// by the grid (`record_graph`), CAP each, and the add kernel's scan state.
+const SLOT_LIMBS: usize = PRIMES * POINTS + 4 * CAP + Gpu::scan_words(CAP);
 
 /// Products of more limbs than this are folded by the combine kernel's
-/// grid, carried by one block in device memory and copied down; up to it,
-/// one block does all of it and writes the host's limbs itself. At 8192
-/// limbs that one block took longer (4096 x 4096 end to end in 0.067 to
-/// 0.073 ms, against 0.058 to 0.062 with a copy; RESULTS.md, "Small
-/// products").
+/// grid, carried by the add kernel and copied down (the way of the general
+/// path, in the graph); up to it, one block does all of it and writes the
+/// host's limbs itself. At 4096 x 4096 limbs one block took 0.067 to 0.073
+/// ms end to end, the grid and the add kernel 0.058 to 0.059; one block won
+/// at 1024 x 1024 (0.038 against 063408b's 0.050) and lost a little at
+/// 2048 x 2048 (0.058 against 0.054 to 0.055), where it stays for now
+/// (RESULTS.md, "Small products").
 const FOLD_IN_ONE_BLOCK: usize = 4096;
 
 /// One product's resources at a time.
@@ -148,15 +150,15 @@ impl Slot {
     }
 
     /// Device addresses: u and v (mapped host memory), the product (the
-    /// same); the two transforms; in device memory u's and v's copies and
-    /// the fold's t and c.
-    fn addresses(&self) -> ([u64; 3], [u64; 2], [u64; 4]) {
+    /// same); the two transforms; in device memory u's and v's copies, the
+    /// fold's t and c, the add kernel's scan state.
+    fn addresses(&self) -> ([u64; 3], [u64; 2], [u64; 5]) {
         let transform = 4 * (PRIMES * POINTS) as u64;
         let limbs = |k: u64| self.workspace + 2 * transform + 8 * k * CAP as u64;
         (
             [self.input_dev, self.input_dev + 8 * CAP as u64, self.output_dev],
             [self.workspace, self.workspace + transform],
-            [limbs(0), limbs(1), limbs(2), limbs(3)],
+            [limbs(0), limbs(1), limbs(2), limbs(3), limbs(4)],
         )
     }
 }
@@ -256,7 +258,8 @@ impl Gpu {
     /// `shape` on `slot`: the forward transforms of the regions' first
     /// shape.len() / 2 limbs, read from host memory (v's on a branch beside
     /// u's), the inverse of their product, and the fold with its carries
-    /// into the host's output: three to six kernels, and copies of the
+    /// into the host's output (from 4097 limbs the grid's fold, the add
+    /// kernel and a copy down): three to seven nodes, and copies of the
     /// operands only where the first pass reads them far apart.
     fn record_graph(&self, slot: &Slot, shape: Shape, square: bool) -> Result<CudaGraph, GpuError> {
         // The table is made (and waited for) before the capture begins.
@@ -271,7 +274,7 @@ impl Gpu {
         // points: RESULTS.md, "Small products").
         let copied = shape.radix == 1 && passes(shape.log_n).len() > 1;
         let recorded = (|| -> Result<(), GpuError> {
-            let ([u, v, r], [a, b], [u_dev, v_dev, t, c]) = slot.addresses();
+            let ([u, v, r], [a, b], [u_dev, v_dev, t, c, scan]) = slot.addresses();
             // SAFETY: the pinned buffer lives as long as the slot, and so
             // the graph; each region holds CAP >= cap limbs.
             let input = unsafe { std::slice::from_raw_parts(slot.input as *const u64, 2 * CAP) };
@@ -300,10 +303,10 @@ impl Gpu {
             if cap <= FOLD_IN_ONE_BLOCK {
                 return self.combine_small_at(stream, &table, a, r, cap);
             }
-            // One block's writes over PCIe, a few words a request, took
-            // longer than a copy: the carries go into t, then t comes down.
             self.combine_at(stream, &table, a, (t, c), cap, false)?;
-            self.carry_small_at(stream, (t, c), t, cap)?;
+            // A fresh state every launch, so one epoch serves them all.
+            unsafe { result::memset_d8_async(scan, 0, 8 * Gpu::scan_words(cap), stream.cu_stream()) }?;
+            self.addsub_with_state(stream, false, (t, t, cap, c, cap, 0), (scan, 1))?;
             // SAFETY: the pinned output lives as long as the slot, and so
             // the graph; it holds CAP >= cap limbs.
             let output = unsafe { std::slice::from_raw_parts_mut(slot.output as *mut u64, CAP) };

@@ -86,18 +86,6 @@ impl Gpu {
         Ok(())
     }
 
-    /// The carries of `combine_at`'s t and c (no wrap) in one block
-    /// (cuda/ntt.cu, cugmp_ntt_carry_small): t + c's `limbs` limbs, at most
-    /// SMALL_COMBINE_LIMBS, into `r` (t itself, other device memory or
-    /// mapped host memory).
-    pub(super) fn carry_small_at(&self, stream: &Arc<CudaStream>, (t, c): (u64, u64), r: u64, limbs: usize) -> Result<(), GpuError> {
-        assert!(limbs <= SMALL_COMBINE_LIMBS, "carry_small_at takes at most SMALL_COMBINE_LIMBS limbs");
-        let n = limbs as u64;
-        let cfg = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (SMALL_COMBINE_THREADS, 1, 1), shared_mem_bytes: 0 };
-        launch_with!(self, stream, ntt_carry_small, cfg, &r, &t, &c, &n);
-        Ok(())
-    }
-
     /// The twiddle tables for transforms of `shape`, built on first use.
     pub(super) fn table(&self, stream: &Arc<CudaStream>, shape: Shape) -> Result<Arc<Table>, GpuError> {
         let mut tables = self.tables.0.lock().unwrap_or_else(|p| p.into_inner());
