@@ -318,9 +318,10 @@ fn queue_favours_cpu(busy: InFlight, (un, vn): (usize, usize)) -> bool {
 /// to 8191 limbs took 0.74 to 0.91 ms each while uploads went through the
 /// driver's pageable staging, and a floor of 1000 us gave 3.31 to 3.75 s
 /// against 4.27 to 4.56 with none; since small products run on slots of
-/// their own (src/gpu/ntt/small.rs), 0 / 300 / 1000 us give 3.19 to 3.23 /
-/// 3.20 to 3.23 / 3.30 to 3.38 s, and 10^7 digits 0.50 to 0.53 / 0.49 to
-/// 0.50 / 0.55 to 0.58 s (RESULTS.md, "Products from many threads").
+/// their own (src/gpu/ntt/small.rs), 0 / 300 / 1000 us gave 3.19 to 3.23 /
+/// 3.20 to 3.23 / 3.30 to 3.38 s on one host and 4.06 to 4.17 / 3.52 to
+/// 3.92 / 3.85 to 3.86 on another (RESULTS.md, "Products from many
+/// threads").
 const LOADED_PRODUCT_US: f64 = 300.0;
 
 /// The GPU when `op` routed by `limbs` goes there (`route`, and GMP's
