@@ -5,7 +5,7 @@
 //! Through the general path (src/gpu/ntt/product.rs) a small product asks
 //! the driver for about twenty things one after another: two uploads from
 //! pageable memory, allocations and their frees, the launches, a download.
-//! The host's calls took 27 to 38 us a product at every size from 256 to
+//! The host's calls took 25 to 39 us a product at every size from 256 to
 //! 16384 limbs, about as long as the device's chain of small kernels
 //! (RESULTS.md, "Small products"). Here a product of up to 2^14 points
 //! takes a `Slot` (its own streams, pinned host buffers mapped into the
@@ -15,7 +15,8 @@
 //! memory (the second operand's on a branch beside the first's), the
 //! inverse, and one block's CRT, fold and carries (cuda/ntt.cu,
 //! cugmp_ntt_combine_small) writing the product into host memory. One
-//! launch, one wait, no copies and no allocations. The graph's sizes are
+//! launch, one wait, no allocations, and below 2^13 points no copies
+//! (`record_graph` says where they remain). The graph's sizes are
 //! fixed: operands are zero-padded to the transform's capacity on the host,
 //! and the whole capacity comes back. Each slot has streams of its own, so
 //! the products of many threads run beside each other.
@@ -35,9 +36,10 @@ use cudarc::driver::{result, CudaEvent, CudaGraph, CudaSlice, CudaStream, Pinned
 use std::sync::{Arc, Mutex};
 
 /// The longest transform a small product takes (points). Its capacity,
-/// half as many limbs, is every region's size. Products of 16384 limbs
-/// gained nothing from a slot (0.107 to 0.116 ms either way), those of 4096
-/// about a fifth (RESULTS.md, "Small products").
+/// half as many limbs, is every region's size. Slots for 2^15 points
+/// (8192 x 8192 limbs) gained 4% over the general path in the first
+/// version (0.076 ms against 0.079 and 0.080; RESULTS.md, "Small
+/// products"): not worth twice the slots' memory.
 const POINTS: usize = 1 << 14;
 /// Limbs of every region: an operand's, the product's.
 const CAP: usize = POINTS / COEFS_PER_LIMB;
