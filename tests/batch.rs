@@ -429,14 +429,10 @@ fn poly_mul_patterns_match_gmp() {
 fn poly_mul_on_threads_matches_gmp() {
     let mut rng = rng(7);
     let mut a: Vec<Integer> = (0..2000).map(|_| Integer::from(Integer::random_bits(4200, &mut rng)) - (Integer::from(1) << 4199)).collect();
-    for i in 200..300 {
-        a[i] = Integer::new();
-    }
+    a[200..300].fill(Integer::new());
     a[199] = -(Integer::from(1) << 4000u32);
     a[511] = Integer::from(-1);
-    for i in 512..770 {
-        a[i] = Integer::new();
-    }
+    a[512..770].fill(Integer::new());
     a[1999] = -(Integer::from(Integer::random_bits(4200, &mut rng)) + 1u32);
     let b = [Integer::from(Integer::random_bits(4200, &mut rng)), -Integer::from(Integer::random_bits(100, &mut rng)) - 1u32];
     check_poly("2000 x 2, 4200 bits, zeros and borrows across chunks", &a, &b);
