@@ -7,7 +7,7 @@
 //! pageable memory, allocations and their frees, the launches, a download.
 //! The host's calls took 25 to 39 us a product at every size from 256 to
 //! 16384 limbs, about as long as the device's chain of small kernels
-//! (RESULTS.md, "Small products"). Here a product of up to 2^14 points
+//! (RESULTS.md, "Small products"). Here a product of up to 2^17 points
 //! takes a `Slot` (its own streams, pinned host buffers mapped into the
 //! device's address space, a device workspace), copies its operands into
 //! the slot's pinned buffer, and launches the slot's graph for its
@@ -35,12 +35,15 @@ use cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode, CU_MEMH
 use cudarc::driver::{result, CudaEvent, CudaGraph, CudaSlice, CudaStream, PinnedHostSlice};
 use std::sync::{Arc, Mutex};
 
-/// The longest transform a small product takes (points). Its capacity,
-/// half as many limbs, is every region's size. Slots for 2^15 points
-/// (8192 x 8192 limbs) gained 4% over the general path in the first
-/// version (0.076 ms against 0.079 and 0.080; RESULTS.md, "Small
-/// products"): not worth twice the slots' memory.
-const POINTS: usize = 1 << 14;
+/// The longest transform a small product takes (points): products of up
+/// to 65,536 limbs. Its capacity, half as many limbs, is every region's
+/// size. With slots only up to 2^14 points, products from many threads
+/// waited on the general path's driver calls: pi.c at 10^8 digits on 16
+/// threads took 3.22 to 3.33 s against 2.83 to 3.18 with slots up to
+/// 2^16 or 2^17 points, and a 24000 x 24000 product end to end 0.141 ms
+/// against 0.112 with 2^17 (RESULTS.md, "Small products"). Sixteen slots
+/// of 2^17 points hold 84 MiB of device memory.
+const POINTS: usize = 1 << 17;
 /// Limbs of every region: an operand's, the product's.
 const CAP: usize = POINTS / COEFS_PER_LIMB;
 
@@ -59,8 +62,8 @@ const MAX_SLOTS: usize = 16;
 /// `MAX_SLOTS`) and kept for the life of the context, and the device
 /// memory they share: one allocation for all of them (the stream-ordered
 /// pool hands out whole 2 MiB pages an allocation), made with the first
-/// slot and counted against CUGMP_GPU_MEM_LIMIT; each slot also holds 192
-/// KiB of pinned host memory.
+/// slot and counted against CUGMP_GPU_MEM_LIMIT; each slot also holds 1.5
+/// MiB of pinned host memory.
 #[derive(Default)]
 pub(in crate::gpu) struct Slots(Mutex<Pool>);
 
@@ -72,7 +75,7 @@ struct Pool {
     arena: Option<(CudaSlice<u64>, Reservation)>,
 }
 
-const _: () = assert!(CAP <= SMALL_COMBINE_LIMBS, "the fold kernel's one block takes every limb of a slot's product");
+const _: () = assert!(FOLD_IN_ONE_BLOCK <= SMALL_COMBINE_LIMBS, "the fold kernel's one block takes every limb of the products it folds");
 
 /// Device limbs of one slot's workspace: the two transforms (PRIMES *
 /// POINTS 32-bit words each), then u's and v's limbs for the transforms
@@ -272,8 +275,8 @@ impl Gpu {
         stream.begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)?;
         // A first pass that is not the only one reads its elements far
         // apart: from host memory, a PCIe request for every few words. Those
-        // transforms copy the operands to the device first (2^13 and 2^14
-        // points: RESULTS.md, "Small products").
+        // transforms copy the operands to the device first (2^k points
+        // from 2^13: RESULTS.md, "Small products").
         let copied = shape.radix == 1 && passes(shape.log_n).len() > 1;
         let recorded = (|| -> Result<(), GpuError> {
             let ([u, v, r], [a, b], [u_dev, v_dev, t, c, scan]) = slot.addresses();
