@@ -709,14 +709,16 @@ fn threads(api: &Api) -> String {
     }
     let on_gpu = unsafe { (api.gpu_operations)() } - gpu_before;
     assert!(on_gpu > 0, "no threaded operation ran on the GPU");
-    // Back to baseline: the device memory free again within 64 MiB (the
-    // add/sub scan state, the small products' slots and the driver's own
-    // allocations may stay), the
-    // process's resident memory within 256 MiB (the allocator keeps some).
+    // Back to baseline: the device memory free again within 128 MiB (the
+    // add/sub scan state, the driver's own allocations and the small
+    // products' launch graphs may stay: up to 16 slots keep a graph for each
+    // transform length they met, products and squares apart, up to 62 a
+    // slot; 32 to 68 MiB stayed in five runs of this test), the process's
+    // resident memory within 256 MiB (the allocator keeps some).
     let (device_after, host_after) = (device_free(), resident_bytes());
     let device_kept = device_before.saturating_sub(device_after);
     let host_grew = host_after.saturating_sub(host_before);
-    assert!(device_kept <= 64 << 20, "device memory not back to baseline: {} MiB still taken", device_kept >> 20);
+    assert!(device_kept <= 128 << 20, "device memory not back to baseline: {} MiB still taken", device_kept >> 20);
     assert!(host_grew <= 256 << 20, "host memory not back to baseline: grew {} MiB", host_grew >> 20);
     format!(
         "{}; {on_gpu} on the GPU; device memory afterwards {} MiB below baseline, host resident {} MiB above",
