@@ -17,6 +17,7 @@
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Mutex};
 
 /// The operations counted: the exported functions cuGMP routes, and GMP's
 /// own products reached through the hooks.
@@ -128,7 +129,6 @@ impl Fallback {
 const REASONS: usize = Fallback::ALL.len();
 
 struct OpStats {
-    cpu: AtomicU64,
     gpu: AtomicU64,
     to_gpu: AtomicU64,
     from_gpu: AtomicU64,
@@ -138,7 +138,6 @@ struct OpStats {
 
 #[allow(clippy::declare_interior_mutable_const)]
 const ZERO: OpStats = OpStats {
-    cpu: AtomicU64::new(0),
     gpu: AtomicU64::new(0),
     to_gpu: AtomicU64::new(0),
     from_gpu: AtomicU64::new(0),
@@ -192,7 +191,100 @@ const EMPTY: ProfileCell = ProfileCell {
     phase_ns: [const { AtomicU64::new(0) }; 3],
 };
 
-static PROFILE: [[ProfileCell; BUCKETS]; Op::ALL.len()] = [const { [EMPTY; BUCKETS] }; Op::ALL.len()];
+/// What is counted on every call while every call is routed: the CPU
+/// calls per operation and the profile's rows. Each thread has its own,
+/// written by it alone with a load and a store (`bump`), no locked
+/// instruction and no cache line shared with another thread; the tables
+/// add them up. With one table for all threads, two threads' small
+/// products under the profile took a quarter longer than one thread's,
+/// each thread waiting for the rows the other had just written
+/// (RESULTS.md, "Where pi.c's time goes").
+struct Counts {
+    cpu: [AtomicU64; Op::ALL.len()],
+    rows: [[ProfileCell; BUCKETS]; Op::ALL.len()],
+}
+
+/// The counts of threads that have ended, and of calls a thread makes
+/// while its own counts are being torn down: several threads add to them,
+/// atomically.
+static ENDED: Counts = Counts { cpu: [const { AtomicU64::new(0) }; Op::ALL.len()], rows: [const { [EMPTY; BUCKETS] }; Op::ALL.len()] };
+/// The running threads' own counts.
+static LIVE: Mutex<Vec<Arc<Counts>>> = Mutex::new(Vec::new());
+
+fn live() -> std::sync::MutexGuard<'static, Vec<Arc<Counts>>> {
+    LIVE.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A thread's own counts: in LIVE while the thread runs, added to ENDED
+/// when it ends.
+struct Own(Arc<Counts>);
+
+impl Own {
+    fn new() -> Own {
+        // SAFETY: Counts is atomics alone, for which all zeros is zero (on
+        // the heap: 50 KiB, more than some threads' stacks should take).
+        let counts: Arc<Counts> = unsafe { Arc::new_zeroed().assume_init() };
+        live().push(Arc::clone(&counts));
+        Own(counts)
+    }
+}
+
+impl Drop for Own {
+    fn drop(&mut self) {
+        let mut live = live();
+        let add = |to: &AtomicU64, from: &AtomicU64| {
+            to.fetch_add(from.load(Relaxed), Relaxed);
+        };
+        for (to, from) in ENDED.cpu.iter().zip(&self.0.cpu) {
+            add(to, from);
+        }
+        for (to, from) in ENDED.rows.iter().flatten().zip(self.0.rows.iter().flatten()) {
+            add(&to.calls, &from.calls);
+            add(&to.cpu_ns, &from.cpu_ns);
+            add(&to.gpu_calls, &from.gpu_calls);
+            add(&to.gpu_ns, &from.gpu_ns);
+            for (t, f) in to.phase_ns.iter().zip(&from.phase_ns) {
+                add(t, f);
+            }
+        }
+        live.retain(|c| !Arc::ptr_eq(c, &self.0));
+    }
+}
+
+thread_local! {
+    static OWN: Own = Own::new();
+}
+
+/// `c += v` on a counter no other thread writes.
+#[inline]
+fn bump(c: &AtomicU64, v: u64) {
+    c.store(c.load(Relaxed).wrapping_add(v), Relaxed);
+}
+
+/// `f` on this thread's counts with the way to add to them: `bump`, or
+/// atomic adds to ENDED once this thread's counts are gone (its end, other
+/// thread-local destructors).
+#[inline]
+fn counting(f: impl FnOnce(&Counts, fn(&AtomicU64, u64))) {
+    let mut f = Some(f);
+    let mine = OWN.try_with(|own| {
+        if let Some(f) = f.take() {
+            f(&own.0, bump)
+        }
+    });
+    if let (Err(_), Some(f)) = (mine, f) {
+        f(&ENDED, |c, v| {
+            c.fetch_add(v, Relaxed);
+        });
+    }
+}
+
+/// `read` summed over every thread's counts, ended or running.
+fn summed(read: impl Fn(&Counts) -> u64) -> u64 {
+    let live = live();
+    read(&ENDED) + live.iter().map(|c| read(c)).sum::<u64>()
+}
+
 static PROFILING: AtomicBool = AtomicBool::new(false);
 
 thread_local! {
@@ -250,9 +342,11 @@ pub fn on_cpu<T>(op: Op, limbs: usize, f: impl FnOnce() -> T) -> T {
     let value = f();
     let total = start.elapsed().as_nanos() as u64;
     let inner = NESTED_NS.with(|c| c.replace(outer + total));
-    let cell = &PROFILE[op as usize][bucket(limbs)];
-    cell.calls.fetch_add(1, Relaxed);
-    cell.cpu_ns.fetch_add(total.saturating_sub(inner), Relaxed);
+    counting(|counts, add| {
+        let cell = &counts.rows[op as usize][bucket(limbs)];
+        add(&cell.calls, 1);
+        add(&cell.cpu_ns, total.saturating_sub(inner));
+    });
     value
 }
 
@@ -277,7 +371,7 @@ pub fn gpu_attempt_starts() {
 }
 
 pub fn cpu_call(op: Op) {
-    of(op).cpu.fetch_add(1, Relaxed);
+    counting(|counts, add| add(&counts.cpu[op as usize], 1));
 }
 
 /// A GPU attempt on `limbs` limbs that completed, with its wall time.
@@ -291,13 +385,16 @@ pub fn gpu_call(op: Op, limbs: usize, elapsed: std::time::Duration) {
     if profiling() {
         let ns = elapsed.as_nanos() as u64;
         NESTED_NS.with(|c| c.set(c.get() + ns));
-        let cell = &PROFILE[op as usize][bucket(limbs)];
-        cell.calls.fetch_add(1, Relaxed);
-        cell.gpu_calls.fetch_add(1, Relaxed);
-        cell.gpu_ns.fetch_add(ns, Relaxed);
-        for (sum, ns) in cell.phase_ns.iter().zip(take_phases()) {
-            sum.fetch_add(ns, Relaxed);
-        }
+        let phases = take_phases();
+        counting(|counts, add| {
+            let cell = &counts.rows[op as usize][bucket(limbs)];
+            add(&cell.calls, 1);
+            add(&cell.gpu_calls, 1);
+            add(&cell.gpu_ns, ns);
+            for (sum, ns) in cell.phase_ns.iter().zip(phases) {
+                add(sum, ns);
+            }
+        });
     }
 }
 
@@ -308,7 +405,7 @@ pub fn fallback(op: Op, why: Fallback) {
     s.to_gpu.fetch_add(to, Relaxed);
     s.from_gpu.fetch_add(from, Relaxed);
     s.fallbacks[why as usize].fetch_add(1, Relaxed);
-    s.cpu.fetch_add(1, Relaxed);
+    cpu_call(op);
 }
 
 /// `mpz_mul` products shared among cores, and of them those the helper
@@ -351,7 +448,7 @@ pub fn table() -> String {
     let mut any = false;
     for op in Op::ALL {
         let s = of(op);
-        let (cpu, gpu) = (s.cpu.load(Relaxed), s.gpu.load(Relaxed));
+        let (cpu, gpu) = (summed(|c| c.cpu[op as usize].load(Relaxed)), s.gpu.load(Relaxed));
         if cpu == 0 && gpu == 0 {
             continue;
         }
@@ -403,13 +500,14 @@ pub fn profile_table() -> String {
     );
     let (mut cpu_total, mut gpu_total) = (0u64, 0u64);
     for op in Op::ALL {
-        for (k, cell) in PROFILE[op as usize].iter().enumerate() {
-            let calls = cell.calls.load(Relaxed);
+        for k in 0..BUCKETS {
+            let sum = |read: fn(&ProfileCell) -> &AtomicU64| summed(|c| read(&c.rows[op as usize][k]).load(Relaxed));
+            let calls = sum(|c| &c.calls);
             if calls == 0 {
                 continue;
             }
-            let (cpu, gpu) = (cell.cpu_ns.load(Relaxed), cell.gpu_ns.load(Relaxed));
-            let [up, down, wait] = [0, 1, 2].map(|i| cell.phase_ns[i].load(Relaxed));
+            let (cpu, gpu) = (sum(|c| &c.cpu_ns), sum(|c| &c.gpu_ns));
+            let [up, down, wait] = [sum(|c| &c.phase_ns[0]), sum(|c| &c.phase_ns[1]), sum(|c| &c.phase_ns[2])];
             cpu_total += cpu;
             gpu_total += gpu;
             let sizes = if k == 0 { "0..1".to_string() } else { format!("2^{k}..2^{}", k + 1) };
@@ -420,7 +518,7 @@ pub fn profile_table() -> String {
                 sizes,
                 calls,
                 ms(cpu),
-                cell.gpu_calls.load(Relaxed),
+                sum(|c| &c.gpu_calls),
                 ms(gpu),
                 ms(up),
                 ms(gpu.saturating_sub(up + down + wait)),

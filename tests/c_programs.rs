@@ -202,6 +202,55 @@ fn stats_and_log_see_every_routed_call() {
     assert_eq!(log.lines().filter(|l| l.starts_with("cugmp: mul ") && l.ends_with("-> cpu")).count(), 1, "{log}");
 }
 
+/// The counts of threads that have ended are kept: benches/programs/pi.c
+/// makes the same products on one thread and on three (the same tree of
+/// splits, its halves on threads that end before the program does), so
+/// CUGMP_STATS's CPU calls and CUGMP_PROFILE's calls of each operation
+/// must be the same both ways.
+#[test]
+fn counts_of_ended_threads_add_up() {
+    let stage = common::stage();
+    let exe = stage.join("pi-cugmp-counts");
+    let mut cc = Command::new("cc");
+    cc.args(["-O2", "-std=c11", "-D_POSIX_C_SOURCE=200809L", "-Wall", "-Werror", "-I"]).arg(common::gmp_include_dir());
+    let lib = stage.join("lib");
+    cc.arg(common::manifest().join("benches/programs/pi.c")).arg("-o").arg(&exe);
+    cc.arg(format!("-L{}", lib.display())).arg("-lcugmp").arg(format!("-Wl,-rpath,{}", lib.display())).arg("-lpthread");
+    common::run_ok(&mut cc);
+    // Calls per operation: CUGMP_STATS's, CUGMP_PROFILE's.
+    type Sums = Vec<(String, u64)>;
+    let counts = |threads: &str| -> (Sums, Sums) {
+        let mut cmd = common::program(&exe);
+        cmd.args(["20000", threads]).env_remove("CUGMP_LOG").env("CUGMP_STATS", "1").env("CUGMP_PROFILE", "1").env("CUGMP_GPU", "off");
+        let err = String::from_utf8_lossy(&common::run_ok(&mut cmd).stderr).into_owned();
+        // Each table from its title to the other's (atexit decides their order).
+        let table = |title: &str, other: &str| -> String {
+            let from = err.split_once(title).map_or("", |(_, t)| t);
+            from.split_once(other).map_or(from, |(t, _)| t).to_string()
+        };
+        let (stats, profile) = (table("cuGMP statistics", "cuGMP profile"), table("cuGMP profile", "cuGMP statistics"));
+        // Statistics: op, CPU calls. Profile: op (one word or two), sizes, calls.
+        let rows = |table: &str, column: usize| -> Sums {
+            let mut sums = std::collections::BTreeMap::new();
+            for l in table.lines() {
+                let w: Vec<&str> = l.split_whitespace().collect();
+                let words = if w.first() == Some(&"gmp-internal") { 2 } else { 1 };
+                if let (Some(op), Some(n)) = (w.get(..words), w.get(words + column).and_then(|v| v.parse::<u64>().ok())) {
+                    *sums.entry(op.join(" ")).or_insert(0) += n;
+                }
+            }
+            sums.into_iter().collect()
+        };
+        (rows(&stats, 0), rows(&profile, 1))
+    };
+    let (one, three) = (counts("1"), counts("3"));
+    for (what, rows) in [("CUGMP_STATS", &one.0), ("CUGMP_PROFILE", &one.1)] {
+        assert!(rows.iter().any(|(op, n)| op == "mul" && *n > 1000), "{what}: too few products counted: {rows:?}");
+    }
+    assert_eq!(one.0, three.0, "CUGMP_STATS's CPU calls on one thread and on three");
+    assert_eq!(one.1, three.1, "CUGMP_PROFILE's calls on one thread and on three");
+}
+
 /// benches/programs/pi.c (Chudnovsky: mpz binary splitting, mpf square root
 /// and division, mpf_get_str) on static GMP and on libcugmp.so, on one
 /// thread and on three: the same digits every way.
