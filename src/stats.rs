@@ -2,9 +2,8 @@
 //! GPU, bytes copied each way, GPU time, and GPU attempts that fell back to
 //! the CPU with their reason; printed to stderr as a table when the process
 //! exits. GPU operations are always counted (the figures also serve
-//! `cugmp_gpu_operations`); CPU calls only reach here when every call is
-//! routed (CUGMP_STATS, CUGMP_LOG, CUGMP_PROFILE): the fast path skips
-//! them.
+//! `cugmp_gpu_operations`); CPU calls only with CUGMP_STATS, which routes
+//! every call (the fast path skips the others).
 //!
 //! `CUGMP_PROFILE=1`: per operation and per size (powers of two of limbs),
 //! the calls, the CPU engine's time and the GPU's, the GPU's split into
@@ -432,9 +431,16 @@ pub fn gpu_attempt_starts() {
     take_phases();
 }
 
+/// A call the CPU engine serves, counted for the table `CUGMP_STATS=1`
+/// prints (nothing else reads it: without it, nothing is done).
 pub fn cpu_call(op: Op) {
-    counting(|counts, add| add(&counts.cpu[op as usize], 1));
+    if STATS_PRINTED.load(Relaxed) {
+        counting(|counts, add| add(&counts.cpu[op as usize], 1));
+    }
 }
+
+/// Whether the table of `CUGMP_STATS=1` is printed at exit.
+static STATS_PRINTED: AtomicBool = AtomicBool::new(false);
 
 /// A GPU attempt on `limbs` limbs that completed, with its wall time.
 pub fn gpu_call(op: Op, limbs: usize, elapsed: std::time::Duration) {
@@ -604,6 +610,7 @@ extern "C" fn print_table() {
 
 /// Registers the exit-time table (from the load-time constructor, once).
 pub fn print_at_exit() {
+    STATS_PRINTED.store(true, Relaxed);
     // SAFETY: atexit takes a plain extern "C" function that never unwinds.
     unsafe { libc::atexit(print_table) };
 }
