@@ -221,7 +221,7 @@ struct Own(Arc<Counts>);
 impl Own {
     fn new() -> Own {
         // SAFETY: Counts is atomics alone, for which all zeros is zero (on
-        // the heap: 50 KiB, more than some threads' stacks should take).
+        // the heap: 46 KiB, more than some threads' stacks should take).
         let counts: Arc<Counts> = unsafe { Arc::new_zeroed().assume_init() };
         live().push(Arc::clone(&counts));
         Own(counts)
