@@ -37,12 +37,12 @@ use std::sync::{Arc, Mutex};
 
 /// The longest transform a small product takes (points): products of up
 /// to 65,536 limbs. Its capacity, half as many limbs, is every region's
-/// size. With slots only up to 2^14 points, products from many threads
-/// waited on the general path's driver calls: pi.c at 10^8 digits on 16
-/// threads took 3.22 to 3.33 s against 2.83 to 3.18 with slots up to
-/// 2^16 or 2^17 points, and a 24000 x 24000 product end to end 0.141 ms
-/// against 0.112 with 2^17 (RESULTS.md, "Small products"). Sixteen slots
-/// of 2^17 points hold 84 MiB of device memory.
+/// size. With slots only up to 2^14 points, the general path's products
+/// of 4096 to 8191 limbs took 6.6 times as long from 16 threads as from
+/// one, and pi.c at 10^8 digits on 16 threads 3.22 to 3.33 s against 2.83
+/// to 3.18 with slots up to 2^16 or 2^17 points; a 24000 x 24000 product
+/// end to end took 0.141 ms against 0.112 with 2^17 (RESULTS.md, "Small
+/// products"). Sixteen slots of 2^17 points hold 84 MiB of device memory.
 const POINTS: usize = 1 << 17;
 /// Limbs of every region: an operand's, the product's.
 const CAP: usize = POINTS / COEFS_PER_LIMB;
