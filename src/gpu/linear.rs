@@ -110,7 +110,7 @@ impl Gpu {
         // Held until the launch is queued: kernels on the stream then use the
         // buffer one after another, each with its own epoch.
         let mut scan = self.queue().scan.lock().unwrap_or_else(|p| p.into_inner());
-        if scan.words.as_ref().is_none_or(|w| w.len() < 2 + tiles) {
+        if scan.words.as_ref().is_none_or(|w| w.len() < Self::scan_words(n)) {
             // A fresh buffer is zeros: epoch 0 is never a call's, so none of
             // it reads as published. The old one is freed in stream order.
             scan.words = Some(stream.alloc_zeros::<u64>(2 + tiles.next_power_of_two())?);
