@@ -90,9 +90,9 @@ fn embed_gmp(manifest: &Path, out: &Path) {
 
     println!("cargo:rustc-link-search=native={}", out.display());
     println!("cargo:rustc-link-lib=static:+whole-archive=cugmp_cpu");
-    // GMP's products, its radix conversions and its square root, as the rest of GMP calls them,
-    // go to cuGMP's hooks (src/abi/hooks.rs), which call `__real_` + the name for the CPU. Every
-    // artifact that links the embedded GMP needs this.
+    // GMP's products, its radix conversions, its square root and its half-gcd's matrix steps, as
+    // the rest of GMP calls them, go to cuGMP's hooks (src/abi/hooks.rs), which call `__real_` +
+    // the name for the CPU. Every artifact that links the embedded GMP needs this.
     for f in [
         "__gmpn_mul",
         "__gmpn_mul_n",
@@ -106,6 +106,8 @@ fn embed_gmp(manifest: &Path, out: &Path) {
         "__gmpn_sqrtrem",
         "__gmpn_tdiv_qr",
         "__gmpn_div_q",
+        "__gmpn_hgcd_matrix_adjust",
+        "__gmpn_matrix22_mul",
     ] {
         assert!(functions.contains(f), "the embedded GMP has no {f} to hook");
         println!("cargo:rustc-link-arg=-Wl,--wrap={CPU_PREFIX}{f}");

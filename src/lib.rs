@@ -24,6 +24,7 @@
 //! | 3.3   | `algorithms::radix`        | radix conversion a whole level at a time, both ways                  |
 //! | 3.3   | `algorithms::sqrt`         | square roots by Newton's iteration                                   |
 //! | 3.3   | `algorithms::factorial`    | n! and C(n, k) from the exponents of their primes                    |
+//! | 3.3   | `algorithms::hgcd`         | GMP's half-gcd matrix steps with their products on several cores     |
 //! | 3.2   | `algorithms::product`      | every GPU product: counted, checked, faults, fallback to the CPU     |
 //! | 3.1   | `algorithms::route`        | the routing policy: CUGMP_GPU, thresholds, which engine              |
 //! | 3     | `algorithms`               | (the folder: module declarations only)                               |

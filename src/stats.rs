@@ -489,6 +489,19 @@ pub fn shared_product(helped: bool) {
     }
 }
 
+/// Half-gcd matrix steps whose products were shared among cores
+/// (src/algorithms/hgcd.rs), and those in which the helpers were asked.
+static SHARED_HGCD: [AtomicU64; 2] = [const { AtomicU64::new(0) }; 2];
+
+/// A half-gcd matrix step made with its products on several cores;
+/// `helped`: the helpers were asked.
+pub fn shared_hgcd_step(helped: bool) {
+    SHARED_HGCD[0].fetch_add(1, Relaxed);
+    if helped {
+        SHARED_HGCD[1].fetch_add(1, Relaxed);
+    }
+}
+
 /// Products the thresholds sent to the GPU that stayed on the CPU, the
 /// device being busy with other threads' products.
 static QUEUED_TO_CPU: AtomicU64 = AtomicU64::new(0);
@@ -551,6 +564,10 @@ pub fn table() -> String {
     let shared = SHARED[0].load(Relaxed);
     if shared > 0 {
         let _ = writeln!(t, "mpz_mul products shared among cores: {shared}, the helper threads asked in {}", SHARED[1].load(Relaxed));
+    }
+    let steps = SHARED_HGCD[0].load(Relaxed);
+    if steps > 0 {
+        let _ = writeln!(t, "half-gcd matrix steps with their products shared among cores: {steps}, the helper threads asked in {}", SHARED_HGCD[1].load(Relaxed));
     }
     t
 }

@@ -556,6 +556,69 @@ fn shared_products_match_gmp() {
     assert!(counts.len() == 2 && counts[0] > 0, "no product was shared: {counts:?}\n{log}");
 }
 
+/// gcd, gcdext and invert, whose half-gcd makes its matrix steps through
+/// the hooks (src/algorithms/hgcd.rs): sizes below and well above GMP's
+/// half-gcd threshold, operands with a large common factor (so that the
+/// gcd is long) and coprime ones, both signs, unbalanced sizes, zero, and
+/// the result written over an operand.
+#[test]
+fn gcds_match_gmp() {
+    let mut r = rng();
+    for n in [0u32, 1, 40, 700, 3_000, 12_000] {
+        for (shift, factor) in [(0u32, 0u32), (n / 3 + 1, n / 2), (n / 2 + 7, 1)] {
+            let mut a = Integer::from(Integer::random_bits(64 * n, &mut r));
+            let mut b = Integer::from(Integer::random_bits(64 * (n + shift), &mut r));
+            if factor > 0 {
+                let c = Integer::from(Integer::random_bits(64 * factor, &mut r)) + 1u32;
+                a *= &c;
+                b *= &c;
+            }
+            if shift % 2 == 1 {
+                b = -b;
+            }
+            let what = format!("{n} and {} limbs", n + shift);
+            let (mut za, mut zb, mut g, mut s, mut t) = (Z::from(&a), Z::from(&b), Z::new(), Z::new(), Z::new());
+            unsafe { (api().gcd)(g.ptr(), za.ptr(), zb.ptr()) };
+            same(&format!("mpz_gcd {what}"), &g.get(), &Integer::from(a.gcd_ref(&b)));
+            let (wg, ws, wt) = <(Integer, Integer, Integer)>::from(a.extended_gcd_ref(&b));
+            unsafe { (api().gcdext)(g.ptr(), s.ptr(), t.ptr(), za.ptr(), zb.ptr()) };
+            same(&format!("mpz_gcdext {what} (gcd)"), &g.get(), &wg);
+            same(&format!("mpz_gcdext {what} (s)"), &s.get(), &ws);
+            same(&format!("mpz_gcdext {what} (t)"), &t.get(), &wt);
+            let mut alias = Z::from(&a);
+            unsafe { (api().gcd)(alias.ptr(), alias.ptr(), zb.ptr()) };
+            same(&format!("mpz_gcd {what}, result over the first operand"), &alias.get(), &wg);
+            if b != 0 {
+                let got = unsafe { (api().invert)(g.ptr(), za.ptr(), zb.ptr()) };
+                match a.invert_ref(&b).map(Integer::from) {
+                    Some(inverse) => {
+                        assert!(got != 0, "mpz_invert {what}: no inverse found, GMP finds one");
+                        same(&format!("mpz_invert {what}"), &g.get(), &inverse);
+                    }
+                    None => assert_eq!(got, 0, "mpz_invert {what}: an inverse where GMP finds none"),
+                }
+            }
+        }
+    }
+}
+
+/// The half-gcd's matrix steps with their products on several cores
+/// (`CUGMP_CPU_SHARE`, src/algorithms/hgcd.rs): `gcds_match_gmp` in a
+/// child run that shares them with the GPU off; the child's statistics
+/// prove that steps were shared.
+#[test]
+fn shared_hgcd_steps_match_gmp() {
+    let env = [("CUGMP_FAULT", None), ("CUGMP_CPU_SHARE", Some("2")), ("CUGMP_GPU", Some("off")), ("CUGMP_STATS", Some("1"))];
+    let (ok, log) = common::rerun_tests(&["gcds_match_gmp"], &env);
+    assert!(ok && log.contains("1 passed"), "the shared steps' run failed:\n{log}");
+    let counts: Vec<u64> = log
+        .lines()
+        .find_map(|l| l.strip_prefix("half-gcd matrix steps with their products shared among cores: "))
+        .map(|rest| rest.split(|c: char| !c.is_ascii_digit()).filter_map(|w| w.parse().ok()).collect())
+        .unwrap_or_default();
+    assert!(counts.len() == 2 && counts[0] > 0, "no half-gcd step was shared: {counts:?}\n{log}");
+}
+
 /// cugmp_threshold reports the routing's crossovers, and rejects bad names.
 #[test]
 fn thresholds_are_reported() {

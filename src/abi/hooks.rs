@@ -15,15 +15,17 @@
 //! the square root (`mpn_sqrtrem`), and so is division (`mpn_tdiv_qr`,
 //! `mpn_div_q`): above their thresholds cuGMP computes them its own way
 //! (src/algorithms/radix/, src/algorithms/sqrt.rs,
-//! src/algorithms/quotient.rs), with GPU products.
+//! src/algorithms/quotient.rs), with GPU products. The half-gcd's matrix
+//! steps (`mpn_hgcd_matrix_adjust`, `mpn_matrix22_mul`) are hooked to make
+//! their products on several cores at once (src/algorithms/hgcd.rs).
 //!
 //! These are not exported: scripts/link-cdylib.sh leaves `__wrap_` names
 //! out of the library's symbol table.
 
 use super::{boundary, routed};
-use crate::algorithms::hooks;
+use crate::algorithms::{hgcd, hooks};
 use crate::gmp::embedded;
-use crate::gmp::{mp_limb_t, mp_size_t};
+use crate::gmp::{hgcd_matrix, mp_limb_t, mp_size_t};
 use libc::{c_int, size_t};
 
 /// The size GMP's algorithms take for their products mod B^rn - 1 (and size
@@ -123,6 +125,40 @@ unsafe extern "C" fn __wrap___cugmp_cpu__gmpn_tdiv_qr(qp: *mut mp_limb_t, rp: *m
 unsafe extern "C" fn __wrap___cugmp_cpu__gmpn_div_q(qp: *mut mp_limb_t, np: *const mp_limb_t, nn: mp_size_t, dp: *const mp_limb_t, dn: mp_size_t, scratch: *mut mp_limb_t) {
     routed!("mpn_div_q", hooks::quotient_on_cpu(dn) => embedded::mpn_div_q(qp, np, nn, dp, dn, scratch), {
         hooks::internal_quotient(qp, std::ptr::null_mut(), np, nn as usize, dp, dn as usize, "mpn_div_q", || embedded::mpn_div_q(qp, np, nn, dp, dn, scratch))
+    })
+}
+
+/// GMP's half-gcd adjustment (its gcd, gcdext, invert and Jacobi symbol
+/// reach it): `(a; b) = M^-1 (a; b)` on `{ap, n}` and `{bp, n}`, the matrix
+/// meeting their low `p` limbs; returns their new size. `tp` is GMP's
+/// scratch, used only by GMP's routine.
+#[unsafe(no_mangle)]
+unsafe extern "C" fn __wrap___cugmp_cpu__gmpn_hgcd_matrix_adjust(m: *const hgcd_matrix, n: mp_size_t, ap: *mut mp_limb_t, bp: *mut mp_limb_t, p: mp_size_t, tp: *mut mp_limb_t) -> mp_size_t {
+    boundary!("mpn_hgcd_matrix_adjust", unsafe {
+        hgcd::matrix_adjust(m, n as usize, ap, bp, p as usize, || embedded::mpn_hgcd_matrix_adjust(m, n, ap, bp, p, tp))
+    })
+}
+
+/// GMP's product of 2 x 2 matrices in its half-gcd: `R = R M`, R's entries
+/// of `rn` limbs (each with room for `rn + mn + 1`), M's of `mn`. `tp` is
+/// GMP's scratch, used only by GMP's routine.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+unsafe extern "C" fn __wrap___cugmp_cpu__gmpn_matrix22_mul(
+    r0: *mut mp_limb_t,
+    r1: *mut mp_limb_t,
+    r2: *mut mp_limb_t,
+    r3: *mut mp_limb_t,
+    rn: mp_size_t,
+    m0: *const mp_limb_t,
+    m1: *const mp_limb_t,
+    m2: *const mp_limb_t,
+    m3: *const mp_limb_t,
+    mn: mp_size_t,
+    tp: *mut mp_limb_t,
+) {
+    boundary!("mpn_matrix22_mul", unsafe {
+        hgcd::matrix22_mul([r0, r1, r2, r3], rn as usize, [m0, m1, m2, m3], mn as usize, || embedded::mpn_matrix22_mul(r0, r1, r2, r3, rn, m0, m1, m2, m3, mn, tp))
     })
 }
 

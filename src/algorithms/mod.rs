@@ -10,6 +10,7 @@
 //! | [`sqrt`]      | square roots by Newton's iteration (GMP's mpn_sqrtrem)                |
 //! | [`quotient`]  | quotients of large numbers by Newton's iteration (GMP's mpn_tdiv_qr, mpn_div_q) |
 //! | [`factorial`] | n! and C(n, k) from the exponents of their primes (mpz_fac_ui, mpz_bin_uiui) |
+//! | [`hgcd`]      | GMP's half-gcd matrix steps with their products on several cores |
 //! | [`hooks`]     | the targets of the hooks into the embedded GMP                        |
 //! | [`text`]      | mpz_get_str and mpz_set_str                                           |
 //! | [`mpz`]       | the mpz operations cuGMP routes itself (add, sub, mul, shifts, logic) |
@@ -19,13 +20,14 @@
 //! | [`batch`]     | many independent mpz_mul, mpz_powm, mpz_mod in one call, over the cores |
 //! | [`poly`]      | products of integer polynomials by Kronecker substitution            |
 //!
-//! Within this layer the order is route, product, then radix, sqrt and
-//! factorial, then quotient (it takes sqrt's Newton precisions), then hooks, text, mpz, mpn, self_test and gf2x, then batch and poly
+//! Within this layer the order is route, product, then radix, sqrt,
+//! factorial and hgcd, then quotient (it takes sqrt's Newton precisions), then hooks, text, mpz, mpn, self_test and gf2x, then batch and poly
 //! (tests/layers.rs holds it, from src/lib.rs's table).
 
 pub mod batch;
 pub mod factorial;
 pub mod gf2x;
+pub mod hgcd;
 pub mod hooks;
 pub mod mpn;
 pub mod mpz;

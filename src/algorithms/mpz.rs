@@ -14,7 +14,7 @@
 
 use super::factorial;
 use super::product::{inject_product_fault, product_into};
-use super::route::{cpu_only, cpu_reference, product_route, route, shared_on_cpu};
+use super::route::{cpu_only, cpu_reference, one_sharing, product_route, route, shared_on_cpu};
 use crate::config::{self, log};
 use crate::gmp::mpz::{self, Int};
 use crate::gmp::{self, embedded, mp_bitcnt_t, mp_limb_t, mp_size_t, mpz_ptr, mpz_srcptr};
@@ -23,7 +23,6 @@ use crate::gpu::{self, Gpu};
 use crate::stats::{self, Op};
 use crate::cpu;
 use libc::c_int;
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
 /// Whether a sum, difference or product (`op`) of `a` and `b` goes
 /// straight to the embedded GMP: `route::cpu_only` by the shorter operand.
@@ -220,11 +219,6 @@ unsafe fn product_in_place(r: mpz_ptr, n: usize, negative: bool, compute: impl F
     }
 }
 
-/// Threads inside `mul_on_cpu` at a size it may share: it shares only when
-/// it is the one, so that a program's own threads, busy with products of
-/// their own, are not joined by the helpers on the cores they use.
-static SHARING: AtomicUsize = AtomicUsize::new(0);
-
 /// `r = a b` on the CPU (`r` may be an operand): shared with the kept
 /// helper threads (`cpu::mul_on_cores`) where the routing says so and no
 /// other thread is at such a product, else GMP's mpz_mul.
@@ -235,28 +229,23 @@ unsafe fn mul_on_cpu(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
         if la.is_empty() || lb.is_empty() || !shared_on_cpu(la.len().min(lb.len())) {
             return embedded::mpz_mul(r, a, b);
         }
-        struct Leave;
-        impl Drop for Leave {
-            fn drop(&mut self) {
-                SHARING.fetch_sub(1, Relaxed);
+        one_sharing(|alone| {
+            if !alone {
+                return embedded::mpz_mul(r, a, b);
             }
-        }
-        let _leave = Leave;
-        if SHARING.fetch_add(1, Relaxed) != 0 {
-            return embedded::mpz_mul(r, a, b);
-        }
-        // Same limbs (a == b) square.
-        let (n, negative) = (la.len() + lb.len(), sa.negative != sb.negative);
-        if std::ptr::eq(r, a) || std::ptr::eq(r, b) {
-            // r is an operand: a new buffer, then stored.
-            let mut p = vec![0; n];
-            stats::shared_product(cpu::mul_on_cores(&mut p, la, lb));
-            return mpz::store(r, &p, negative);
-        }
-        product_in_place(r, n, negative, |out| {
-            stats::shared_product(cpu::mul_on_cores(out, la, lb));
-            true
-        });
+            // Same limbs (a == b) square.
+            let (n, negative) = (la.len() + lb.len(), sa.negative != sb.negative);
+            if std::ptr::eq(r, a) || std::ptr::eq(r, b) {
+                // r is an operand: a new buffer, then stored.
+                let mut p = vec![0; n];
+                stats::shared_product(cpu::mul_on_cores(&mut p, la, lb));
+                return mpz::store(r, &p, negative);
+            }
+            product_in_place(r, n, negative, |out| {
+                stats::shared_product(cpu::mul_on_cores(out, la, lb));
+                true
+            });
+        })
     }
 }
 

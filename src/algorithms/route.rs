@@ -131,11 +131,53 @@ static SETTLED: Once = Once::new();
 /// and 1.20x to 1.32x from 384 with one helper on a 2-core host
 /// (RESULTS.md, "Products shared among cores").
 const CPU_SHARE_FROM: usize = 256;
-/// Helper threads kept for shared products: Karatsuba's level hands out two
-/// of its three products (fewer where the host has fewer cores to spare).
-const CPU_SHARE_HELPERS: usize = 2;
+/// Helper threads kept for shared products (fewer where the host has fewer
+/// cores to spare): Karatsuba's level hands out two of its three products,
+/// a half-gcd's adjustment three of its four (src/algorithms/hgcd.rs).
+const CPU_SHARE_HELPERS: usize = 3;
 /// `shared_on_cpu`'s size: usize::MAX for never.
 static SHARE_FROM: AtomicUsize = AtomicUsize::new(usize::MAX);
+/// The shorter side (limbs) of a half-gcd matrix step's products from which
+/// the step shares them (`hgcd_shared`): GMP's gcd of 10^7 digits made a
+/// million products of 32 to 63 limbs (0.84 us each on the build machine)
+/// and 1.2 million of 8 to 31 (RESULTS.md, "Half-gcd steps on several
+/// cores"), too short to hand to another thread.
+const HGCD_SHARE_FROM: usize = 32;
+
+/// Threads inside `one_sharing` now.
+static SHARING: AtomicUsize = AtomicUsize::new(0);
+
+/// `f(alone)`, where `alone` says that no other thread is inside
+/// `one_sharing`: a product is shared with the helpers only by the one
+/// thread at such work, so that a program's own threads, busy with
+/// products of their own, are not joined by the helpers on the cores they
+/// use.
+pub fn one_sharing<R>(f: impl FnOnce(bool) -> R) -> R {
+    struct Leave;
+    impl Drop for Leave {
+        fn drop(&mut self) {
+            SHARING.fetch_sub(1, Relaxed);
+        }
+    }
+    let alone = SHARING.fetch_add(1, Relaxed) == 0;
+    let _leave = Leave;
+    f(alone)
+}
+
+/// Whether a half-gcd matrix step whose products have sides of `short` and
+/// `long` limbs shares them among the helpers (src/algorithms/hgcd.rs):
+/// products are shared at all (as for `mpz_mul`: `CUGMP_CPU_SHARE`, else
+/// a host of 4 cores or more), a GPU serves the process (or
+/// `CUGMP_CPU_SHARE` asked), GMP's allocation functions are its own (the
+/// helpers run GMP's products, which may allocate), and none of the
+/// products is one the GPU would take.
+pub fn hgcd_shared(short: usize, long: usize) -> bool {
+    short >= HGCD_SHARE_FROM
+        && SHARE_FROM.load(Relaxed) != usize::MAX
+        && !gpu_wanted(Op::Internal, product_size(long, short))
+        && gmp_allocates_by_default()
+        && (config::get().cpu_share.is_some() || gpu::opened())
+}
 
 /// The size products are shared from, as configured: CUGMP_CPU_SHARE
 /// where set (0: never), else the default where a GPU may serve and the

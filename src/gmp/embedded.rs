@@ -10,7 +10,7 @@
 // untyped, as `fn()`: a jump needs no signature. Here they carry their types.
 #![allow(clashing_extern_declarations)]
 
-use super::{mp_bitcnt_t, mp_limb_t, mp_size_t, mpz_ptr, mpz_srcptr};
+use super::{hgcd_matrix, mp_bitcnt_t, mp_limb_t, mp_size_t, mpz_ptr, mpz_srcptr};
 use libc::{c_char, c_int, c_void, size_t};
 
 pub type AllocFn = unsafe extern "C" fn(size_t) -> *mut c_void;
@@ -117,6 +117,22 @@ unsafe extern "C" {
     pub fn mpn_div_q(qp: *mut mp_limb_t, np: *const mp_limb_t, nn: mp_size_t, dp: *const mp_limb_t, dn: mp_size_t, scratch: *mut mp_limb_t);
     #[link_name = "__real___cugmp_cpu__gmpn_tdiv_qr"]
     pub fn mpn_tdiv_qr(qp: *mut mp_limb_t, rp: *mut mp_limb_t, qxn: mp_size_t, np: *const mp_limb_t, nn: mp_size_t, dp: *const mp_limb_t, dn: mp_size_t);
+    #[link_name = "__real___cugmp_cpu__gmpn_hgcd_matrix_adjust"]
+    pub fn mpn_hgcd_matrix_adjust(m: *const hgcd_matrix, n: mp_size_t, ap: *mut mp_limb_t, bp: *mut mp_limb_t, p: mp_size_t, tp: *mut mp_limb_t) -> mp_size_t;
+    #[link_name = "__real___cugmp_cpu__gmpn_matrix22_mul"]
+    pub fn mpn_matrix22_mul(
+        r0: *mut mp_limb_t,
+        r1: *mut mp_limb_t,
+        r2: *mut mp_limb_t,
+        r3: *mut mp_limb_t,
+        rn: mp_size_t,
+        m0: *const mp_limb_t,
+        m1: *const mp_limb_t,
+        m2: *const mp_limb_t,
+        m3: *const mp_limb_t,
+        mn: mp_size_t,
+        tp: *mut mp_limb_t,
+    );
     #[link_name = "__cugmp_cpu__gmp_default_allocate"]
     pub fn gmp_default_allocate(n: size_t) -> *mut c_void;
     #[link_name = "__cugmp_cpu__gmp_default_reallocate"]

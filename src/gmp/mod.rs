@@ -31,6 +31,15 @@ pub struct __mpz_struct {
 pub type mpz_ptr = *mut __mpz_struct;
 pub type mpz_srcptr = *const __mpz_struct;
 
+/// GMP's half-gcd matrix (gmp-impl.h's `struct hgcd_matrix`): four entries
+/// of `n` limbs each (`alloc` limbs allocated), non-negative.
+#[repr(C)]
+pub struct hgcd_matrix {
+    pub alloc: mp_size_t,
+    pub n: mp_size_t,
+    pub p: [[*mut mp_limb_t; 2]; 2],
+}
+
 /// Limbs of `x` in use (magnitude only).
 ///
 /// # Safety

@@ -293,6 +293,12 @@ pub fn available() -> Availability {
     Availability::Opening
 }
 
+/// Whether a device is open and serving this process now, without
+/// starting its opening or waiting for it.
+pub fn opened() -> bool {
+    in_owner() && GPUS.get().is_some_and(|g| !g.is_empty())
+}
+
 /// The GPU engine once its opening (begun by [`available`]) has finished,
 /// waiting for it at most `limit`: None if it is absent, or still opening
 /// when the limit passes.

@@ -54,4 +54,4 @@ pub mod root;
 pub mod resident;
 pub mod staging;
 
-pub use device::{all, available, get, opened_within, reserve, Availability, Gpu, GpuError, InFlight, Reservation, KERNELS_COMPILED};
+pub use device::{all, available, get, opened, opened_within, reserve, Availability, Gpu, GpuError, InFlight, Reservation, KERNELS_COMPILED};
