@@ -20,9 +20,15 @@
 //!   of about 128 limbs (src/algorithms/radix/to_digits.rs).
 //! * `CUGMP_CPU_SHARE=n` (limbs; 0: never): `mpz_mul` products whose
 //!   shorter operand has n limbs or more and which stay on the CPU are
-//!   shared with two kept helper threads (src/cpu.rs, `mul_on_cores`).
-//!   Unset: from `route::CPU_SHARE_FROM` limbs on hosts of 4 cores or more while
-//!   a GPU serves the process, else never (without a GPU, cuGMP is GMP).
+//!   shared with the kept helper threads (src/cpu.rs, `mul_on_cores`), and
+//!   so are the products of GMP's half-gcd matrix steps
+//!   (src/algorithms/hgcd.rs, from `route::HGCD_SHARE_FROM` limbs whatever
+//!   n is). Unset: from `route::CPU_SHARE_FROM` limbs on hosts of 4 cores
+//!   or more while a GPU serves the process, else never (without a GPU,
+//!   cuGMP is GMP).
+//! * `CUGMP_CPU_HELPERS=n` (1 to 8, tuning only): the helper threads kept
+//!   for shared products; default `route::CPU_SHARE_HELPERS`, fewer where
+//!   the host has fewer cores to spare.
 //! * `CUGMP_LOADED_PRODUCT_US=n` (tuning only): while other products are
 //!   on the device, a product's GPU time is taken to be at least n
 //!   microseconds (src/algorithms/route.rs, `queue_favours_cpu`); default
@@ -93,6 +99,8 @@ pub struct Config {
     pub gpu_pool: usize,
     /// `CUGMP_CPU_SHARE` as set (Some(0): never); None for the default.
     pub cpu_share: Option<usize>,
+    /// `CUGMP_CPU_HELPERS` as set, 1 to 8; None for the default.
+    pub cpu_helpers: Option<usize>,
     /// `CUGMP_GPU_QUEUES`, 1 to 16 (default DEFAULT_GPU_QUEUES).
     pub gpu_queues: usize,
     /// `CUGMP_LOADED_PRODUCT_US` as set; None for the default.
@@ -151,6 +159,7 @@ impl Config {
         let force_min_limbs = count("CUGMP_FORCE_MIN_LIMBS").unwrap_or(0);
         let radix_levels = count("CUGMP_RADIX_LEVELS");
         let cpu_share = count("CUGMP_CPU_SHARE");
+        let cpu_helpers = count("CUGMP_CPU_HELPERS").map(|n| n.clamp(1, 8));
         let gpu_queues = count("CUGMP_GPU_QUEUES").unwrap_or(DEFAULT_GPU_QUEUES).clamp(1, 16);
         let loaded_product_us = count("CUGMP_LOADED_PRODUCT_US");
         let gpus = count("CUGMP_GPUS").map(|n| n.max(1));
@@ -166,6 +175,7 @@ impl Config {
             radix_levels,
             gpu_pool,
             cpu_share,
+            cpu_helpers,
             gpu_queues,
             loaded_product_us,
             gpus,

@@ -226,7 +226,8 @@ pub fn settle() {
         let every = every_call_routed();
         let share = share_from(true);
         if share != usize::MAX {
-            helpers::set_helpers(CPU_SHARE_HELPERS.min(parallel::cores().saturating_sub(1)).max(1));
+            let spare = parallel::cores().saturating_sub(1).max(1);
+            helpers::set_helpers(config::get().cpu_helpers.unwrap_or(CPU_SHARE_HELPERS.min(spare)));
         }
         SHARE_FROM.store(share, Relaxed);
         for op in Op::ALL {
