@@ -15,20 +15,15 @@
 //! limbs; eight products on several threads cost less time than seven on
 //! one.)
 //!
-//! The products the GPU takes (from GMP's internal products' threshold) go
-//! there from each thread at once, each on its thread's queue: the
-//! device overlaps one product's copies with another's transforms.
-//!
-//! Where `route::hgcd_shared` declines (sharing off, another thread
-//! already sharing, the helpers asleep), GMP's own routine runs, its
-//! products through the product hooks.
+//! Where `route::hgcd_shared` declines (sharing off, products the GPU may
+//! take, another thread already sharing, the helpers asleep), GMP's own
+//! routine runs, its products through the product hooks as before.
 //!
 //! # Safety
 //! Every `pub unsafe fn` here takes its pointers as GMP's routine of the
 //! same name takes them. That one contract is stated here, not per function.
 #![allow(clippy::missing_safety_doc)]
 
-use super::product::product_on_gpu;
 use super::route;
 use crate::cpu;
 use crate::gmp::{embedded, hgcd_matrix, mp_limb_t, mp_size_t};
@@ -60,24 +55,16 @@ unsafe fn sub(rp: *mut mp_limb_t, up: *const mp_limb_t, un: usize, vp: *const mp
     }
 }
 
-/// `o = a * b` as GMP's `mpn_mul` in its other routines gets it: on the
-/// GPU where the routing sends GMP's internal products of this shape (on
-/// the calling thread's queue, so the step's products from several threads
-/// overlap on the device), else GMP's.
-fn product(o: &mut [mp_limb_t], a: &[mp_limb_t], b: &[mp_limb_t]) {
-    let (u, v) = if a.len() >= b.len() { (a, b) } else { (b, a) };
-    // SAFETY: o holds u.len() + v.len() limbs apart from the operands, v
-    // is not empty (the callers' sizes).
-    if !unsafe { product_on_gpu(Op::Internal, u.as_ptr(), u.len(), v.as_ptr(), v.len(), "mpn_mul in GMP's half-gcd", o) } {
-        stats::on_cpu(Op::Internal, v.len(), || cpu::mul(o, u, v));
-    }
-}
-
 /// The products `out[k] = x[k] * y[k]`, all at once on the caller and the
-/// helpers. Returns whether the helpers were asked.
+/// helpers; each counted in the profile as one of GMP's internal products.
+/// Returns whether the helpers were asked.
 fn products(out: &mut [mp_limb_t], x: &[&[mp_limb_t]], y: &[&[mp_limb_t]]) -> bool {
     let len = x[0].len() + y[0].len();
-    let mut tasks: Vec<_> = out.chunks_mut(len).zip(x.iter().zip(y)).map(|(o, (&a, &b))| move || product(o, a, b)).collect();
+    let mut tasks: Vec<_> = out
+        .chunks_mut(len)
+        .zip(x.iter().zip(y))
+        .map(|(o, (&a, &b))| move || stats::on_cpu(Op::Internal, a.len().min(b.len()), || cpu::mul(o, a, b)))
+        .collect();
     let mut refs: Vec<&mut (dyn FnMut() + Send)> = tasks.iter_mut().map(|t| t as &mut (dyn FnMut() + Send)).collect();
     helpers::share(&mut refs)
 }
@@ -89,7 +76,7 @@ fn products(out: &mut [mp_limb_t], x: &[&[mp_limb_t]], y: &[&[mp_limb_t]]) -> bo
 pub unsafe fn matrix_adjust(m: *const hgcd_matrix, n: usize, ap: *mut mp_limb_t, bp: *mut mp_limb_t, p: usize, gmp: impl FnOnce() -> mp_size_t) -> mp_size_t {
     // SAFETY: GMP's matrix: four entries of M.n limbs.
     let (mn, entries) = unsafe { ((*m).n as usize, (*m).p) };
-    if p == 0 || mn == 0 || p + mn >= n || !route::hgcd_shared(p.min(mn)) {
+    if p == 0 || mn == 0 || p + mn >= n || !route::hgcd_shared(p.min(mn), p.max(mn)) {
         return gmp();
     }
     let len = p + mn;
@@ -136,7 +123,7 @@ pub unsafe fn matrix_adjust(m: *const hgcd_matrix, n: usize, ap: *mut mp_limb_t,
 /// of `rn` limbs (room for `rn + mn + 1`), M's `m` of `mn`; each new entry
 /// has `rn + mn + 1` limbs. `gmp` is GMP's own routine.
 pub unsafe fn matrix22_mul(r: [*mut mp_limb_t; 4], rn: usize, m: [*const mp_limb_t; 4], mn: usize, gmp: impl FnOnce()) {
-    if rn == 0 || mn == 0 || !route::hgcd_shared(rn.min(mn)) {
+    if rn == 0 || mn == 0 || !route::hgcd_shared(rn.min(mn), rn.max(mn)) {
         return gmp();
     }
     let len = rn + mn;

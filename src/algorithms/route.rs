@@ -164,15 +164,17 @@ pub fn one_sharing<R>(f: impl FnOnce(bool) -> R) -> R {
     f(alone)
 }
 
-/// Whether a half-gcd matrix step whose products' shorter side has `short`
-/// limbs shares them among the helpers (src/algorithms/hgcd.rs):
+/// Whether a half-gcd matrix step whose products have sides of `short` and
+/// `long` limbs shares them among the helpers (src/algorithms/hgcd.rs):
 /// products are shared at all (as for `mpz_mul`: `CUGMP_CPU_SHARE`, else
 /// a host of 4 cores or more), a GPU serves the process (or
-/// `CUGMP_CPU_SHARE` asked), and GMP's allocation functions are its own
-/// (the helpers run GMP's products, which may allocate).
-pub fn hgcd_shared(short: usize) -> bool {
+/// `CUGMP_CPU_SHARE` asked), GMP's allocation functions are its own (the
+/// helpers run GMP's products, which may allocate), and none of the
+/// products is one the GPU would take.
+pub fn hgcd_shared(short: usize, long: usize) -> bool {
     short >= HGCD_SHARE_FROM
         && SHARE_FROM.load(Relaxed) != usize::MAX
+        && !gpu_wanted(Op::Internal, product_size(long, short))
         && gmp_allocates_by_default()
         && (config::get().cpu_share.is_some() || gpu::opened())
 }
