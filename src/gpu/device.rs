@@ -364,6 +364,7 @@ fn init() -> Vec<Gpu> {
         log!("no CUDA driver (libcuda) found: CPU engine only");
         return Vec::new();
     }
+    let present = began.elapsed();
     let count = match std::panic::catch_unwind(CudaContext::device_count) {
         Ok(Ok(n)) => n.max(0) as usize,
         Ok(Err(e)) => {
@@ -375,6 +376,9 @@ fn init() -> Vec<Gpu> {
             return Vec::new();
         }
     };
+    // The opening's phases, for CUGMP_LOG: where its few hundred
+    // milliseconds go, which a program's large products spend on the CPU.
+    log!("GPU opening: libcuda found in {:.1} ms, the driver initialised in {:.1} ms", present.as_secs_f64() * 1e3, (began.elapsed() - present).as_secs_f64() * 1e3);
     let wanted = count.min(config::get().gpus.unwrap_or(usize::MAX));
     let mut gpus = Vec::new();
     for ordinal in 0..wanted {
@@ -412,8 +416,11 @@ fn fatbin() -> &'static [u8] {
 }
 
 fn open(ordinal: usize) -> Result<Gpu, GpuError> {
+    let mut phases = Phases::new();
     let ctx = CudaContext::new(ordinal)?;
+    phases.mark("context");
     let module = ctx.load_module(cudarc::nvrtc::Ptx::from_binary(fatbin().to_vec()))?;
+    phases.mark("module");
     let kernels = Kernels {
         add: module.load_function("cugmp_add")?,
         sub: module.load_function("cugmp_sub")?,
@@ -449,6 +456,7 @@ fn open(ordinal: usize) -> Result<Gpu, GpuError> {
         gfp_pointwise: module.load_function("cugmp_gfp_pointwise")?,
         gfp_combine: module.load_function("cugmp_gfp_combine")?,
     };
+    phases.mark("kernels");
     // cugmp_ntt_pass keeps a tile of 2^14 words in shared memory: past the
     // 48 KiB a kernel gets without asking.
     kernels.ntt_pass.set_attribute(cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 4 << ntt::TILE_LOG)?;
@@ -493,6 +501,8 @@ fn open(ordinal: usize) -> Result<Gpu, GpuError> {
         };
         queues.push(Queue { stream, upload, scan: Mutex::new(linear::ScanState::default()), busy: Busy::default() });
     }
+    phases.mark("streams and pool");
+    log!("GPU {ordinal} opening: {}", phases.line);
     Ok(Gpu {
         ordinal,
         name: ctx.name()?,
@@ -507,6 +517,26 @@ fn open(ordinal: usize) -> Result<Gpu, GpuError> {
         ctx,
         kernels,
     })
+}
+
+/// The steps of a device's opening, timed one after another.
+struct Phases {
+    last: std::time::Instant,
+    line: String,
+}
+
+impl Phases {
+    fn new() -> Phases {
+        Phases { last: std::time::Instant::now(), line: String::new() }
+    }
+
+    /// The step `what` ended now.
+    fn mark(&mut self, what: &str) {
+        let now = std::time::Instant::now();
+        let sep = if self.line.is_empty() { "" } else { ", " };
+        self.line += &format!("{sep}{what} {:.1} ms", (now - self.last).as_secs_f64() * 1e3);
+        self.last = now;
+    }
 }
 
 /// Let the device's stream-ordered allocator (cudarc allocates with
