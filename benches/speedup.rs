@@ -19,7 +19,7 @@
 //! what the GPU does; the "auto" column says where the routing sends it.
 //! `--only ops` (a run of its own, CUGMP_GPU=auto unless set): the GMP
 //! operations whole programs spend their time in that cuGMP passes to GMP
-//! whole (gcd, gcdext, set_str, factorial, binomial, power, powm, invert),
+//! whole (gcd, gcdext, set_str, factorial, binomial, power, powm, invert, root),
 //! their large products through the hooks.
 //! `--only hooks` (a run of its own, CUGMP_GPU=auto unless set): GMP's own
 //! algorithms whose products reach the GPU through the hooks (division,
@@ -335,6 +335,16 @@ fn main() {
             let cugmp_ms = time_ms(reps, || found = unsafe { (api.invert)(&mut mr, &ma, &mm) });
             assert!((found != 0) == exists.is_some() && (found == 0 || mr.value() == r), "MISMATCH: mpz_invert at {n} limbs");
             emit(&mut md, Row { op: "invert", limbs: n, gmp_ms, cugmp_ms }, api.auto("gmp-internal mul"));
+        }
+        if hook_wanted("root") {
+            // A cube root: GMP's root by Newton's iteration, its products
+            // and quotients through the hooks.
+            let gmp_ms = timed_gmp(&mut || r.assign(a.root_ref(3)));
+            let cugmp_ms = time_ms(reps, || unsafe {
+                (api.root)(&mut mr, &ma, 3);
+            });
+            assert!(mr.value() == r, "MISMATCH: mpz_root(3) at {n} limbs");
+            emit(&mut md, Row { op: "root (k = 3)", limbs: n, gmp_ms, cugmp_ms }, api.auto("gmp-internal mul"));
         }
         if hook_wanted("powm") {
             // A 64-bit exponent: 64 modular squarings of n limbs.

@@ -484,6 +484,48 @@ fn square_roots_match_gmp() {
     }
 }
 
+/// Roots of higher degree (mpz_root, mpz_rootrem with k = 3, 4, 5, 7 and
+/// 31): GMP's own algorithm, whose products and quotients go through the
+/// hooks (on the GPU under force from 64 limbs). Random operands, perfect
+/// powers and their neighbours, negative operands with odd k, sizes from
+/// one limb to 30,000, and the root written over the operand.
+#[test]
+fn higher_roots_match_gmp() {
+    let mut r = rng();
+    for k in [3u32, 4, 5, 7, 31] {
+        let mut xs: Vec<Integer> = vec![Integer::new(), Integer::from(1)];
+        for n in [1u32, 3, 40, 700, 5_000, 30_000] {
+            if k == 31 && n > 5_000 {
+                continue;
+            }
+            let random = Integer::from(Integer::random_bits(64 * n, &mut r)) | (Integer::from(1) << (64 * n - 1));
+            let root = Integer::from(Integer::random_bits((64 * n).div_ceil(k), &mut r)) + 2u32;
+            let power = Integer::from(rug::ops::Pow::pow(&root, k));
+            xs.extend([random, power.clone() - 1u32, power.clone(), power + 1u32]);
+        }
+        for x in xs {
+            for x in [x.clone(), -x] {
+                if x < 0 && k % 2 == 0 {
+                    continue;
+                }
+                let what = |f: &str| format!("{f} k = {k}, {} limbs, sign {}", x.significant_digits::<u64>(), x.cmp0() as i32);
+                let (want_root, want_rem) = <(Integer, Integer)>::from(x.root_rem_ref(k));
+                let (mut zx, mut root, mut rem) = (Z::from(&x), Z::new(), Z::new());
+                let exact = unsafe { (api().root)(root.ptr(), zx.ptr(), k.into()) };
+                same(&what("mpz_root"), &root.get(), &want_root);
+                assert_eq!(exact != 0, want_rem == 0, "{}: the exactness flag", what("mpz_root"));
+                unsafe { (api().rootrem)(root.ptr(), rem.ptr(), zx.ptr(), k.into()) };
+                same(&what("mpz_rootrem root"), &root.get(), &want_root);
+                same(&what("mpz_rootrem remainder"), &rem.get(), &want_rem);
+                let mut zy = Z::from(&x);
+                let y = zy.ptr();
+                unsafe { (api().root)(y, y, k.into()) };
+                same(&what("mpz_root, root over the operand"), &zy.get(), &want_root);
+            }
+        }
+    }
+}
+
 #[test]
 fn mulmod_bnm1_matches_gmp() {
     let mut r = rng();
