@@ -178,6 +178,20 @@ pub unsafe fn add_or_sub_n(rp: *mut mp_limb_t, up: *const mp_limb_t, vp: *const 
     out
 }
 
+/// `{rp, un} += {vp, vn}`, or `-=` where `subtract` (`un >= vn >= 1`): GMP's
+/// mpn_add or mpn_sub with the result over the first operand; the carry or
+/// borrow out.
+///
+/// # Safety
+/// rp holds un limbs, vp vn limbs, apart from them.
+pub unsafe fn add_or_sub_into(rp: *mut mp_limb_t, un: usize, vp: *const mp_limb_t, vn: usize, subtract: bool) -> mp_limb_t {
+    // SAFETY: the caller's limbs; rp's past vn are its own.
+    unsafe {
+        let c = add_or_sub_n(rp, rp, vp, vn, subtract);
+        carry_or_borrow_on(std::slice::from_raw_parts_mut(rp.add(vn), un - vn), c, subtract)
+    }
+}
+
 /// GMP's mpn_lshift (`left`) or mpn_rshift of `{up, n}` by 1 to 63 bits
 /// into `{rp, n}`: the bits shifted out. From THREADED_LIMBS limbs each
 /// piece is shifted by GMP on a thread of its own, the one limb each piece

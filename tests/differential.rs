@@ -590,12 +590,17 @@ fn shared_products_match_gmp() {
     let env = [("CUGMP_FAULT", None), ("CUGMP_CPU_SHARE", Some("2")), ("CUGMP_GPU", Some("off")), ("CUGMP_STATS", Some("1"))];
     let (ok, log) = common::rerun_tests(&["mul_matches_gmp", "threads_match_gmp"], &env);
     assert!(ok && log.contains("2 passed"), "the shared products' run failed:\n{log}");
-    let counts: Vec<u64> = log
-        .lines()
-        .find_map(|l| l.strip_prefix("mpz_mul products shared among cores: "))
-        .map(|rest| rest.split(|c: char| !c.is_ascii_digit()).filter_map(|w| w.parse().ok()).collect())
-        .unwrap_or_default();
+    let counts = counts_after(&log, "mpz_mul products shared among cores: ");
     assert!(counts.len() == 2 && counts[0] > 0, "no product was shared: {counts:?}\n{log}");
+}
+
+/// The numbers on the line of `log` that begins with `prefix` (a line of
+/// CUGMP_STATS's table); none where there is no such line.
+fn counts_after(log: &str, prefix: &str) -> Vec<u64> {
+    log.lines()
+        .find_map(|l| l.strip_prefix(prefix))
+        .map(|rest| rest.split(|c: char| !c.is_ascii_digit()).filter_map(|w| w.parse().ok()).collect())
+        .unwrap_or_default()
 }
 
 /// gcd, gcdext and invert, whose half-gcd makes its matrix steps through
@@ -653,11 +658,7 @@ fn shared_hgcd_steps_match_gmp() {
     let env = [("CUGMP_FAULT", None), ("CUGMP_CPU_SHARE", Some("2")), ("CUGMP_GPU", Some("off")), ("CUGMP_STATS", Some("1"))];
     let (ok, log) = common::rerun_tests(&["gcds_match_gmp"], &env);
     assert!(ok && log.contains("1 passed"), "the shared steps' run failed:\n{log}");
-    let counts: Vec<u64> = log
-        .lines()
-        .find_map(|l| l.strip_prefix("half-gcd matrix steps with their products shared among cores: "))
-        .map(|rest| rest.split(|c: char| !c.is_ascii_digit()).filter_map(|w| w.parse().ok()).collect())
-        .unwrap_or_default();
+    let counts = counts_after(&log, "half-gcd matrix steps with their products shared among cores: ");
     assert!(counts.len() == 2 && counts[0] > 0, "no half-gcd step was shared: {counts:?}\n{log}");
 }
 

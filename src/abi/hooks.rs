@@ -144,19 +144,7 @@ unsafe extern "C" fn __wrap___cugmp_cpu__gmpn_hgcd_matrix_adjust(m: *const hgcd_
 /// GMP's scratch, used only by GMP's routine.
 #[unsafe(no_mangle)]
 #[allow(clippy::too_many_arguments)]
-unsafe extern "C" fn __wrap___cugmp_cpu__gmpn_matrix22_mul(
-    r0: *mut mp_limb_t,
-    r1: *mut mp_limb_t,
-    r2: *mut mp_limb_t,
-    r3: *mut mp_limb_t,
-    rn: mp_size_t,
-    m0: *const mp_limb_t,
-    m1: *const mp_limb_t,
-    m2: *const mp_limb_t,
-    m3: *const mp_limb_t,
-    mn: mp_size_t,
-    tp: *mut mp_limb_t,
-) {
+unsafe extern "C" fn __wrap___cugmp_cpu__gmpn_matrix22_mul(r0: *mut mp_limb_t, r1: *mut mp_limb_t, r2: *mut mp_limb_t, r3: *mut mp_limb_t, rn: mp_size_t, m0: *const mp_limb_t, m1: *const mp_limb_t, m2: *const mp_limb_t, m3: *const mp_limb_t, mn: mp_size_t, tp: *mut mp_limb_t) {
     boundary!("mpn_matrix22_mul", unsafe {
         hgcd::matrix22_mul([r0, r1, r2, r3], rn as usize, [m0, m1, m2, m3], mn as usize, || embedded::mpn_matrix22_mul(r0, r1, r2, r3, rn, m0, m1, m2, m3, mn, tp))
     })

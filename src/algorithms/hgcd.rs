@@ -30,43 +30,28 @@ use crate::gmp::{embedded, hgcd_matrix, mp_limb_t, mp_size_t};
 use crate::helpers;
 use crate::stats::{self, Op};
 
-/// `{rp, un} = {up, un} + {vp, vn}` (`un >= vn`), GMP's `mpn_add`: the carry.
-unsafe fn add(rp: *mut mp_limb_t, up: *const mp_limb_t, un: usize, vp: *const mp_limb_t, vn: usize) -> mp_limb_t {
-    // SAFETY: the caller's pointers hold un and vn limbs; GMP's add_n and
-    // add_1 take rp equal to up.
-    unsafe {
-        let mut carry = embedded::mpn_add_n(rp, up, vp, vn as mp_size_t);
-        if un > vn {
-            carry = embedded::mpn_add_1(rp.add(vn), up.add(vn), (un - vn) as mp_size_t, carry);
+/// The products `x[k] * y[k]`, side by side in a new buffer (each of
+/// `x[0].len() + y[0].len()` limbs), made at once on the caller and the
+/// helpers where this thread may share now (`route::one_sharing`, the
+/// helpers awake); None to leave the step to GMP. Each product counts in
+/// the profile as one of GMP's internal products.
+fn shared_products(x: &[&[mp_limb_t]], y: &[&[mp_limb_t]]) -> Option<Vec<mp_limb_t>> {
+    route::one_sharing(|alone| {
+        if !alone || !helpers::awake() {
+            return None;
         }
-        carry
-    }
-}
-
-/// `{rp, un} = {up, un} - {vp, vn}` (`un >= vn`), GMP's `mpn_sub`: the borrow.
-unsafe fn sub(rp: *mut mp_limb_t, up: *const mp_limb_t, un: usize, vp: *const mp_limb_t, vn: usize) -> mp_limb_t {
-    // SAFETY: as in `add`.
-    unsafe {
-        let mut borrow = embedded::mpn_sub_n(rp, up, vp, vn as mp_size_t);
-        if un > vn {
-            borrow = embedded::mpn_sub_1(rp.add(vn), up.add(vn), (un - vn) as mp_size_t, borrow);
-        }
-        borrow
-    }
-}
-
-/// The products `out[k] = x[k] * y[k]`, all at once on the caller and the
-/// helpers; each counted in the profile as one of GMP's internal products.
-/// Returns whether the helpers were asked.
-fn products(out: &mut [mp_limb_t], x: &[&[mp_limb_t]], y: &[&[mp_limb_t]]) -> bool {
-    let len = x[0].len() + y[0].len();
-    let mut tasks: Vec<_> = out
-        .chunks_mut(len)
-        .zip(x.iter().zip(y))
-        .map(|(o, (&a, &b))| move || stats::on_cpu(Op::Internal, a.len().min(b.len()), || cpu::mul(o, a, b)))
-        .collect();
-    let mut refs: Vec<&mut (dyn FnMut() + Send)> = tasks.iter_mut().map(|t| t as &mut (dyn FnMut() + Send)).collect();
-    helpers::share(&mut refs)
+        let len = x[0].len() + y[0].len();
+        let mut out = vec![0; x.len() * len];
+        let mut tasks: Vec<_> = out
+            .chunks_mut(len)
+            .zip(x.iter().zip(y))
+            .map(|(o, (&a, &b))| move || stats::on_cpu(Op::Internal, a.len().min(b.len()), || cpu::mul(o, a, b)))
+            .collect();
+        let mut refs: Vec<&mut (dyn FnMut() + Send)> = tasks.iter_mut().map(|t| t as &mut (dyn FnMut() + Send)).collect();
+        stats::shared_hgcd_step(helpers::share(&mut refs));
+        drop(tasks);
+        Some(out)
+    })
 }
 
 /// GMP's `mpn_hgcd_matrix_adjust`: `(a; b) = M^-1 (a; b)`, that is `a =
@@ -80,32 +65,24 @@ pub unsafe fn matrix_adjust(m: *const hgcd_matrix, n: usize, ap: *mut mp_limb_t,
         return gmp();
     }
     let len = p + mn;
-    let mut t = vec![0; 4 * len];
-    let shared = route::one_sharing(|alone| {
-        if !alone || !helpers::awake() {
-            return None;
-        }
-        // SAFETY: a and b hold n > p limbs, the entries mn; none is written
-        // until the products are done.
-        let (a, b, r) = unsafe {
-            let r = |i: usize, j: usize| std::slice::from_raw_parts(entries[i][j].cast_const(), mn);
-            (std::slice::from_raw_parts(ap.cast_const(), p), std::slice::from_raw_parts(bp.cast_const(), p), [r(0, 0), r(0, 1), r(1, 0), r(1, 1)])
-        };
-        // t = [r11 a, r10 a, r01 b, r00 b], as GMP's routine makes them.
-        Some(products(&mut t, &[a, a, b, b], &[r[3], r[2], r[1], r[0]]))
-    });
-    let Some(helped) = shared else { return gmp() };
-    stats::shared_hgcd_step(helped);
+    // SAFETY: a and b hold n > p limbs, the entries mn; none is written
+    // until the products are done.
+    let (a, b, r) = unsafe {
+        let r = |i: usize, j: usize| std::slice::from_raw_parts(entries[i][j].cast_const(), mn);
+        (std::slice::from_raw_parts(ap.cast_const(), p), std::slice::from_raw_parts(bp.cast_const(), p), [r(0, 0), r(0, 1), r(1, 0), r(1, 1)])
+    };
+    // t = [r11 a, r10 a, r01 b, r00 b], as GMP's routine makes them.
+    let Some(t) = shared_products(&[a, a, b, b], &[r[3], r[2], r[1], r[0]]) else { return gmp() };
     let (r11a, r10a, r01b, r00b) = (t.as_ptr(), t[len..].as_ptr(), t[2 * len..].as_ptr(), t[3 * len..].as_ptr());
     // SAFETY: a and b hold n + 1 limbs (GMP's routine may write a[n] too);
     // the products len each. GMP's sums in GMP's order.
     unsafe {
         std::ptr::copy_nonoverlapping(r11a, ap, p);
-        let mut ah = add(ap.add(p), ap.add(p), n - p, r11a.add(p), mn);
-        ah -= sub(ap, ap, n, r01b, len);
+        let mut ah = cpu::add_or_sub_into(ap.add(p), n - p, r11a.add(p), mn, false);
+        ah -= cpu::add_or_sub_into(ap, n, r01b, len, true);
         std::ptr::copy_nonoverlapping(r00b, bp, p);
-        let mut bh = add(bp.add(p), bp.add(p), n - p, r00b.add(p), mn);
-        bh -= sub(bp, bp, n, r10a, len);
+        let mut bh = cpu::add_or_sub_into(bp.add(p), n - p, r00b.add(p), mn, false);
+        bh -= cpu::add_or_sub_into(bp, n, r10a, len, true);
         if ah > 0 || bh > 0 {
             *ap.add(n) = ah;
             *bp.add(n) = bh;
@@ -127,24 +104,16 @@ pub unsafe fn matrix22_mul(r: [*mut mp_limb_t; 4], rn: usize, m: [*const mp_limb
         return gmp();
     }
     let len = rn + mn;
-    let mut t = vec![0; 8 * len];
-    let shared = route::one_sharing(|alone| {
-        if !alone || !helpers::awake() {
-            return None;
-        }
-        // SAFETY: R's entries hold rn limbs, M's mn; R is written only
-        // after the products.
-        let (x, y) = unsafe {
-            let x: [&[mp_limb_t]; 4] = r.map(|e| std::slice::from_raw_parts(e.cast_const(), rn));
-            let y: [&[mp_limb_t]; 4] = m.map(|e| std::slice::from_raw_parts(e, mn));
-            (x, y)
-        };
-        // New r0 = r0 m0 + r1 m2, r1 = r0 m1 + r1 m3, r2 = r2 m0 + r3 m2,
-        // r3 = r2 m1 + r3 m3: the pairs side by side in t.
-        Some(products(&mut t, &[x[0], x[1], x[0], x[1], x[2], x[3], x[2], x[3]], &[y[0], y[2], y[1], y[3], y[0], y[2], y[1], y[3]]))
-    });
-    let Some(helped) = shared else { return gmp() };
-    stats::shared_hgcd_step(helped);
+    // SAFETY: R's entries hold rn limbs, M's mn; R is written only after
+    // the products.
+    let (x, y) = unsafe {
+        let x: [&[mp_limb_t]; 4] = r.map(|e| std::slice::from_raw_parts(e.cast_const(), rn));
+        let y: [&[mp_limb_t]; 4] = m.map(|e| std::slice::from_raw_parts(e, mn));
+        (x, y)
+    };
+    // New r0 = r0 m0 + r1 m2, r1 = r0 m1 + r1 m3, r2 = r2 m0 + r3 m2, r3 =
+    // r2 m1 + r3 m3: the pairs side by side in t.
+    let Some(t) = shared_products(&[x[0], x[1], x[0], x[1], x[2], x[3], x[2], x[3]], &[y[0], y[2], y[1], y[3], y[0], y[2], y[1], y[3]]) else { return gmp() };
     for (k, &e) in r.iter().enumerate() {
         let (u, v) = (t[2 * k * len..].as_ptr(), t[(2 * k + 1) * len..].as_ptr());
         // SAFETY: each entry has room for len + 1 limbs.

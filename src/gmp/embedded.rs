@@ -120,19 +120,7 @@ unsafe extern "C" {
     #[link_name = "__real___cugmp_cpu__gmpn_hgcd_matrix_adjust"]
     pub fn mpn_hgcd_matrix_adjust(m: *const hgcd_matrix, n: mp_size_t, ap: *mut mp_limb_t, bp: *mut mp_limb_t, p: mp_size_t, tp: *mut mp_limb_t) -> mp_size_t;
     #[link_name = "__real___cugmp_cpu__gmpn_matrix22_mul"]
-    pub fn mpn_matrix22_mul(
-        r0: *mut mp_limb_t,
-        r1: *mut mp_limb_t,
-        r2: *mut mp_limb_t,
-        r3: *mut mp_limb_t,
-        rn: mp_size_t,
-        m0: *const mp_limb_t,
-        m1: *const mp_limb_t,
-        m2: *const mp_limb_t,
-        m3: *const mp_limb_t,
-        mn: mp_size_t,
-        tp: *mut mp_limb_t,
-    );
+    pub fn mpn_matrix22_mul(r0: *mut mp_limb_t, r1: *mut mp_limb_t, r2: *mut mp_limb_t, r3: *mut mp_limb_t, rn: mp_size_t, m0: *const mp_limb_t, m1: *const mp_limb_t, m2: *const mp_limb_t, m3: *const mp_limb_t, mn: mp_size_t, tp: *mut mp_limb_t);
     #[link_name = "__cugmp_cpu__gmp_default_allocate"]
     pub fn gmp_default_allocate(n: size_t) -> *mut c_void;
     #[link_name = "__cugmp_cpu__gmp_default_reallocate"]
