@@ -15,9 +15,10 @@
 //! limbs; eight products on several threads cost less time than seven on
 //! one.)
 //!
-//! Where `route::hgcd_shared` declines (sharing off, products the GPU may
-//! take, another thread already sharing, the helpers asleep), GMP's own
-//! routine runs, its products through the product hooks as before.
+//! Where the routing declines (`route::hgcd_shared`: sharing off, or a
+//! product the GPU may take; `route::one_sharing`: another thread at
+//! shareable work; or the helpers asleep), GMP's own routine runs, its
+//! products through the product hooks as before.
 //!
 //! # Safety
 //! Every `pub unsafe fn` here takes its pointers as GMP's routine of the
