@@ -523,6 +523,27 @@ pub fn gmp_allocates_by_default() -> bool {
 mod tests {
     use super::*;
 
+    /// `one_sharing`'s rule: a thread alone shares; one that follows
+    /// another's turn does not, nor does the first after it; after
+    /// MIXED_QUIET_US without turns taken by two threads, the one shares
+    /// again; a thread already inside does not share again from within.
+    #[test]
+    fn sharing_waits_for_quiet_after_two_threads() {
+        let quiet = || std::thread::sleep(std::time::Duration::from_micros(MIXED_QUIET_US + 2000));
+        quiet();
+        one_sharing(|_| ());
+        assert!(one_sharing(|alone| alone), "one thread alone shares");
+        let other = std::thread::spawn(|| one_sharing(|alone| alone)).join().expect("the other thread");
+        assert!(!other, "a thread right after another's turn does not share");
+        assert!(!one_sharing(|alone| alone), "nor the first, right after the second's turn");
+        quiet();
+        assert!(one_sharing(|alone| alone), "after the quiet, the one thread shares again");
+        one_sharing(|outer| {
+            assert!(outer);
+            assert!(!one_sharing(|inner| inner), "not from inside its own sharing");
+        });
+    }
+
     /// No other product on the device: the GPU, whatever the size. Behind
     /// any other, products GMP makes in under LOADED_PRODUCT_US stay on the
     /// CPU; behind many or one large one, larger ones too, and the largest
