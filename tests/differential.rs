@@ -603,11 +603,11 @@ fn counts_after(log: &str, prefix: &str) -> Vec<u64> {
         .unwrap_or_default()
 }
 
-/// gcd, gcdext and invert, whose half-gcd makes its matrix steps through
-/// the hooks (src/algorithms/hgcd.rs): sizes below and well above GMP's
-/// half-gcd threshold, operands with a large common factor (so that the
-/// gcd is long) and coprime ones, both signs, unbalanced sizes, zero, and
-/// the result written over an operand.
+/// gcd, gcdext, invert and the Jacobi symbol, whose half-gcds make their
+/// matrix steps through the hooks (src/algorithms/hgcd.rs): sizes below
+/// and well above GMP's half-gcd threshold, operands with a large common
+/// factor (so that the gcd is long) and coprime ones, both signs,
+/// unbalanced sizes, zero, and the result written over an operand.
 #[test]
 fn gcds_match_gmp() {
     let mut r = rng();
@@ -635,6 +635,11 @@ fn gcds_match_gmp() {
             let mut alias = Z::from(&a);
             unsafe { (api().gcd)(alias.ptr(), alias.ptr(), zb.ptr()) };
             same(&format!("mpz_gcd {what}, result over the first operand"), &alias.get(), &wg);
+            // The Jacobi symbol (a / m), m odd and positive.
+            let m = Integer::from(b.abs_ref()) | 1u32;
+            let mut zm = Z::from(&m);
+            let jacobi = unsafe { (api().jacobi)(za.ptr(), zm.ptr()) };
+            assert_eq!(jacobi, a.jacobi(&m), "mpz_jacobi {what}");
             if b != 0 {
                 let got = unsafe { (api().invert)(g.ptr(), za.ptr(), zb.ptr()) };
                 match a.invert_ref(&b).map(Integer::from) {
