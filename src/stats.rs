@@ -476,29 +476,25 @@ pub fn fallback(op: Op, why: Fallback) {
     cpu_call(op);
 }
 
-/// `mpz_mul` products shared among cores, and of them those the helper
-/// threads were asked to take part in (the board was free).
-static SHARED: [AtomicU64; 2] = [const { AtomicU64::new(0) }; 2];
-
-/// A product shared among cores (src/cpu.rs, `mul_on_cores`); `helped`:
-/// the helpers were asked.
-pub fn shared_product(helped: bool) {
-    SHARED[0].fetch_add(1, Relaxed);
-    if helped {
-        SHARED[1].fetch_add(1, Relaxed);
-    }
+/// Work made on several cores with the kept helper threads.
+#[derive(Clone, Copy)]
+pub enum Shared {
+    /// An `mpz_mul` product (src/cpu.rs, `mul_on_cores`).
+    Product,
+    /// A half-gcd matrix step's products (src/algorithms/hgcd.rs).
+    HgcdStep,
 }
 
-/// Half-gcd matrix steps whose products were shared among cores
-/// (src/algorithms/hgcd.rs), and those in which the helpers were asked.
-static SHARED_HGCD: [AtomicU64; 2] = [const { AtomicU64::new(0) }; 2];
+/// Per kind of `Shared` work: how many were shared, and of them in how
+/// many the helpers were asked (the board was free).
+static SHARED: [[AtomicU64; 2]; 2] = [const { [const { AtomicU64::new(0) }; 2] }; 2];
 
-/// A half-gcd matrix step made with its products on several cores;
-/// `helped`: the helpers were asked.
-pub fn shared_hgcd_step(helped: bool) {
-    SHARED_HGCD[0].fetch_add(1, Relaxed);
+/// `work` made on several cores; `helped`: the helpers were asked.
+pub fn shared(work: Shared, helped: bool) {
+    let counts = &SHARED[work as usize];
+    counts[0].fetch_add(1, Relaxed);
     if helped {
-        SHARED_HGCD[1].fetch_add(1, Relaxed);
+        counts[1].fetch_add(1, Relaxed);
     }
 }
 
@@ -561,13 +557,12 @@ pub fn table() -> String {
     if !any {
         t.push_str("(no operation cuGMP routes was called)\n");
     }
-    let shared = SHARED[0].load(Relaxed);
-    if shared > 0 {
-        let _ = writeln!(t, "mpz_mul products shared among cores: {shared}, the helper threads asked in {}", SHARED[1].load(Relaxed));
-    }
-    let steps = SHARED_HGCD[0].load(Relaxed);
-    if steps > 0 {
-        let _ = writeln!(t, "half-gcd matrix steps with their products shared among cores: {steps}, the helper threads asked in {}", SHARED_HGCD[1].load(Relaxed));
+    for (work, what) in [(Shared::Product, "mpz_mul products shared among cores"), (Shared::HgcdStep, "half-gcd matrix steps with their products shared among cores")] {
+        let [made, helped] = &SHARED[work as usize];
+        let made = made.load(Relaxed);
+        if made > 0 {
+            let _ = writeln!(t, "{what}: {made}, the helper threads asked in {}", helped.load(Relaxed));
+        }
     }
     t
 }

@@ -49,7 +49,7 @@ fn shared_products(x: &[&[mp_limb_t]], y: &[&[mp_limb_t]]) -> Option<Vec<mp_limb
             .map(|(o, (&a, &b))| move || stats::on_cpu(Op::Internal, a.len().min(b.len()), || cpu::mul(o, a, b)))
             .collect();
         let mut refs: Vec<&mut (dyn FnMut() + Send)> = tasks.iter_mut().map(|t| t as &mut (dyn FnMut() + Send)).collect();
-        stats::shared_hgcd_step(helpers::share(&mut refs));
+        stats::shared(stats::Shared::HgcdStep, helpers::share(&mut refs));
         drop(tasks);
         Some(out)
     })

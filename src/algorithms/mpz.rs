@@ -238,11 +238,11 @@ unsafe fn mul_on_cpu(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
             if std::ptr::eq(r, a) || std::ptr::eq(r, b) {
                 // r is an operand: a new buffer, then stored.
                 let mut p = vec![0; n];
-                stats::shared_product(cpu::mul_on_cores(&mut p, la, lb));
+                stats::shared(stats::Shared::Product, cpu::mul_on_cores(&mut p, la, lb));
                 return mpz::store(r, &p, negative);
             }
             product_in_place(r, n, negative, |out| {
-                stats::shared_product(cpu::mul_on_cores(out, la, lb));
+                stats::shared(stats::Shared::Product, cpu::mul_on_cores(out, la, lb));
                 true
             });
         })
