@@ -364,7 +364,8 @@ fn init() -> Vec<Gpu> {
         log!("no CUDA driver (libcuda) found: CPU engine only");
         return Vec::new();
     }
-    let present = began.elapsed();
+    let mut phases = Phases::new(began);
+    phases.mark("libcuda found");
     let count = match std::panic::catch_unwind(CudaContext::device_count) {
         Ok(Ok(n)) => n.max(0) as usize,
         Ok(Err(e)) => {
@@ -378,7 +379,8 @@ fn init() -> Vec<Gpu> {
     };
     // The opening's phases, for CUGMP_LOG: where its few hundred
     // milliseconds go, which a program's large products spend on the CPU.
-    log!("GPU opening: libcuda found in {:.1} ms, the driver initialised in {:.1} ms", present.as_secs_f64() * 1e3, (began.elapsed() - present).as_secs_f64() * 1e3);
+    phases.mark("driver initialised");
+    log!("GPU opening: {}", phases.line);
     let wanted = count.min(config::get().gpus.unwrap_or(usize::MAX));
     let mut gpus = Vec::new();
     for ordinal in 0..wanted {
@@ -416,7 +418,7 @@ fn fatbin() -> &'static [u8] {
 }
 
 fn open(ordinal: usize) -> Result<Gpu, GpuError> {
-    let mut phases = Phases::new();
+    let mut phases = Phases::new(std::time::Instant::now());
     let ctx = CudaContext::new(ordinal)?;
     phases.mark("context");
     let module = ctx.load_module(cudarc::nvrtc::Ptx::from_binary(fatbin().to_vec()))?;
@@ -526,8 +528,9 @@ struct Phases {
 }
 
 impl Phases {
-    fn new() -> Phases {
-        Phases { last: std::time::Instant::now(), line: String::new() }
+    /// Steps timed from `start`.
+    fn new(start: std::time::Instant) -> Phases {
+        Phases { last: start, line: String::new() }
     }
 
     /// The step `what` ended now.
