@@ -33,6 +33,11 @@
 //!   on the device, a product's GPU time is taken to be at least n
 //!   microseconds (src/algorithms/route.rs, `queue_favours_cpu`); default
 //!   route::LOADED_PRODUCT_US.
+//! * `CUGMP_GPU_FROM_MUL=n`, `CUGMP_GPU_FROM_INTERNAL=n` (limbs, tuning
+//!   only): under `auto`, the shorter operand's size from which `mpz_mul`
+//!   and `mpn_mul`, and GMP's internal products, go to the GPU, instead of
+//!   the measured thresholds (src/algorithms/route.rs, `measured_threshold`);
+//!   `cugmp_threshold()` reports what is in force.
 //! * `CUGMP_GPU_QUEUES=n` (1 to 16): streams the device runs products of
 //!   different threads on at once (src/gpu/device.rs, `Queue`); default
 //!   DEFAULT_GPU_QUEUES.
@@ -105,6 +110,10 @@ pub struct Config {
     pub gpu_queues: usize,
     /// `CUGMP_LOADED_PRODUCT_US` as set; None for the default.
     pub loaded_product_us: Option<usize>,
+    /// `CUGMP_GPU_FROM_MUL` and `CUGMP_GPU_FROM_INTERNAL` as set; None for
+    /// the measured thresholds.
+    pub gpu_from_mul: Option<usize>,
+    pub gpu_from_internal: Option<usize>,
     /// `CUGMP_GPUS`, at least 1 (None: every device).
     pub gpus: Option<usize>,
     pub product: ProductEngine,
@@ -163,6 +172,8 @@ impl Config {
         let gpu_queues = count("CUGMP_GPU_QUEUES").unwrap_or(DEFAULT_GPU_QUEUES).clamp(1, 16);
         let loaded_product_us = count("CUGMP_LOADED_PRODUCT_US");
         let gpus = count("CUGMP_GPUS").map(|n| n.max(1));
+        let gpu_from_mul = count("CUGMP_GPU_FROM_MUL");
+        let gpu_from_internal = count("CUGMP_GPU_FROM_INTERNAL");
         Config {
             gpu,
             log: flag("CUGMP_LOG"),
@@ -178,6 +189,8 @@ impl Config {
             cpu_helpers,
             gpu_queues,
             loaded_product_us,
+            gpu_from_mul,
+            gpu_from_internal,
             gpus,
             product,
         }

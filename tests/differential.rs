@@ -673,8 +673,11 @@ fn thresholds_are_reported() {
     let lib = Library::open();
     let threshold: unsafe extern "C" fn(*const c_char) -> libc::c_long = unsafe { lib.sym("cugmp_threshold") };
     let ask = |name: &str| unsafe { threshold(CString::new(name).unwrap().as_ptr()) };
-    assert_eq!(ask("mul"), 1024, "measured product crossover (RESULTS.md)");
-    assert_eq!(ask("gmp-internal mul"), 2048, "GMP's own products (RESULTS.md)");
+    // The tuning knobs' values where the environment sets them
+    // (`thresholds_follow_the_tuning_knobs`), else the measured crossovers.
+    let set = |name: &str, measured: libc::c_long| std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(measured);
+    assert_eq!(ask("mul"), set("CUGMP_GPU_FROM_MUL", 1024), "measured product crossover (RESULTS.md)");
+    assert_eq!(ask("gmp-internal mul"), set("CUGMP_GPU_FROM_INTERNAL", 2048), "GMP's own products (RESULTS.md)");
     assert_eq!(ask("get_str"), 4096, "radix conversion by whole levels (RESULTS.md)");
     assert_eq!(ask("set_str"), 6144, "radix conversion from digits by whole levels (RESULTS.md)");
     assert_eq!(ask("fac_ui"), 8192, "factorials from their primes' exponents (RESULTS.md)");
@@ -685,6 +688,15 @@ fn thresholds_are_reported() {
     assert_eq!(ask("and"), -1, "logic never goes to the GPU under auto");
     assert_eq!(ask("no-such-op"), -2);
     assert_eq!(unsafe { threshold(std::ptr::null()) }, -2);
+}
+
+/// CUGMP_GPU_FROM_MUL and CUGMP_GPU_FROM_INTERNAL move the products'
+/// crossovers: a child process with both set reports them.
+#[test]
+fn thresholds_follow_the_tuning_knobs() {
+    let env = [("CUGMP_FAULT", None), ("CUGMP_GPU_FROM_MUL", Some("700")), ("CUGMP_GPU_FROM_INTERNAL", Some("900"))];
+    let (ok, log) = common::rerun_tests(&["thresholds_are_reported"], &env);
+    assert!(ok && log.contains("1 passed"), "the child with the knobs set failed:\n{log}");
 }
 
 /// GMP is reentrant and so must cuGMP be: 16 threads, each on its own

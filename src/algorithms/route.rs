@@ -20,10 +20,22 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Once, OnceLock};
 
 /// Operand size (limbs) from which `CUGMP_GPU=auto` sends `op` to the GPU, or
-/// None where the GPU has not been measured to beat GMP on the ABI path
-/// (operands in host memory). Every entry comes from a measurement on the
-/// GPU machine, in RESULTS.md's "Thresholds" table.
+/// None where it never does: `measured_threshold`, unless
+/// `CUGMP_GPU_FROM_MUL` or `CUGMP_GPU_FROM_INTERNAL` sets the products'.
 pub fn auto_threshold(op: Op) -> Option<usize> {
+    let cfg = config::get();
+    match op {
+        Op::Mul if cfg.gpu_from_mul.is_some() => cfg.gpu_from_mul,
+        Op::Internal if cfg.gpu_from_internal.is_some() => cfg.gpu_from_internal,
+        _ => measured_threshold(op),
+    }
+}
+
+/// Operand size (limbs) from which the GPU was measured to beat GMP on the
+/// ABI path (operands in host memory), or None where it has not been. Every
+/// entry comes from a measurement on the GPU machine, in RESULTS.md's
+/// "Thresholds" table.
+fn measured_threshold(op: Op) -> Option<usize> {
     match op {
         // Products, on the shorter operand's size: n x n at 1024 limbs the
         // GPU was 1.58x faster end to end on an H200, at 256 limbs 4x
