@@ -435,8 +435,9 @@ fn gmp_internal_products_match_gmp() {
 
 /// GMP's products mod B^rn - 1 through the library's mpn_mulmod_bnm1,
 /// mpn_sqrmod_bnm1 and mpn_mulmod_bnm1_next_size (tests/common/mulmod.rs).
-/// Without a GPU the sizes are GMP's own; under force, from 64 limbs, cyclic
-/// lengths (one convolution on the GPU).
+/// Without a GPU the sizes are GMP's own; under force GMP's own below 2048
+/// limbs (the products made whole and folded), from there cyclic lengths
+/// (one convolution on the GPU).
 /// Square roots (src/algorithms/sqrt.rs under the GPU's thresholds, GMP's own root
 /// below and on CI): mpz_sqrt, mpz_sqrtrem, mpz_rootrem with k = 2 and
 /// mpz_perfect_square_p, which all reach GMP's mpn_sqrtrem, on every size
@@ -534,8 +535,10 @@ fn mulmod_bnm1_matches_gmp() {
     for (n, rn, gmp_rn) in common::mulmod::mulmod_sweep(api(), &[17, 100, 1000, 5000, 30_000], &mut r) {
         if !gpu {
             assert_eq!(rn, gmp_rn, "without a GPU mpn_mulmod_bnm1_next_size({n}) must be GMP's");
-        } else if force && n >= 64 {
+        } else if force && n >= common::mulmod::CYCLIC_FROM {
             assert!(common::mulmod::is_cyclic_size(rn), "mpn_mulmod_bnm1_next_size({n}) = {rn} is no cyclic length");
+        } else if force {
+            assert_eq!(rn, gmp_rn, "mpn_mulmod_bnm1_next_size({n}) must be GMP's below the cyclic products' size");
         }
     }
 }
@@ -677,7 +680,7 @@ fn thresholds_are_reported() {
     // (`thresholds_follow_the_tuning_knobs`), else the measured crossovers.
     let set = |name: &str, measured: libc::c_long| std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(measured);
     assert_eq!(ask("mul"), set("CUGMP_GPU_FROM_MUL", 1024), "measured product crossover (RESULTS.md)");
-    assert_eq!(ask("gmp-internal mul"), set("CUGMP_GPU_FROM_INTERNAL", 2048), "GMP's own products (RESULTS.md)");
+    assert_eq!(ask("gmp-internal mul"), set("CUGMP_GPU_FROM_INTERNAL", 1024), "GMP's own products (RESULTS.md)");
     assert_eq!(ask("get_str"), 4096, "radix conversion by whole levels (RESULTS.md)");
     assert_eq!(ask("set_str"), 6144, "radix conversion from digits by whole levels (RESULTS.md)");
     assert_eq!(ask("fac_ui"), 8192, "factorials from their primes' exponents (RESULTS.md)");

@@ -48,7 +48,7 @@ unsafe extern "C" fn __wrap___cugmp_cpu__gmpn_mulmod_bnm1_next_size(n: mp_size_t
 /// GMP's at once.
 #[unsafe(no_mangle)]
 unsafe extern "C" fn __wrap___cugmp_cpu__gmpn_mul(rp: *mut mp_limb_t, up: *const mp_limb_t, un: mp_size_t, vp: *const mp_limb_t, vn: mp_size_t) -> mp_limb_t {
-    routed!("mpn_mul", hooks::internal_mpn_on_cpu(vn) => embedded::mpn_mul(rp, up, un, vp, vn), {
+    routed!("mpn_mul", hooks::internal_mpn_on_cpu(un, vn) => embedded::mpn_mul(rp, up, un, vp, vn), {
         hooks::internal_mpn_product(rp, up, un as usize, vp, vn as usize, || {
             embedded::mpn_mul(rp, up, un, vp, vn);
         });
@@ -60,7 +60,7 @@ unsafe extern "C" fn __wrap___cugmp_cpu__gmpn_mul(rp: *mut mp_limb_t, up: *const
 /// {vp, n}`.
 #[unsafe(no_mangle)]
 unsafe extern "C" fn __wrap___cugmp_cpu__gmpn_mul_n(rp: *mut mp_limb_t, up: *const mp_limb_t, vp: *const mp_limb_t, n: mp_size_t) {
-    routed!("mpn_mul_n", hooks::internal_mpn_on_cpu(n) => embedded::mpn_mul_n(rp, up, vp, n), {
+    routed!("mpn_mul_n", hooks::internal_mpn_on_cpu(n, n) => embedded::mpn_mul_n(rp, up, vp, n), {
         hooks::internal_mpn_product(rp, up, n as usize, vp, n as usize, || embedded::mpn_mul_n(rp, up, vp, n))
     })
 }
@@ -68,7 +68,7 @@ unsafe extern "C" fn __wrap___cugmp_cpu__gmpn_mul_n(rp: *mut mp_limb_t, up: *con
 /// GMP's `mpn_sqr` as its other routines call it: `{rp, 2n} = {up, n}^2`.
 #[unsafe(no_mangle)]
 unsafe extern "C" fn __wrap___cugmp_cpu__gmpn_sqr(rp: *mut mp_limb_t, up: *const mp_limb_t, n: mp_size_t) {
-    routed!("mpn_sqr", hooks::internal_mpn_on_cpu(n) => embedded::mpn_sqr(rp, up, n), {
+    routed!("mpn_sqr", hooks::internal_mpn_on_cpu(n, n) => embedded::mpn_sqr(rp, up, n), {
         hooks::internal_mpn_product(rp, up, n as usize, up, n as usize, || embedded::mpn_sqr(rp, up, n))
     })
 }

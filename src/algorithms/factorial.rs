@@ -17,7 +17,7 @@
 //! while GMP's allocation functions are its own (`fac_ui_on_gpu`).
 
 use super::product::own_product;
-use super::route::{gmp_allocates_by_default, gpu_wanted, internal_on_gpu};
+use super::route::{auto_threshold, gmp_allocates_by_default, gpu_wanted, internal_on_gpu};
 use crate::config::log;
 use crate::gmp::{embedded, mp_limb_t, mp_size_t};
 use crate::parallel::{self, each_item};
@@ -29,9 +29,12 @@ use std::time::Instant;
 const MAX_N: u64 = 1 << 32;
 /// Values a run of the product trees holds at least (`products_of`).
 const MIN_RUN: usize = 512;
-/// The product trees' joins on threads stop at parts of this many limbs
-/// (GMP's internal products go to the GPU from 2048).
-const JOIN_ON_THREADS_BELOW: usize = 2048;
+/// The size (limbs) at which the product trees' joins on threads stop:
+/// where GMP's internal products go to the GPU (`own_product` routes them
+/// so).
+fn join_on_threads_below() -> usize {
+    auto_threshold(Op::Internal).unwrap_or(usize::MAX)
+}
 /// Most threads for the product trees.
 const MAX_THREADS: usize = 16;
 
@@ -203,7 +206,7 @@ fn products_of(lists: &[Vec<u64>]) -> Vec<Vec<mp_limb_t>> {
     // "Factorials").
     each_item(&mut by_list, 1, threads.min(lists.len()), |_, list| {
         let parts = std::mem::take(&mut list[0]);
-        list[0] = joined(parts, JOIN_ON_THREADS_BELOW);
+        list[0] = joined(parts, join_on_threads_below());
     });
     by_list.into_iter().map(|list| joined(list, usize::MAX).pop().unwrap_or_else(|| vec![1])).collect()
 }

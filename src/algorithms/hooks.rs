@@ -20,14 +20,15 @@ use crate::stats::{self, Op};
 use crate::{cpu, gpu, parallel};
 use libc::{c_int, size_t};
 
-/// Whether GMP's own `mpn_mul` (`mpn_mul_n`, `mpn_sqr`) with a shorter
-/// operand of `vn` limbs stays GMP's with nothing else to do: no product of
-/// that shorter side reaches the internal products' threshold
-/// (`product_size` is at most UNBALANCED_GAIN times it). One load and a
-/// compare: GMP's `mpz_mul` calls it for every product of two limbs or more.
+/// Whether GMP's own `mpn_mul` (`mpn_mul_n`, `mpn_sqr`) of `un` by `vn`
+/// limbs (`un >= vn`) stays GMP's with nothing else to do: its
+/// `product_size` is below the internal products' threshold. First one
+/// load and a compare on UNBALANCED_GAIN times the shorter side (the most
+/// `product_size` can be), which GMP's `mpz_mul` meets for every product of
+/// two limbs or more; only above it the size itself.
 #[inline(always)]
-pub fn internal_mpn_on_cpu(vn: mp_size_t) -> bool {
-    cpu_only(Op::Internal, (vn as usize).saturating_mul(UNBALANCED_GAIN))
+pub fn internal_mpn_on_cpu(un: mp_size_t, vn: mp_size_t) -> bool {
+    cpu_only(Op::Internal, (vn as usize).saturating_mul(UNBALANCED_GAIN)) || cpu_only(Op::Internal, product_size(un as usize, vn as usize))
 }
 
 /// GMP's `mpn_mul`, `mpn_mul_n` and `mpn_sqr` as its other routines call
@@ -62,14 +63,28 @@ pub unsafe fn internal_product(pp: *mut mp_limb_t, ap: *const mp_limb_t, an: usi
     unsafe { inject_product_fault(pp, an + bn) };
 }
 
+/// The size (`product_size`) from which GMP's products mod B^rn - 1 with
+/// wrap-around are cyclic convolutions on the GPU, and GMP asks for sizes
+/// that make them one (`mulmod_bnm1_next_size`). Below it a cyclic
+/// convolution goes through the general path's twenty driver calls, and
+/// from 1024 limbs, where GMP's internal products go to the GPU, it made
+/// GMP's cube root of 1024 to 4000 limbs 1.4x to 1.7x slower; a slot's
+/// whole product (one launch) folded on the host there kept the root at
+/// its speed and made powm with a 64-bit exponent 1.4x to 2.9x faster at
+/// 1024 to 2048 limbs. Whole products at GMP's sizes from 2048 to 4000
+/// limbs made tdiv_qr, sqrt and get_str slower than cyclic ones did
+/// (RESULTS.md, "Thresholds").
+const CYCLIC_FROM: usize = 2048;
+
 /// GMP's `mpn_mulmod_bnm1` (and `mpn_sqrmod_bnm1` with b = a):
 /// `{rp, min(rn, an+bn)} = {ap, an} * {bp, bn} mod (B^rn - 1)`,
 /// `0 < bn <= an <= rn`, with GMP's representation: zero only when an
 /// operand is zero, the class of zero otherwise as B^rn - 1. On the GPU when
 /// routed there, else `on_cpu`: with no wrap-around (an + bn <= rn) the
-/// product; where 2 rn points are one transform (`mulmod_bnm1_next_size`
-/// makes GMP ask for such rn) one cyclic convolution; else the full product
-/// folded once.
+/// product; from CYCLIC_FROM where 2 rn points are one transform
+/// (`mulmod_bnm1_next_size` makes GMP ask for such rn) one cyclic
+/// convolution; else the full product (below 65,536 limbs on a small
+/// product's slot, src/gpu/ntt/small.rs) folded once.
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn internal_mulmod_bnm1(rp: *mut mp_limb_t, rn: usize, ap: *const mp_limb_t, an: usize, bp: *const mp_limb_t, bn: usize, on_cpu: impl FnOnce()) {
     if cpu_only(Op::Internal, product_size(an, bn)) {
@@ -81,7 +96,7 @@ pub unsafe fn internal_mulmod_bnm1(rp: *mut mp_limb_t, rn: usize, ap: *const mp_
     let done = product_route(Op::Internal, an, bn).is_some_and(|g| unsafe {
         if an + bn <= rn {
             product_into(g, Op::Internal, what, a, b, out)
-        } else if gpu::ntt::cyclic_shape(rn).is_some() {
+        } else if product_size(an, bn) >= CYCLIC_FROM && gpu::ntt::cyclic_shape(rn).is_some() {
             product_with(Op::Internal, what, a, b, Some(rn), |u, v| g.mulmod_bnm1_into(u, v, out).map(|()| out)).is_some()
         } else {
             // The full product in a buffer of its own (Gpu::mul: not zeroed first).
@@ -107,7 +122,8 @@ pub unsafe fn internal_mulmod_bnm1(rp: *mut mp_limb_t, rn: usize, ap: *const mp_
 /// GMP's `mpn_mulmod_bnm1_next_size`: the modulus size (limbs) GMP's
 /// algorithms take for a product mod B^rn - 1 of about `n` limbs; `gmp` is
 /// GMP's own answer. Where GMP's internal products of `n` limbs go to the
-/// GPU: the smallest size from `gmp` up whose 2 rn points are one transform,
+/// GPU, from CYCLIC_FROM: the smallest size from `gmp` up whose 2 rn
+/// points are one transform,
 /// so that internal_mulmod_bnm1 makes one cyclic convolution of 2 rn points
 /// where it would otherwise transform the whole product (up to 4 rn points)
 /// and fold it. At most 1.5 gmp, so GMP's own conditions (e.g. 2n > rn in
@@ -118,7 +134,7 @@ pub unsafe fn internal_mulmod_bnm1(rp: *mut mp_limb_t, rn: usize, ap: *const mp_
 /// still being opened counts as there, so the answer for an n can change
 /// within a process only once, downwards, if the device turns out absent.
 pub fn mulmod_bnm1_next_size(n: usize, gmp: usize) -> usize {
-    if cpu_only(Op::Internal, n) {
+    if cpu_only(Op::Internal, n) || n < CYCLIC_FROM {
         return gmp;
     }
     match internal_sized_for_gpu(n).then(|| gpu::ntt::cyclic_size(gmp)).flatten() {

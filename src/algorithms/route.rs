@@ -42,10 +42,15 @@ fn measured_threshold(op: Op) -> Option<usize> {
         // slower. Unbalanced products with a short side below this stay on
         // GMP, whose cost there is small.
         Op::Mul => Some(1024),
-        // GMP's internal products (division, roots, radix conversion): 2048
-        // leaves GMP's smallest FFT-range products on the CPU, where the
-        // GPU's gain is least; the hooks' rows were measured with it.
-        Op::Internal => Some(2048),
+        // GMP's internal products (division, roots, radix conversion, the
+        // half-gcd), by `product_size`: since small products run on launch
+        // graphs, 1024 against 2048 made sixteen threads of gcds of 5000
+        // limbs 1.21x to 1.27x GMP instead of 0.94x to 1.0x, a gcd of 10^4
+        // limbs 1.12x faster, tdiv_qr, sqrt and get_str at 10^4 limbs up to
+        // 1.4x, pi.c at 10^8 digits on one thread 1.06x to 1.14x, and left
+        // pi.c on 16 threads as it was; 512 lost at 10^7 digits on one
+        // thread (RESULTS.md, "Thresholds").
+        Op::Internal => Some(1024),
         // Radix conversion by whole-level divisions (src/algorithms/radix/to_digits.rs),
         // from its number's size: 0.99x to 1.0x GMP at 2000 limbs, 1.1x to
         // 1.3x at 5000, 2.8x at 10^4. Below, GMP's own conversion (its

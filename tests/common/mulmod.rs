@@ -19,6 +19,12 @@ type MulMod = unsafe extern "C" fn(*mut u64, i64, *const u64, i64, *const u64, i
 type SqrMod = unsafe extern "C" fn(*mut u64, i64, *const u64, i64, *mut u64);
 type NextSize = unsafe extern "C" fn(i64) -> i64;
 
+/// The size from which mpn_mulmod_bnm1_next_size answers a cyclic length
+/// where GMP's internal products go to the GPU (src/algorithms/hooks.rs,
+/// `CYCLIC_FROM`); below it GMP's own size, the product made whole on the
+/// GPU and folded.
+pub const CYCLIC_FROM: i64 = 2048;
+
 /// 2^a or 3 * 2^a: 2 rn points are one transform of cuGMP's NTT.
 pub fn is_cyclic_size(rn: i64) -> bool {
     let odd = rn >> rn.trailing_zeros();
