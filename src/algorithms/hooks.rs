@@ -68,12 +68,11 @@ pub unsafe fn internal_product(pp: *mut mp_limb_t, ap: *const mp_limb_t, an: usi
 /// that make them one (`mulmod_bnm1_next_size`). Below it a cyclic
 /// convolution goes through the general path's twenty driver calls, and
 /// from 1024 limbs, where GMP's internal products go to the GPU, it made
-/// GMP's cube root of 1024 to 4000 limbs 1.4x to 1.7x slower; a slot's
-/// whole product (one launch) folded on the host there kept the root at
-/// its speed and made powm with a 64-bit exponent 1.4x to 2.9x faster at
-/// 1024 to 2048 limbs. Whole products at GMP's sizes from 2048 to 4000
-/// limbs made tdiv_qr, sqrt and get_str slower than cyclic ones did
-/// (RESULTS.md, "Thresholds").
+/// GMP's cube root of 1024 to 4000 limbs 1.4x to 1.7x slower; with a
+/// slot's whole product (one launch) folded on the host there the root
+/// kept its speed. Whole products at GMP's sizes from 2048 to 4000 limbs
+/// made tdiv_qr, sqrt and get_str slower than cyclic ones did (RESULTS.md,
+/// "GMP's internal products from 1024 limbs").
 const CYCLIC_FROM: usize = 2048;
 
 /// GMP's `mpn_mulmod_bnm1` (and `mpn_sqrmod_bnm1` with b = a):

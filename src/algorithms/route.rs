@@ -45,11 +45,11 @@ fn measured_threshold(op: Op) -> Option<usize> {
         // GMP's internal products (division, roots, radix conversion, the
         // half-gcd), by `product_size`: since small products run on launch
         // graphs, 1024 against 2048 made sixteen threads of gcds of 5000
-        // limbs 1.21x to 1.27x GMP instead of 0.94x to 1.0x, a gcd of 10^4
-        // limbs 1.12x faster, tdiv_qr, sqrt and get_str at 10^4 limbs up to
-        // 1.4x, pi.c at 10^8 digits on one thread 1.06x to 1.14x, and left
-        // pi.c on 16 threads as it was; 512 lost at 10^7 digits on one
-        // thread (RESULTS.md, "Thresholds").
+        // limbs 1.27x to 1.32x GMP instead of 0.93x to 1.05x, powm 2.3x to
+        // 5.1x faster at 1024 to 2048 limbs and pi.c at 10^8 digits on one
+        // thread 1.06x to 1.08x, and left pi.c on 16 threads within its
+        // spread; 768 was no better, 512 slower (RESULTS.md, "GMP's
+        // internal products from 1024 limbs").
         Op::Internal => Some(1024),
         // Radix conversion by whole-level divisions (src/algorithms/radix/to_digits.rs),
         // from its number's size: 0.99x to 1.0x GMP at 2000 limbs, 1.1x to
