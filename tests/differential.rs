@@ -433,11 +433,6 @@ fn gmp_internal_products_match_gmp() {
     same("mpz_powm 5000 limbs", &z.get(), &base.pow_mod(&exp, &modulus).unwrap());
 }
 
-/// GMP's products mod B^rn - 1 through the library's mpn_mulmod_bnm1,
-/// mpn_sqrmod_bnm1 and mpn_mulmod_bnm1_next_size (tests/common/mulmod.rs).
-/// Without a GPU the sizes are GMP's own; under force GMP's own below 2048
-/// limbs (the products made whole and folded), from there cyclic lengths
-/// (one convolution on the GPU).
 /// Square roots (src/algorithms/sqrt.rs under the GPU's thresholds, GMP's own root
 /// below and on CI): mpz_sqrt, mpz_sqrtrem, mpz_rootrem with k = 2 and
 /// mpz_perfect_square_p, which all reach GMP's mpn_sqrtrem, on every size
@@ -527,6 +522,11 @@ fn higher_roots_match_gmp() {
     }
 }
 
+/// GMP's products mod B^rn - 1 through the library's mpn_mulmod_bnm1,
+/// mpn_sqrmod_bnm1 and mpn_mulmod_bnm1_next_size (tests/common/mulmod.rs).
+/// Without a GPU the sizes are GMP's own; under force GMP's own below 2048
+/// limbs (the products made whole and folded), from there cyclic lengths
+/// (one convolution on the GPU).
 #[test]
 fn mulmod_bnm1_matches_gmp() {
     let mut r = rng();
