@@ -77,6 +77,8 @@ fn install_pkg_config_and_cugmp_info() {
     let lib_dir = std::fs::canonicalize(prefix.join("lib")).unwrap();
     assert!(text.contains(&format!("from {}\n", lib_dir.display())), "cugmp-info loaded another library:\n{text}");
     assert!(text.contains("embedded GMP:     6.3.0") && text.contains("self-test:"), "{text}");
+    // Every routed operation's threshold, GMP's internal products included.
+    assert!(text.contains("  gmp-internal mul 1024\n") && text.contains("  powm_batch       1024\n"), "{text}");
 }
 
 /// The build tree as the README uses it: a program linked with

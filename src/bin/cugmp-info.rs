@@ -66,12 +66,15 @@ fn main() {
         println!("device:           none in use (no driver, no device, CUGMP_GPU=off, or no kernels): everything runs on the embedded GMP");
     }
 
-    println!("thresholds (CUGMP_GPU=auto sends an operation to the GPU from this many limbs):");
+    println!("thresholds (CUGMP_GPU=auto sends an operation to the GPU from this many limbs; powm_batch: items):");
     let threshold: Option<unsafe extern "C" fn(*const c_char) -> c_long> = sym(handle, "cugmp_threshold");
-    for op in ["mul", "add", "sub", "shift", "and", "ior", "xor", "com", "set_str", "get_str", "fac_ui", "bin_uiui"] {
+    let ops = [
+        "mul", "gmp-internal mul", "add", "sub", "shift", "and", "ior", "xor", "com", "set_str", "get_str", "sqrt", "div", "fac_ui", "bin_uiui", "powm_batch", "gf2x_mul",
+    ];
+    for op in ops {
         let c = CString::new(op).unwrap_or_default();
         let t = threshold.map_or(-2, |f| unsafe { f(c.as_ptr()) });
-        println!("  {op:<8} {}", if t >= 0 { format!("{t}") } else { "never (CPU)".into() });
+        println!("  {op:<16} {}", if t >= 0 { format!("{t}") } else { "never (CPU)".into() });
     }
 
     let self_test: Option<unsafe extern "C" fn(*mut c_int) -> c_int> = sym(handle, "cugmp_self_test");
