@@ -19,7 +19,7 @@
 // mod p2 = 3 * 2^30 + 1, which could pass 2^32, took five instructions), and the forward butterfly hands x - y + p to its Montgomery
 // product unreduced (below 2p, and 2p * p < 2^32 p). Only two primes below
 // 2^31 have 3 * 2^26 | p - 1, so the longest transform is 3 * 2^25; longer
-// products go to the GPU in pieces (src/gpu/ntt/plan.rs, Plan::Split).
+// products go to the GPU in pieces (src/gpu/ntt/plan.rs, Plan::Pieces).
 //
 // Exactness: a coefficient of the product is a sum of at most 2m products of
 // two coefficients below 2^32, m the shorter operand's limbs, so it is below
@@ -29,7 +29,10 @@
 // length exactly N = 2n (2^k or 3 * 2^k, so n <= 3 * 2^24, operands of at
 // most n limbs): coefficient j sums the products a_i b_k with i + k = j mod
 // N, at most one for each of the shorter operand's 2m coefficients, so again
-// below 2m * 2^64 <= 3 * 2^25 * 2^64 < 2^91 < P.
+// below 2m * 2^64 <= 3 * 2^25 * 2^64 < 2^91 < P. A sum of w products of
+// pieces of m limbs in the transform domain (Plan::Pieces, cugmp_ntt_sum)
+// has coefficients below w * 2m * 2^64, so w <= 8 at m < 3 * 2^23
+// (src/gpu/ntt/plan.rs, `pairs_a_sum`).
 //
 // Forward: decimation in frequency (natural order in, bit-reversed out);
 // inverse: decimation in time (bit-reversed in, natural out): no bit-reversal
@@ -76,6 +79,41 @@ extern "C" __global__ void __launch_bounds__(512, 3)
     ntt_pass_block(a, offset, limbs, xn, b, tab + prime * NTT_TABLE_STRIDE(log_n, h, radix),
                    ntt_primes[prime], log_n, h, log_t, log_s, k, inverse != 0, blockIdx.x, threadIdx.x, blockDim.x,
                    ntt_group_log(log_t, blockDim.x), tile);
+}
+
+// The most products of forward transforms one cugmp_ntt_sum adds
+// (src/gpu/ntt/plan.rs, MAX_PAIRS).
+#define NTT_MAX_PAIRS 8
+
+// Where the products' forward transforms lie: pair k is x[k] * y[k].
+struct NttPairs {
+    const u32 *x[NTT_MAX_PAIRS];
+    const u32 *y[NTT_MAX_PAIRS];
+};
+
+// The sum of `count` pointwise products of forward transforms (pair k
+// counted twice where bit k of `twice` is set: a square's x_i y_j and x_j
+// y_i), times the inverse's scale, into acc: what the first inverse pass
+// reads from one product when it is given b, for a sum of them (the
+// inverse then runs plain). The host keeps each sum within the exactness
+// bound (src/gpu/ntt/plan.rs, `pairs_a_sum`). The grid's y index is the
+// prime; each prime's words, radix * 2^log_n of them, lie one after another.
+extern "C" __global__ void cugmp_ntt_sum(u32 *acc, NttPairs pairs, u32 count, u32 twice, const u32 *__restrict__ tab,
+                                          u32 log_n, u32 h, u32 radix) {
+    const u32 prime = blockIdx.y;
+    const NttPrime q = ntt_primes[prime];
+    const u32 len = radix << log_n;
+    const u32 scale = LDG(&tab[prime * NTT_TABLE_STRIDE(log_n, h, radix) + NTT_TABLE_LEN(log_n, h) - 1]);
+    const u32 base = prime * len;
+    for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < len; i += gridDim.x * blockDim.x) {
+        u32 s = 0;
+        for (u32 k = 0; k < count; k++) {
+            u32 v = mont_mul(pairs.x[k][base + i], pairs.y[k][base + i], q);
+            if ((twice >> k) & 1) v = mod_add(v, v, q);
+            s = mod_add(s, v, q);
+        }
+        acc[base + i] = mont_mul(s, scale, q);
+    }
 }
 
 // ntt_combine_at over limbs 0 .. n - 1.

@@ -51,6 +51,11 @@
 //!   every product it has a transform for, `auto` (default) whichever
 //!   measured faster at the size (src/gpu/ntt/product.rs, `product_dev`).
 //!   Products mod B^n - 1 stay on the NTT.
+//! * `CUGMP_NTT_PIECE=n` (limbs, tests and tuning only): the NTT makes every
+//!   product whose shorter operand has more than n limbs by pieces of n
+//!   limbs, as it makes those past its longest transform
+//!   (src/gpu/ntt/plan.rs, `Plan::Pieces`), so the tests reach that plan
+//!   with operands GMP multiplies in milliseconds.
 //! * `CUGMP_STATS=1`: print per-operation counts, bytes copied, GPU time and
 //!   fallbacks to stderr when the process exits.
 //! * `CUGMP_PROFILE=1`: print, at exit, where the time went: per operation
@@ -117,6 +122,8 @@ pub struct Config {
     /// `CUGMP_GPUS`, at least 1 (None: every device).
     pub gpus: Option<usize>,
     pub product: ProductEngine,
+    /// `CUGMP_NTT_PIECE` as set (0 ignored).
+    pub ntt_piece: Option<usize>,
 }
 
 /// Default of `CUGMP_GPU_QUEUES`.
@@ -174,6 +181,7 @@ impl Config {
         let gpus = count("CUGMP_GPUS").map(|n| n.max(1));
         let gpu_from_mul = count("CUGMP_GPU_FROM_MUL");
         let gpu_from_internal = count("CUGMP_GPU_FROM_INTERNAL");
+        let ntt_piece = count("CUGMP_NTT_PIECE").filter(|&n| n > 0);
         Config {
             gpu,
             log: flag("CUGMP_LOG"),
@@ -193,6 +201,7 @@ impl Config {
             gpu_from_internal,
             gpus,
             product,
+            ntt_piece,
         }
     }
 }

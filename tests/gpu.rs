@@ -242,7 +242,7 @@ fn random_limbs(limbs: usize, rng: &mut RandState) -> Integer {
 
 /// A balanced product past the longest transform (2^26 x 2^26 limbs: 2^27
 /// limbs of product, one transform takes 3 * 2^24) runs on the GPU in
-/// pieces (src/gpu/ntt/plan.rs, Plan::Split) and matches GMP's.
+/// pieces (src/gpu/ntt/plan.rs, Plan::Pieces) and matches GMP's.
 fn split_product(api: &Api) -> String {
     let n = 1usize << 26;
     if (max_limbs() as usize) < n {
@@ -817,6 +817,54 @@ fn gfp_engine(_api: &Api) -> String {
     format!("{by_gfp} products by the generalized-Fermat-prime FFT; {}", stdout.trim())
 }
 
+/// Products by pieces (src/gpu/ntt/plan.rs, `Plan::Pieces`), which the NTT
+/// takes past its longest transform, here with pieces of 3000 limbs
+/// (CUGMP_NTT_PIECE), in a process of their own with CUGMP_LOG, whose log
+/// shows the plan taken.
+fn pieces_engine(_api: &Api) -> String {
+    let (ok, stdout, log) = logged_child("gpu_pieces_sweep", &[("CUGMP_NTT_PIECE", "3000")]);
+    assert!(ok, "the products by pieces failed: {stdout}\n{}", log_tail(&log));
+    let by_pieces = log.lines().filter(|l| l.contains("pieces of 3000 limbs")).count();
+    assert!(by_pieces > 0, "no product ran by pieces under CUGMP_NTT_PIECE=3000");
+    format!("{by_pieces} products by pieces; {}", stdout.trim())
+}
+
+/// The body of `pieces_engine`: sums of more than the eight products a sum
+/// takes (34 pieces a side), squares (a product of two pieces counted
+/// twice), unbalanced operands, last pieces of one limb, all-ones
+/// operands, signs and aliasing, through mpz_mul, mpn_mul and mpn_sqr;
+/// every product over the small products' 2^16 limbs, which never go by
+/// pieces (src/gpu/ntt/small.rs).
+fn pieces_sweep(api: &Api) -> String {
+    let mut rng = RandState::new();
+    let mut cases = 0;
+    for (an, bn) in [(100_000u32, 100_000u32), (60_001, 60_001), (77_777, 3_001), (36_001, 33_001)] {
+        for pattern in 0..2 {
+            let a = operand(an, pattern, &mut rng);
+            let b = -operand(bn, pattern, &mut rng);
+            assert!(mpz_product(api, &a, &b) == Integer::from(&a * &b), "MISMATCH: {an}x{bn} limbs by pieces, pattern {pattern}");
+            // A square, aliased: rop = a = b.
+            let mut sq = to_mpz(api, &a);
+            unsafe { (api.mul)(&mut *sq, &*sq, &*sq) };
+            assert!(from_mpz(&sq) == Integer::from(a.square_ref()), "MISMATCH: a square of {an} limbs by pieces, pattern {pattern}");
+            unsafe { (api.clear)(&mut *sq) };
+            let (u, v) = (a.as_limbs(), b.as_limbs());
+            let mut got = vec![0u64; u.len() + v.len()];
+            unsafe { (api.mpn_mul)(got.as_mut_ptr(), u.as_ptr(), u.len() as i64, v.as_ptr(), v.len() as i64) };
+            let mut want = (Integer::from(a.abs_ref()) * Integer::from(b.abs_ref())).as_limbs().to_vec();
+            want.resize(got.len(), 0);
+            assert!(got == want, "MISMATCH: mpn_mul {an}x{bn} by pieces, pattern {pattern}");
+            let mut got = vec![0u64; 2 * u.len()];
+            unsafe { (api.mpn_sqr)(got.as_mut_ptr(), u.as_ptr(), u.len() as i64) };
+            let mut want = Integer::from(a.square_ref()).as_limbs().to_vec();
+            want.resize(got.len(), 0);
+            assert!(got == want, "MISMATCH: mpn_sqr of {an} limbs by pieces, pattern {pattern}");
+            cases += 4;
+        }
+    }
+    format!("{cases} products and squares of 3001 to 100000 limbs a side right")
+}
+
 /// This binary's child test `name` run with `env` and CUGMP_LOG: whether it
 /// passed, its output, its log (stderr).
 fn logged_child(name: &str, env: &[(&str, &str)]) -> (bool, String, String) {
@@ -901,6 +949,7 @@ const TESTS: &[(&str, &[(&str, &str)])] = &[
     ("gpu_fork_child_computes", &[]),
     ("gpu_matches_gmp", &[]),
     ("gpu_gfp_matches_gmp", &[]),
+    ("gpu_pieces_match_gmp", &[]),
     ("gpu_small_products_match_gmp", &[]),
     ("gpu_devices_match_gmp", &[]),
     // The fallback does not depend on size: these stop at 2^20 limbs.
@@ -957,6 +1006,8 @@ fn child(name: &str) {
         "gpu_small_products_match_gmp" => Some(small_products),
         "gpu_small_sweep" => Some(small_sweep),
         "gpu_gfp_sweep" => Some(gfp_sweep),
+        "gpu_pieces_match_gmp" => Some(pieces_engine),
+        "gpu_pieces_sweep" => Some(pieces_sweep),
         "gpu_devices_match_gmp" => Some(devices_engine),
         "gpu_devices_sweep" => Some(devices_sweep),
         _ => None,

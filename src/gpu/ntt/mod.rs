@@ -6,7 +6,7 @@
 //!
 //! | module        | owns                                                                 |
 //! |---------------|----------------------------------------------------------------------|
-//! | [`plan`]      | host arithmetic only: transform lengths, how a product runs (whole, chunked against the short operand, split in pieces), the passes of a transform, the device bytes a product needs |
+//! | [`plan`]      | host arithmetic only: transform lengths, how a product runs (whole, chunked against the short operand, both operands in pieces with their products summed in the transform domain), the passes of a transform, the device bytes a product needs |
 //! | [`transform`] | twiddle tables (built once per length and kept), the forward and inverse transforms' launches, the CRT and carries back to limbs |
 //! | [`product`]   | a product from host limbs to host limbs: the uploads (the second operand beside the first's transform), the plan run on the device, the download |
 //! | [`small`]     | small products from host limbs to host limbs in one launch graph each, on slots of pinned and device memory kept for them |

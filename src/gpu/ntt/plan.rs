@@ -1,8 +1,9 @@
 //! How a product runs on the device, in host arithmetic alone: the
 //! transform's length for a product (2^k or 3 * 2^k points, two 32-bit
 //! coefficients a limb), the plan (one transform of each operand; the long
-//! operand in chunks against one transform of the short one; the short
-//! operand in pieces past the longest transform), the passes a transform's
+//! operand in chunks against one transform of the short one; both operands
+//! in pieces past the longest transform, their products summed in the
+//! transform domain within the exactness bound), the passes a transform's
 //! stages are grouped into, and the device memory and traffic a product
 //! takes.
 
@@ -73,11 +74,13 @@ pub enum Plan {
     /// multiplied by one transform of the short operand (made once), the
     /// chunk products added into the result at their offsets.
     Chunked { shape: Shape, chunk: usize },
-    /// Past the longest transform for both: the short operand in `pieces`
-    /// pieces, each multiplied by the long operand by its own plan (whole
-    /// or chunked), the piece products added into the result at their
-    /// offsets.
-    Split { pieces: usize },
+    /// Past the longest transform for both: both operands in pieces of
+    /// `piece` limbs (the last of each may be shorter), each piece's forward
+    /// transform of `shape` made once and kept; the products of pieces i
+    /// and j summed pointwise for each i + j (`sums`: at most `pairs_a_sum`
+    /// of them a sum), one inverse transform a sum, its limbs added into
+    /// the result at i + j pieces.
+    Pieces { shape: Shape, piece: usize },
 }
 
 /// Chunk transforms hold at least this many limbs (2^18 points or more), so
@@ -99,33 +102,109 @@ fn transform_cost(shape: Shape) -> f64 {
 /// and radix conversions make many) goes in chunks: per chunk two
 /// transforms of a length fit to the short operand, instead of three of the
 /// whole product's length. A product for which neither has a transform long
-/// enough is split (`Plan::Split`); None only for a short operand too long
-/// for even that.
+/// enough goes in pieces (`Plan::Pieces`).
 pub fn product_plan(un: usize, vn: usize) -> Option<Plan> {
     if let Some((_, plan)) = base_plan(un, vn) {
         return Some(plan);
     }
-    let (long, short) = (un.max(vn), un.min(vn));
+    let long = un.max(vn);
+    let fewest = long.div_ceil(MAX_PIECE_LIMBS);
     let mut best: Option<(f64, Plan)> = None;
-    for pieces in 2..=MAX_PIECES {
-        let piece = short.div_ceil(pieces);
-        // Every piece takes the first piece's plan or a cheaper one (the
-        // last may be shorter).
-        if let Some((cost, _)) = base_plan(long, piece) {
-            let cost = pieces as f64 * cost;
-            if best.is_none_or(|(c, _)| cost < c) {
-                best = Some((cost, Plan::Split { pieces }));
-            }
+    // More pieces than the fewest may take a shorter transform each (the
+    // lengths go in steps of 4/3 and 3/2).
+    for count in fewest..fewest + 4 {
+        let piece = long.div_ceil(count);
+        let Some(plan) = pieces_of(piece) else { continue };
+        let cost = pieces_cost(un, vn, plan);
+        if best.is_none_or(|(c, _)| cost < c) {
+            best = Some((cost, plan));
         }
     }
     best.map(|(_, plan)| plan)
 }
 
-/// Most pieces a `Plan::Split` cuts its short operand into (each piece adds
-/// a pass of the add kernel over the rest of the result).
-const MAX_PIECES: usize = 16;
+/// `Plan::Pieces` with pieces of `piece` limbs (None past the longest
+/// transform). CUGMP_NTT_PIECE takes it for any product whose shorter
+/// operand is longer than a piece (src/gpu/ntt/product.rs).
+pub fn pieces_of(piece: usize) -> Option<Plan> {
+    // A sum of products of two pieces may take one limb more than one.
+    let shape = transform_shape(2 * piece + 1);
+    (piece >= 1 && shape.log_n <= MAX_LOG).then_some(Plan::Pieces { shape, piece })
+}
 
-/// `product_plan` without `Plan::Split`, with its cost: None when no
+/// Longest piece of `Plan::Pieces`: a sum of products of two is 4 * piece
+/// + 2 coefficients, within the longest transform.
+const MAX_PIECE_LIMBS: usize = (3 << (MAX_LOG - 2)) - 1;
+
+/// Most products of pieces one sum adds (cuda/ntt.cu, NTT_MAX_PAIRS: the
+/// sum kernel's pointers).
+pub(super) const MAX_PAIRS: usize = 8;
+
+/// How many products of pieces of `piece` limbs one sum may add and stay
+/// exact, at most MAX_PAIRS. A coefficient of one such product is a sum of
+/// at most 2 * piece products of two coefficients below 2^32; the CRT gives
+/// back a coefficient below P = p0 p1 p2 (cuda/ntt.cu), so a sum of w of
+/// them is exact while w * 2 * piece * (2^32 - 1)^2 < P: 8 at the longest
+/// piece, 3 * 2^23 - 1 limbs.
+pub(super) fn pairs_a_sum(piece: usize) -> usize {
+    const P: u128 = 1_811_939_329u128 * 2_013_265_921 * 2_113_929_217;
+    let one = 2 * piece as u128 * (u32::MAX as u128).pow(2);
+    ((P - 1) / one).min(MAX_PAIRS as u128) as usize
+}
+
+/// A product of pieces in a sum: pieces `i` and `j` (of the first and the
+/// second operand), counted `twice` (a square's i < j stands for j, i too).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pair {
+    pub i: usize,
+    pub j: usize,
+    pub twice: bool,
+}
+
+/// The sums of `Plan::Pieces` for operands of `pa` and `pb` pieces (`pb`
+/// ignored for a square): (i + j, the pairs), every pair i, j once, in
+/// order of i + j, each sum at most MAX_PAIRS pairs and `pairs_a_sum`
+/// products (a pair counted twice is two).
+pub fn sums(pa: usize, pb: usize, square: bool, piece: usize) -> Vec<(usize, Vec<Pair>)> {
+    let pb = if square { pa } else { pb };
+    let most = pairs_a_sum(piece);
+    let mut out: Vec<(usize, Vec<Pair>)> = Vec::new();
+    for k in 0..pa + pb - 1 {
+        let mut weight = most;
+        for i in k.saturating_sub(pb - 1)..=k.min(pa - 1) {
+            let j = k - i;
+            if square && i > j {
+                continue;
+            }
+            let pair = Pair { i, j, twice: square && i < j };
+            let w = 1 + pair.twice as usize;
+            if weight + w > most || out.last().is_none_or(|(_, p)| p.len() == MAX_PAIRS) {
+                out.push((k, Vec::new()));
+                weight = 0;
+            }
+            weight += w;
+            if let Some((_, p)) = out.last_mut() {
+                p.push(pair);
+            }
+        }
+    }
+    out
+}
+
+/// The cost of `plan` (`Plan::Pieces`) for `un` x `vn` limbs in
+/// `transform_cost` units: a forward transform a piece and an inverse a
+/// sum, each pair read as about a tenth of a transform (two reads of a
+/// transform's words against a transform's passes, which are bound by
+/// their instructions: RESULTS.md, "Transform passes").
+fn pieces_cost(un: usize, vn: usize, plan: Plan) -> f64 {
+    let Plan::Pieces { shape, piece } = plan else { return f64::INFINITY };
+    let (pa, pb) = (un.div_ceil(piece), vn.div_ceil(piece));
+    let sums = sums(pa, pb, false, piece);
+    let pairs: usize = sums.iter().map(|(_, p)| p.len()).sum();
+    ((pa + pb + sums.len()) as f64 + pairs as f64 / 10.0) * transform_cost(shape)
+}
+
+/// `product_plan` without `Plan::Pieces`, with its cost: None when no
 /// transform is long enough.
 pub(super) fn base_plan(un: usize, vn: usize) -> Option<(f64, Plan)> {
     let (long, short) = (un.max(vn), un.min(vn));
@@ -148,22 +227,24 @@ pub(super) fn base_plan(un: usize, vn: usize) -> Option<(f64, Plan)> {
     best
 }
 
-/// Device bytes one product of `un` x `vn` limbs needs (0 when it cannot run
-/// on the device).
-pub fn device_bytes(un: usize, vn: usize) -> usize {
+/// Device bytes one product of `un` x `vn` limbs (a square: `squaring`)
+/// needs by `plan`.
+pub fn device_bytes(plan: Plan, un: usize, vn: usize, squaring: bool) -> usize {
     let element = PRIMES * 4;
     // The add kernel's tile states, for the carries.
     let states = 4 * (un + vn).div_ceil(1024);
-    match product_plan(un, vn) {
+    match plan {
         // Two transforms, the folded limbs and their carries.
-        Some(Plan::Whole(shape)) => 2 * element * shape.len() + 16 * (un + vn) + states,
+        Plan::Whole(shape) => 2 * element * shape.len() + 16 * (un + vn) + states,
         // The short operand's transform and a chunk's, a chunk product's
         // limbs and carries, the result.
-        Some(Plan::Chunked { shape, chunk }) => 2 * element * shape.len() + 16 * (chunk + un.min(vn)) + 8 * (un + vn) + states,
-        // The result, and one piece's product (the first, the longest) by
-        // its own plan at a time.
-        Some(Plan::Split { pieces }) => 8 * (un + vn) + states + device_bytes(un.max(vn), un.min(vn).div_ceil(pieces)),
-        None => 0,
+        Plan::Chunked { shape, chunk } => 2 * element * shape.len() + 16 * (chunk + un.min(vn)) + 8 * (un + vn) + states,
+        // Every piece's transform and a sum's, a sum's limbs and carries,
+        // the result.
+        Plan::Pieces { shape, piece } => {
+            let pieces = un.div_ceil(piece) + if squaring { 0 } else { vn.div_ceil(piece) };
+            (pieces + 1) * element * shape.len() + 32 * piece + 8 + 8 * (un + vn) + states
+        }
     }
 }
 
@@ -294,12 +375,11 @@ mod tests {
                         // No chunk product wraps around.
                         assert!(shape.len() >= COEFS_PER_LIMB * (chunk + short), "{un}x{vn}: {plan:?}");
                     }
-                    Some(Plan::Split { pieces }) => {
-                        let (long, short) = (un.max(vn), un.min(vn));
-                        // Only past the longest transform, and every piece has a plan of its own.
-                        assert!(base_plan(un, vn).is_none() && (2..=MAX_PIECES).contains(&pieces), "{un}x{vn}: {plan:?}");
-                        assert!(matches!(base_plan(long, short.div_ceil(pieces)), Some((_, Plan::Whole(_) | Plan::Chunked { .. }))));
-                        assert!(device_bytes(un, vn) > 8 * (un + vn));
+                    Some(Plan::Pieces { shape, piece }) => {
+                        // Only past the longest transform; no product of two pieces wraps around.
+                        assert!(base_plan(un, vn).is_none() && shape.log_n <= MAX_LOG && piece <= MAX_PIECE_LIMBS, "{un}x{vn}: {plan:?}");
+                        assert!(shape.len() >= COEFS_PER_LIMB * (2 * piece + 1), "{un}x{vn}: {plan:?}");
+                        assert!(device_bytes(plan.unwrap(), un, vn, false) > 8 * (un + vn));
                     }
                     None => panic!("{un}x{vn} has no plan"),
                 }
@@ -313,10 +393,46 @@ mod tests {
         // tests/gpu.rs's mul_sweep runs this shape on the device for the chunked path.
         assert!(matches!(product_plan(1 << 21, 1 << 11), Some(Plan::Chunked { .. })));
         assert!(matches!(product_plan(200_000_000, 100_000), Some(Plan::Chunked { .. })));
-        // Balanced products past the longest transform go in pieces.
-        assert!(matches!(product_plan(200_000_000, 100_000_000), Some(Plan::Split { .. })));
-        assert!(matches!(product_plan(1 << 25, 1 << 25), Some(Plan::Split { pieces: 2 })), "{:?}", product_plan(1 << 25, 1 << 25));
+        // Balanced products past the longest transform go in pieces, as
+        // few as the longest piece allows or a few more where those take a
+        // shorter transform.
+        assert!(matches!(product_plan(200_000_000, 100_000_000), Some(Plan::Pieces { .. })));
+        assert!(matches!(product_plan(1 << 25, 1 << 25), Some(Plan::Pieces { .. })), "{:?}", product_plan(1 << 25, 1 << 25));
+        for n in [100_000_000usize, 1 << 28, 1 << 30] {
+            let Some(Plan::Pieces { piece, .. }) = product_plan(n, n) else { panic!("{n}: {:?}", product_plan(n, n)) };
+            assert!(n.div_ceil(piece) < n.div_ceil(MAX_PIECE_LIMBS) + 4, "{n}: {piece}");
+        }
         assert!(matches!(product_plan(MAX_PRODUCT_LIMBS / 2, MAX_PRODUCT_LIMBS / 2), Some(Plan::Whole(_))));
+    }
+
+    #[test]
+    fn sums_take_every_pair_once_within_the_bound() {
+        assert_eq!(pairs_a_sum(MAX_PIECE_LIMBS), MAX_PAIRS);
+        // Past 8 pairs the sum of the longest pieces would not be exact.
+        let p: u128 = 1_811_939_329u128 * 2_013_265_921 * 2_113_929_217;
+        assert!(9 * 2 * MAX_PIECE_LIMBS as u128 * (u32::MAX as u128).pow(2) >= p);
+        assert!(8 * 2 * MAX_PIECE_LIMBS as u128 * (u32::MAX as u128).pow(2) < p);
+        for (pa, pb, square) in [(1, 1, false), (1, 1, true), (3, 3, false), (3, 3, true), (20, 7, false), (7, 20, false), (20, 20, true), (43, 43, false)] {
+            for piece in [1000, MAX_PIECE_LIMBS] {
+                let sums = sums(pa, pb, square, piece);
+                let mut seen = std::collections::HashSet::new();
+                let mut last = 0;
+                for (k, pairs) in &sums {
+                    assert!(*k >= last && !pairs.is_empty() && pairs.len() <= MAX_PAIRS);
+                    last = *k;
+                    let weight: usize = pairs.iter().map(|p| 1 + p.twice as usize).sum();
+                    assert!(weight <= pairs_a_sum(piece), "{pa}x{pb} {square}: {pairs:?}");
+                    for p in pairs {
+                        assert!(p.i + p.j == *k && p.i < pa && p.j < if square { pa } else { pb });
+                        assert_eq!(p.twice, square && p.i != p.j);
+                        assert!(!square || p.i <= p.j);
+                        assert!(seen.insert((p.i, p.j)), "{pa}x{pb}: {p:?} twice");
+                    }
+                }
+                let want = if square { pa * (pa + 1) / 2 } else { pa * pb };
+                assert_eq!(seen.len(), want, "{pa}x{pb} {square}");
+            }
+        }
     }
 
     #[test]

@@ -8,19 +8,22 @@
 //! it the product.
 
 use super::small;
-use super::plan::{base_plan, cyclic_device_bytes, cyclic_shape, device_bytes, product_plan, Plan, Shape};
+use super::plan::{cyclic_device_bytes, cyclic_shape, device_bytes, pieces_of, product_plan, sums, Plan, Shape, PRIMES};
 use super::transform::Table;
 use crate::config::{Fault, ProductEngine};
 use crate::gpu::gfp;
 use crate::gpu::device::{addr, guarded, injected, reserve, Gpu, GpuError, Reservation};
-use cudarc::driver::{CudaSlice, CudaStream};
+use cudarc::driver::{CudaSlice, CudaStream, DevicePtr};
 use std::sync::Arc;
 
 /// Products whose buffers take at most this much skip the free-memory query.
 const SMALL_PRODUCT_BYTES: usize = 64 << 20;
 
+/// The plan for a product of `un` x `vn` limbs: `product_plan`, or by
+/// pieces of CUGMP_NTT_PIECE limbs where the shorter operand is longer.
 fn check_bounds(un: usize, vn: usize) -> Result<Plan, GpuError> {
-    product_plan(un, vn).ok_or(GpuError::TooLarge)
+    let forced = crate::config::get().ntt_piece.filter(|&piece| un.min(vn) > piece).and_then(pieces_of);
+    forced.or_else(|| product_plan(un, vn)).ok_or(GpuError::TooLarge)
 }
 
 /// The transform length (log2) of the generalized-Fermat-prime engine
@@ -269,7 +272,7 @@ impl Gpu {
             }
         }
         let plan = check_bounds(un, vn)?;
-        let _claim = claim(self, device_bytes(un, vn))?;
+        let _claim = claim(self, device_bytes(plan, un, vn, matches!(v, Second::Square)))?;
         self.product_at(stream, plan, (up, un), v)
     }
 
@@ -293,8 +296,8 @@ impl Gpu {
         if let Plan::Whole(shape) = plan {
             return self.convolve(stream, shape, (up, un), v, un + vn, false);
         }
-        // Chunked and split products transform the short operand (or its
-        // pieces) first, whichever it is: both go on the device first.
+        // Chunked products transform the short operand first, whichever it
+        // is, and products by pieces every piece: both go on the device first.
         let mut slot = None;
         let vp = match v {
             Second::At(vp, _) => vp,
@@ -303,7 +306,7 @@ impl Gpu {
         };
         let ((lp, ln), (sp, sn)) = if un >= vn { ((up, un), (vp, vn)) } else { ((vp, vn), (up, un)) };
         match plan {
-            Plan::Split { pieces } => self.product_split(stream, pieces, (lp, ln), (sp, sn)),
+            Plan::Pieces { shape, piece } => self.product_pieces(stream, shape, piece, (up, un), (vp, vn), matches!(v, Second::Square)),
             Plan::Chunked { shape, chunk } if !matches!(v, Second::Square) => self.product_chunked(stream, shape, chunk, (lp, ln), (sp, sn)),
             // A square is never chunked (its operands have one length).
             _ => Err(GpuError::TooLarge),
@@ -323,22 +326,42 @@ impl Gpu {
         self.to_limbs_with(stream, &table, &a, limbs, wrap)
     }
 
-    /// `long * short` (device addresses and limb counts) by `Plan::Split`:
-    /// the short operand in `pieces` pieces, each piece's product with the
-    /// long one (its own plan, whole or chunked) added into the result at
-    /// its offset, the carry running to the top (the sum so far is below
-    /// B^(ln + sn), so never past it).
-    fn product_split(&self, stream: &Arc<CudaStream>, pieces: usize, long: (u64, usize), short: (u64, usize)) -> Result<CudaSlice<u64>, GpuError> {
-        let ((lp, ln), (sp, sn)) = (long, short);
-        let piece = sn.div_ceil(pieces);
-        let r = stream.alloc_zeros::<u64>(ln + sn)?;
+    /// `a * b` (device addresses and limb counts; `square`: b is a) by
+    /// `Plan::Pieces`: every piece's forward transform, then for each sum
+    /// of products of pieces (`sums`) its inverse transform and limbs,
+    /// added into the result at its offset. The result so far is below
+    /// B^(k piece + 2 piece + 1) after the sums of i + j <= k (each product
+    /// of pieces is below B^(2 piece), there are fewer than B / 2 of them
+    /// for each i + j, and the earlier ones sit a piece and more below), so
+    /// the add stops 2 piece + 1 limbs from the offset, carry out zero; and
+    /// the whole product is below B^(un + vn), so nothing passes the top.
+    fn product_pieces(&self, stream: &Arc<CudaStream>, shape: Shape, piece: usize, (ap, an): (u64, usize), (bp, bn): (u64, usize), square: bool) -> Result<CudaSlice<u64>, GpuError> {
+        crate::config::log!("mul {an}x{bn}: pieces of {piece} limbs, transforms of {} points", shape.len());
+        let table = self.table(stream, shape)?;
+        let transforms = |p: u64, n: usize| -> Result<Vec<(CudaSlice<u32>, usize)>, GpuError> {
+            (0..n).step_by(piece).map(|o| Ok((self.forward(stream, &table, p + 8 * o as u64, piece.min(n - o))?, piece.min(n - o)))).collect()
+        };
+        let fa = transforms(ap, an)?;
+        let fb = if square { Vec::new() } else { transforms(bp, bn)? };
+        let fb = if square { &fa } else { &fb };
+        let total = an + bn;
+        let r = stream.alloc_zeros::<u64>(total)?;
         let rp = addr(&r, stream);
-        for offset in (0..sn).step_by(piece) {
-            let pn = piece.min(sn - offset);
-            let (_, plan) = base_plan(ln, pn).ok_or(GpuError::TooLarge)?;
-            let p = self.product_at(stream, plan, (lp, ln), Second::At(sp + 8 * offset as u64, pn))?;
+        // The sum kernel writes every word.
+        let acc = unsafe { stream.alloc::<u32>(PRIMES * shape.len()) }?;
+        let accp = acc.device_ptr(stream).0;
+        for (k, pairs) in sums(fa.len(), fb.len(), square, piece) {
+            let at: Vec<(u64, u64, bool)> = pairs.iter().map(|p| (fa[p.i].0.device_ptr(stream).0, fb[p.j].0.device_ptr(stream).0, p.twice)).collect();
+            self.sum_of_products_at(stream, &table, accp, &at)?;
+            self.inverse_at(stream, &table, accp, 0)?;
+            // A sum of products of x-limb numbers may take x + 1 limbs (the
+            // transform has room: `pieces_of`), but never more than the
+            // result has above it.
+            let offset = k * piece;
+            let limbs = pairs.iter().map(|p| fa[p.i].1 + fb[p.j].1 + 1).max().unwrap_or(0).min(total - offset);
+            let sum = self.to_limbs(stream, &table, &acc, limbs)?;
             let at = rp + 8 * offset as u64;
-            self.addsub_dev(stream, false, at, at, ln + sn - offset, addr(&p, stream), ln + pn, 0)?;
+            self.addsub_dev(stream, false, at, at, (total - offset).min(2 * piece + 1), addr(&sum, stream), limbs, 0)?;
         }
         Ok(r)
     }

@@ -5,7 +5,7 @@
 //! product taken in its first pass), and the way back to limbs (the CRT and
 //! the fold in cugmp_ntt_combine, then the add kernel's carries).
 
-use super::plan::{passes, pass_threads, tile_log, Shape, PRIMES, ROOT_LOG};
+use super::plan::{passes, pass_threads, tile_log, Shape, MAX_PAIRS, PRIMES, ROOT_LOG};
 use crate::gpu::device::{addr, Gpu, GpuError};
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg};
 use std::sync::{Arc, Mutex};
@@ -131,6 +131,28 @@ impl Gpu {
         let inverse = inverse as u32;
         let log_n = table.shape.log_n;
         launch!(self, stream, ntt_radix3, 1usize << log_n, &a, &limbs, &xn, &table.words, &log_n, &table.h, &inverse);
+        Ok(())
+    }
+
+    /// The sum of the pointwise products `x[k] * y[k]` of forward
+    /// transforms at those device addresses (at most MAX_PAIRS; `twice[k]`
+    /// counts the k-th twice), scaled for the inverse, into the transform at
+    /// `acc` (cuda/ntt.cu, cugmp_ntt_sum): `inverse_at(acc, 0)` then gives
+    /// the sum of their products. The caller keeps the sum exact
+    /// (plan.rs, `sums`).
+    pub(super) fn sum_of_products_at(&self, stream: &Arc<CudaStream>, table: &Table, acc: u64, pairs: &[(u64, u64, bool)]) -> Result<(), GpuError> {
+        assert!(!pairs.is_empty() && pairs.len() <= MAX_PAIRS, "sum_of_products_at takes 1 to MAX_PAIRS products");
+        // NttPairs: the x pointers, then the y pointers (unused ones null).
+        let mut at = [0u64; 2 * MAX_PAIRS];
+        let mut twice = 0u32;
+        for (k, &(x, y, two)) in pairs.iter().enumerate() {
+            (at[k], at[MAX_PAIRS + k]) = (x, y);
+            twice |= (two as u32) << k;
+        }
+        let (log_n, radix, count) = (table.shape.log_n, table.shape.radix, pairs.len() as u32);
+        let mut cfg = self.grid_for(table.shape.len());
+        cfg.grid_dim.1 = PRIMES as u32;
+        launch_with!(self, stream, ntt_sum, cfg, &acc, &at, &count, &twice, &table.words, &log_n, &table.h, &radix);
         Ok(())
     }
 
