@@ -49,8 +49,9 @@
 //!   transforms over three 31-bit primes (src/gpu/ntt), `gfp` the FFT over
 //!   the generalized Fermat prime (2^61 + 2^41)^8 + 1 (src/gpu/gfp) for
 //!   every product it has a transform for, `auto` (default) whichever
-//!   measured faster at the size (src/gpu/ntt/product.rs, `product_dev`).
-//!   Products mod B^n - 1 stay on the NTT.
+//!   measured faster at the size: the NTT at every size
+//!   (src/gpu/ntt/product.rs, `by_gfp`). Products mod B^n - 1 stay on the
+//!   NTT.
 //! * `CUGMP_NTT_PIECE=n` (limbs, tests and tuning only): the NTT makes every
 //!   product whose shorter operand has more than n limbs by pieces of n
 //!   limbs, as it makes those past its longest transform

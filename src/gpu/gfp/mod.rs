@@ -52,16 +52,6 @@ pub(crate) const COEFF_LIMBS: usize = 3;
 /// FFT"): the NTT made them all.
 pub(crate) const MAX_LOG: u32 = 27;
 
-/// Squares from this many limbs (to 3 * 2^26, the longest transform's) go
-/// to this engine under `CUGMP_PRODUCT=auto`: there the NTT cuts them into
-/// pieces, each a product, while this engine makes one forward transform.
-/// Device time, operands resident, H100 (RESULTS.md, "The
-/// generalized-Fermat-prime FFT"): squares of 1.8 * 10^8 limbs 662 ms
-/// against the NTT's 717, of 3 * 2^26 limbs 665 against 820; of 1.75 *
-/// 10^8 659 against 642. Every product, and every smaller square, is faster
-/// on the NTT.
-pub(crate) const SQUARES_FROM: usize = 180_000_000;
-
 /// log2 of the transform length of a un x vn-limb product, None past
 /// MAX_LOG.
 pub(crate) fn transform_log(un: usize, vn: usize) -> Option<u32> {

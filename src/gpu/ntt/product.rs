@@ -27,14 +27,13 @@ fn check_bounds(un: usize, vn: usize) -> Result<Plan, GpuError> {
 }
 
 /// The transform length (log2) of the generalized-Fermat-prime engine
-/// where `CUGMP_PRODUCT` gives it this product (under `auto`, squares from
-/// gfp::SQUARES_FROM limbs) and it has a transform for it.
-fn by_gfp(un: usize, vn: usize, squaring: bool) -> Option<u32> {
-    let chosen = match crate::config::get().product {
-        ProductEngine::Gfp => true,
-        ProductEngine::Ntt => false,
-        ProductEngine::Auto => squaring && un >= gfp::SQUARES_FROM,
-    };
+/// where `CUGMP_PRODUCT=gfp` gives it this product and it has a transform
+/// for it. Under `auto` the NTT makes every product: since its products by
+/// pieces it is the faster at every size, squares of 1.9 * 10^8 limbs
+/// included, where this engine's one transform used to win (RESULTS.md,
+/// "Products by pieces").
+fn by_gfp(un: usize, vn: usize) -> Option<u32> {
+    let chosen = crate::config::get().product == ProductEngine::Gfp;
     gfp::transform_log(un, vn).filter(|_| chosen)
 }
 
@@ -147,7 +146,7 @@ impl Gpu {
     /// (src/gpu/ntt/small.rs): short enough, and the NTT's.
     fn small_fits(&self, u: &[u64], v: &[u64]) -> bool {
         let (un, vn) = (u.len(), v.len());
-        un > 0 && vn > 0 && small::takes(un, vn) && by_gfp(un, vn, std::ptr::eq(u, v)).is_none()
+        un > 0 && vn > 0 && small::takes(un, vn) && by_gfp(un, vn).is_none()
     }
 
     /// Upload `u` and `v`, compute their product on the device, and hand it
@@ -156,7 +155,7 @@ impl Gpu {
         let un = u.len();
         // Past the NTT's plans, the other engine may have a transform.
         let plan = match check_bounds(un, v.len()) {
-            Err(e) if by_gfp(un, v.len(), std::ptr::eq(u, v)).is_none() => return Err(e),
+            Err(e) if by_gfp(un, v.len()).is_none() => return Err(e),
             plan => plan.ok(),
         };
         // A whole product's second operand goes up during the first's
@@ -264,7 +263,7 @@ impl Gpu {
     /// vn` limbs on the device.
     pub(in crate::gpu) fn product_dev(&self, stream: &Arc<CudaStream>, (up, un): (u64, usize), v: Second<'_>) -> Result<CudaSlice<u64>, GpuError> {
         let vn = v.limbs(un);
-        if let Some(log_n) = by_gfp(un, vn, matches!(v, Second::Square)) {
+        if let Some(log_n) = by_gfp(un, vn) {
             // Where its buffers do not fit, the NTT's plans may.
             match self.gfp_product_dev(stream, (up, un), v, log_n) {
                 Err(GpuError::TooLarge) => {}
