@@ -113,8 +113,9 @@ fi
 
 if [ "$what" = sanitize ] || [ "$what" = all ]; then
     # racecheck instruments every shared-memory access: smaller sizes.
-    # The generalized-Fermat-prime kernels use no shared memory: memcheck.
-    for run in memcheck:65536:gpu_matches_gmp racecheck:2049:gpu_matches_gmp memcheck:65536:gpu_gfp_matches_gmp; do
+    # The generalized-Fermat-prime kernels use no shared memory, and the
+    # products by pieces add only the sum kernel to the passes: memcheck.
+    for run in memcheck:65536:gpu_matches_gmp racecheck:2049:gpu_matches_gmp memcheck:65536:gpu_gfp_matches_gmp memcheck:65536:gpu_pieces_match_gmp; do
         IFS=: read -r tool max test <<<"$run"
         CUGMP_TEST_MAX_LIMBS=$max compute-sanitizer --tool $tool --target-processes all --error-exitcode 9 \
             pack/deps/gpu "$test" >"$out/$tool-$test.log" 2>&1
