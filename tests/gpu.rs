@@ -824,15 +824,19 @@ fn gfp_engine(_api: &Api) -> String {
 fn pieces_engine(_api: &Api) -> String {
     let (ok, stdout, log) = logged_child("gpu_pieces_sweep", &[("CUGMP_NTT_PIECE", "3000")]);
     assert!(ok, "the products by pieces failed: {stdout}\n{}", log_tail(&log));
-    let by_pieces = log.lines().filter(|l| l.contains("pieces of 3000 limbs")).count();
-    assert!(by_pieces > 0, "no product ran by pieces under CUGMP_NTT_PIECE=3000");
-    format!("{by_pieces} products by pieces; {}", stdout.trim())
+    let from_host = log.lines().filter(|l| l.contains("pieces of 3000 limbs from host memory")).count();
+    let on_device = log.lines().filter(|l| l.contains("pieces of 3000 limbs, transforms")).count();
+    assert!(from_host > 0, "no product from host limbs ran by pieces under CUGMP_NTT_PIECE=3000");
+    assert!(on_device > 0, "no product of device-resident numbers ran by pieces under CUGMP_NTT_PIECE=3000");
+    format!("{from_host} products from host limbs and {on_device} of device-resident numbers by pieces; {}", stdout.trim())
 }
 
 /// The body of `pieces_engine`: sums of more than the eight products a sum
 /// takes (34 pieces a side), squares (a product of two pieces counted
 /// twice), unbalanced operands, last pieces of one limb, all-ones
-/// operands, signs and aliasing, through mpz_mul, mpn_mul and mpn_sqr;
+/// operands, signs and aliasing, through mpz_mul, mpn_mul and mpn_sqr
+/// (from host limbs), and square roots and quotients, whose products are
+/// of device-resident numbers;
 /// every product over the small products' 2^16 limbs, which never go by
 /// pieces (src/gpu/ntt/small.rs). CUGMP_TEST_MAX_LIMBS bounds the longer
 /// operand (at 65,536 two cases stay, sums of up to 21 products among them).
@@ -863,7 +867,25 @@ fn pieces_sweep(api: &Api) -> String {
             cases += 4;
         }
     }
-    format!("{cases} products and squares of 3001 to {} limbs a side right", max_limbs().min(100_000))
+    // Square roots and quotients on device-resident numbers (src/gpu/root.rs,
+    // src/gpu/quotient.rs): their products by pieces from device memory.
+    for n in [20_000u32, 50_001].into_iter().filter(|&n| n <= max_limbs()) {
+        let a = operand(n, 0, &mut rng);
+        let (ma, mut sq, mut rem) = (to_mpz(api, &a), to_mpz(api, &Integer::new()), to_mpz(api, &Integer::new()));
+        unsafe { (api.sqrtrem)(&mut *sq, &mut *rem, &*ma) };
+        let (ws, wr) = a.clone().sqrt_rem(Integer::new());
+        assert!(from_mpz(&sq) == ws && from_mpz(&rem) == wr, "MISMATCH: mpz_sqrtrem of {n} limbs with products by pieces");
+        let d = operand(n * 3 / 5, 0, &mut rng);
+        let md = to_mpz(api, &d);
+        unsafe { (api.tdiv_qr)(&mut *sq, &mut *rem, &*ma, &*md) };
+        let (wq, wr) = a.clone().div_rem(d.clone());
+        assert!(from_mpz(&sq) == wq && from_mpz(&rem) == wr, "MISMATCH: mpz_tdiv_qr {n} / {} limbs with products by pieces", n * 3 / 5);
+        for mut m in [ma, md, sq, rem] {
+            unsafe { (api.clear)(&mut *m) };
+        }
+        cases += 2;
+    }
+    format!("{cases} products, squares, roots and quotients of up to {} limbs right", max_limbs().min(100_000))
 }
 
 /// This binary's child test `name` run with `env` and CUGMP_LOG: whether it

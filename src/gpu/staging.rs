@@ -268,25 +268,36 @@ impl Gpu {
     }
 
     fn copy_from_device_into_untimed(&self, stream: &Arc<CudaStream>, src: &CudaSlice<u64>, dst: &mut [u64]) -> Result<(), GpuError> {
+        assert!(dst.len() <= src.len(), "copy_from_device_into past the end of the device buffer");
+        self.copy_from_device_at_untimed(stream, addr(src, stream), dst)
+    }
+
+    /// The `dst.len()` limbs at device address `at` into `dst`, on `stream`
+    /// (after what is queued there before). The caller keeps the device
+    /// buffer alive and at least that long.
+    pub(super) fn copy_from_device_at(&self, stream: &Arc<CudaStream>, at: u64, dst: &mut [u64]) -> Result<(), GpuError> {
+        timed(Phase::Download, || self.copy_from_device_at_untimed(stream, at, dst))
+    }
+
+    fn copy_from_device_at_untimed(&self, stream: &Arc<CudaStream>, at: u64, dst: &mut [u64]) -> Result<(), GpuError> {
         if 8 * dst.len() < THREADED_MIN_BYTES {
-            assert!(dst.len() <= src.len(), "copy_from_device_into past the end of the device buffer");
             crate::stats::copied_from_gpu(std::mem::size_of_val(dst));
             if !dst.is_empty() {
-                stream.memcpy_dtoh(&src.slice(..dst.len()), dst)?;
+                unsafe { result::memcpy_dtoh_async(dst, at, stream.cu_stream()) }?;
+                stream.synchronize()?;
             }
             return Ok(());
         }
         // SAFETY: dst is valid for dst.len() limbs.
-        unsafe { self.copy_from_device_raw(stream, src, dst.as_mut_ptr(), dst.len()) }
+        unsafe { self.copy_from_device_raw(stream, at, dst.as_mut_ptr(), dst.len()) }
     }
 
-    /// `n` limbs (`8 n >= THREADED_MIN_BYTES`) of `src` to `dst`, which must be
-    /// valid for writing `n` limbs (they need not be initialised).
-    unsafe fn copy_from_device_raw(&self, stream: &Arc<CudaStream>, src: &CudaSlice<u64>, dst: *mut u64, n: usize) -> Result<(), GpuError> {
-        assert!(n <= src.len(), "copy_from_device past the end of the device buffer");
+    /// `n` limbs (`8 n >= THREADED_MIN_BYTES`) at device address `base` to
+    /// `dst`, which must be valid for writing `n` limbs (they need not be
+    /// initialised).
+    unsafe fn copy_from_device_raw(&self, stream: &Arc<CudaStream>, base: u64, dst: *mut u64, n: usize) -> Result<(), GpuError> {
         crate::stats::copied_from_gpu(8 * n);
         prefer_huge_pages(dst, n);
-        let base = addr(src, stream);
         // Each lane writes only its own chunks of dst (c = first + i * stride).
         let out = SendPtr(dst);
         let ctx = &self.ctx;
@@ -332,7 +343,7 @@ impl Gpu {
         // reuses memory (glibc does after its first free of that size).
         let mut v = Vec::with_capacity(n);
         unsafe {
-            self.copy_from_device_raw(stream, src, v.as_mut_ptr(), n)?;
+            self.copy_from_device_raw(stream, addr(src, stream), v.as_mut_ptr(), n)?;
             v.set_len(n);
         }
         Ok(v)

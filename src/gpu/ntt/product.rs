@@ -13,7 +13,7 @@ use super::transform::Table;
 use crate::config::{Fault, ProductEngine};
 use crate::gpu::gfp;
 use crate::gpu::device::{addr, guarded, injected, reserve, Gpu, GpuError, Reservation};
-use cudarc::driver::{CudaSlice, CudaStream, DevicePtr};
+use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, DevicePtr};
 use std::sync::Arc;
 
 /// Products whose buffers take at most this much skip the free-memory query.
@@ -69,6 +69,15 @@ impl Second<'_> {
 /// 2.83 against 2.82 and 3.03 ms; at 10^5 no difference above the noise.
 /// The bound itself is not tuned.
 const OVERLAP_MIN_LIMBS: usize = 1 << 16;
+
+/// Where the operand `Plan::Pieces` cuts into pieces lies.
+#[derive(Clone, Copy)]
+enum Pieces<'a> {
+    /// In device memory: its address and limb count.
+    OnDevice(u64, usize),
+    /// In host memory: uploaded piece by piece (`piece_transforms`).
+    OnHost(&'a [u64]),
+}
 
 /// A device buffer allocated and filled on the upload stream and read on the
 /// main stream: on drop, the upload stream waits for the main stream's work
@@ -139,7 +148,25 @@ impl Gpu {
                 return Ok(out);
             }
         }
+        if let Some((shape, piece)) = self.pieces_plan(u, v) {
+            let mut out = vec![0; u.len() + v.len()];
+            self.pieces_from_host(shape, piece, u, v, &mut out)?;
+            return Ok(out);
+        }
         self.product_then(u, v, |stream, t| self.copy_from_device(stream, t))
+    }
+
+    /// The shape and piece of `u * v` where the NTT makes it by pieces
+    /// (`Plan::Pieces`).
+    fn pieces_plan(&self, u: &[u64], v: &[u64]) -> Option<(Shape, usize)> {
+        let (un, vn) = (u.len(), v.len());
+        if un == 0 || vn == 0 || by_gfp(un, vn).is_some() {
+            return None;
+        }
+        match check_bounds(un, vn) {
+            Ok(Plan::Pieces { shape, piece }) => Some((shape, piece)),
+            _ => None,
+        }
     }
 
     /// Whether `u * v` goes through a small product's graph
@@ -172,6 +199,9 @@ impl Gpu {
         assert!(out.len() == u.len() + v.len(), "mul_into takes room for exactly the product");
         if self.small_fits(u, v) && self.small_product_into(u, v, out)? {
             return Ok(());
+        }
+        if let Some((shape, piece)) = self.pieces_plan(u, v) {
+            return self.pieces_from_host(shape, piece, u, v, out);
         }
         self.product_then(u, v, |stream, t| self.copy_from_device_into(stream, t, out))
     }
@@ -326,43 +356,129 @@ impl Gpu {
     }
 
     /// `a * b` (device addresses and limb counts; `square`: b is a) by
-    /// `Plan::Pieces`: every piece's forward transform, then for each sum
-    /// of products of pieces (`sums`) its inverse transform and limbs,
-    /// added into the result at its offset. The result so far is below
+    /// `Plan::Pieces` (`sum_pieces`).
+    fn product_pieces(&self, stream: &Arc<CudaStream>, shape: Shape, piece: usize, (ap, an): (u64, usize), (bp, bn): (u64, usize), square: bool) -> Result<CudaSlice<u64>, GpuError> {
+        crate::config::log!("mul {an}x{bn}: pieces of {piece} limbs, transforms of {} points", shape.len());
+        let table = self.table(stream, shape)?;
+        let fa = self.piece_transforms(stream, None, &table, piece, Pieces::OnDevice(ap, an))?;
+        let fb = if square { Vec::new() } else { self.piece_transforms(stream, None, &table, piece, Pieces::OnDevice(bp, bn))? };
+        let (r, _) = self.sum_pieces(stream, &table, piece, &fa, if square { &fa } else { &fb }, square, false)?;
+        Ok(r)
+    }
+
+    /// `out = u * v` (`out` of exactly `u.len() + v.len()` limbs; the same
+    /// slice twice squares) by `Plan::Pieces` from host limbs to host limbs,
+    /// its transfers beside its kernels: each piece goes up on the upload
+    /// stream while the main stream transforms the one before, and each
+    /// stretch of the result goes down there as soon as no later sum
+    /// reaches it, while the main stream makes the later sums. Without an
+    /// upload stream, one after another on the main stream.
+    fn pieces_from_host(&self, shape: Shape, piece: usize, u: &[u64], v: &[u64], out: &mut [u64]) -> Result<(), GpuError> {
+        let (un, vn) = (u.len(), v.len());
+        let square = std::ptr::eq(u, v);
+        let _busy = self.queue().busy.enter(un + vn);
+        guarded(|| {
+            let stream = self.stream();
+            let side = self.queue().upload.clone();
+            let _claim = claim(self, device_bytes(Plan::Pieces { shape, piece }, un, vn, square))?;
+            crate::config::log!("mul {un}x{vn}: pieces of {piece} limbs from host memory, transforms of {} points", shape.len());
+            let table = self.table(&stream, shape)?;
+            let fa = self.piece_transforms(&stream, side.as_ref(), &table, piece, Pieces::OnHost(u))?;
+            let fb = if square { Vec::new() } else { self.piece_transforms(&stream, side.as_ref(), &table, piece, Pieces::OnHost(v))? };
+            let (r, done) = self.sum_pieces(&stream, &table, piece, &fa, if square { &fa } else { &fb }, square, side.is_some())?;
+            let Some(side) = side else { return self.copy_from_device_into(&stream, &r, out) };
+            let rp = addr(&r, &stream);
+            let mut from = 0;
+            for (limit, event) in done {
+                side.wait(&event)?;
+                self.copy_from_device_at(&side, rp + 8 * from as u64, &mut out[from..limit])?;
+                from = limit;
+            }
+            Ok(())
+        })
+    }
+
+    /// The forward transforms of `x`'s pieces of `piece` limbs (the last
+    /// may be shorter), each with its limb count. Pieces in host memory go
+    /// up one at a time, on `side` where there is one: the host copies a
+    /// piece while the main stream transforms the one before.
+    fn piece_transforms(&self, stream: &Arc<CudaStream>, side: Option<&Arc<CudaStream>>, table: &Table, piece: usize, x: Pieces<'_>) -> Result<Vec<(CudaSlice<u32>, usize)>, GpuError> {
+        let n = match x {
+            Pieces::OnDevice(_, n) => n,
+            Pieces::OnHost(h) => h.len(),
+        };
+        let mut out = Vec::with_capacity(n.div_ceil(piece));
+        for o in (0..n).step_by(piece) {
+            let len = piece.min(n - o);
+            let f = match (x, side) {
+                (Pieces::OnDevice(p, _), _) => self.forward(stream, table, p + 8 * o as u64, len)?,
+                (Pieces::OnHost(h), None) => {
+                    let d = self.copy_to_device(stream, &h[o..o + len])?;
+                    self.forward(stream, table, addr(&d, stream), len)?
+                }
+                (Pieces::OnHost(h), Some(side)) => {
+                    let beside = Beside { buf: Some(self.copy_to_device(side, &h[o..o + len])?), main: stream.clone(), side: side.clone() };
+                    stream.wait(&side.record_event(None)?)?;
+                    let d = beside.buf.as_ref().ok_or(GpuError::TooLarge)?;
+                    self.forward(stream, table, addr(d, stream), len)?
+                    // `beside` drops here, after the transform that reads it is queued.
+                }
+            };
+            out.push((f, len));
+        }
+        Ok(out)
+    }
+
+    /// The product whose pieces' forward transforms are `fa` and `fb` (the
+    /// same for a square), on the device: for each sum of products of
+    /// pieces (`sums`) its inverse transform and limbs, added into the
+    /// result at its offset. The result so far is below
     /// B^(k piece + 2 piece + 1) after the sums of i + j <= k (each product
     /// of pieces is below B^(2 piece), there are fewer than B / 2 of them
     /// for each i + j, and the earlier ones sit a piece and more below), so
     /// the add stops 2 piece + 1 limbs from the offset, carry out zero; and
     /// the whole product is below B^(un + vn), so nothing passes the top.
-    fn product_pieces(&self, stream: &Arc<CudaStream>, shape: Shape, piece: usize, (ap, an): (u64, usize), (bp, bn): (u64, usize), square: bool) -> Result<CudaSlice<u64>, GpuError> {
-        crate::config::log!("mul {an}x{bn}: pieces of {piece} limbs, transforms of {} points", shape.len());
-        let table = self.table(stream, shape)?;
-        let transforms = |p: u64, n: usize| -> Result<Vec<(CudaSlice<u32>, usize)>, GpuError> {
-            (0..n).step_by(piece).map(|o| Ok((self.forward(stream, &table, p + 8 * o as u64, piece.min(n - o))?, piece.min(n - o)))).collect()
-        };
-        let fa = transforms(ap, an)?;
-        let fb = if square { Vec::new() } else { transforms(bp, bn)? };
-        let fb = if square { &fa } else { &fb };
-        let total = an + bn;
+    /// With `mark`, also (limbs, event) for each i + j: the result's limbs
+    /// below `limbs` are final once the main stream passes the event (later
+    /// sums start at the next piece), the last up to the top.
+    #[allow(clippy::type_complexity, clippy::too_many_arguments)]
+    fn sum_pieces(
+        &self,
+        stream: &Arc<CudaStream>,
+        table: &Table,
+        piece: usize,
+        fa: &[(CudaSlice<u32>, usize)],
+        fb: &[(CudaSlice<u32>, usize)],
+        square: bool,
+        mark: bool,
+    ) -> Result<(CudaSlice<u64>, Vec<(usize, CudaEvent)>), GpuError> {
+        let total = fa.iter().chain(if square { fa } else { fb }).map(|p| p.1).sum::<usize>();
         let r = stream.alloc_zeros::<u64>(total)?;
         let rp = addr(&r, stream);
         // The sum kernel writes every word.
-        let acc = unsafe { stream.alloc::<u32>(PRIMES * shape.len()) }?;
+        let acc = unsafe { stream.alloc::<u32>(PRIMES * table.shape.len()) }?;
         let accp = acc.device_ptr(stream).0;
-        for (k, pairs) in sums(fa.len(), fb.len(), square, piece) {
+        let sums = sums(fa.len(), fb.len(), square, piece);
+        let mut done = Vec::new();
+        for (s, (k, pairs)) in sums.iter().enumerate() {
             let at: Vec<(u64, u64, bool)> = pairs.iter().map(|p| (fa[p.i].0.device_ptr(stream).0, fb[p.j].0.device_ptr(stream).0, p.twice)).collect();
-            self.sum_of_products_at(stream, &table, accp, &at)?;
-            self.inverse_at(stream, &table, accp, 0)?;
+            self.sum_of_products_at(stream, table, accp, &at)?;
+            self.inverse_at(stream, table, accp, 0)?;
             // A sum of products of x-limb numbers may take x + 1 limbs (the
             // transform has room: `pieces_of`), but never more than the
             // result has above it.
             let offset = k * piece;
             let limbs = pairs.iter().map(|p| fa[p.i].1 + fb[p.j].1 + 1).max().unwrap_or(0).min(total - offset);
-            let sum = self.to_limbs(stream, &table, &acc, limbs)?;
+            let sum = self.to_limbs(stream, table, &acc, limbs)?;
             let at = rp + 8 * offset as u64;
             self.addsub_dev(stream, false, at, at, (total - offset).min(2 * piece + 1), addr(&sum, stream), limbs, 0)?;
+            let last_of_k = sums.get(s + 1).is_none_or(|(next, _)| next != k);
+            if mark && last_of_k {
+                let limit = if s + 1 == sums.len() { total } else { (offset + piece).min(total) };
+                done.push((limit, stream.record_event(None)?));
+            }
         }
-        Ok(r)
+        Ok((r, done))
     }
 
     /// `long * short` (device addresses and limb counts) by `Plan::Chunked`.
