@@ -191,6 +191,23 @@ pub fn sums(pa: usize, pb: usize, square: bool, piece: usize) -> Vec<(usize, Vec
     out
 }
 
+/// Where sum `pairs` (of the products of pieces i + j = k) of
+/// `Plan::Pieces` goes in the `total`-limb result, pieces of `piece` limbs
+/// whose lengths are `la` and `lb`: (its offset, its limbs, the limbs from
+/// the offset its add spans). A sum of products of x-limb numbers may take
+/// x + 1 limbs (the transform has room: `pieces_of`), never more than the
+/// result has above the offset. The result so far is below
+/// B^(k piece + 2 piece + 1) after the sums of i + j <= k (each product of
+/// pieces is below B^(2 piece), there are fewer than B / 2 of them for each
+/// i + j, and the earlier ones sit a piece and more below), so the add
+/// spans 2 piece + 1 limbs at most, carry out zero; and the whole product
+/// is below B^total, so nothing passes the top.
+pub fn sum_place(k: usize, pairs: &[Pair], piece: usize, la: &[usize], lb: &[usize], total: usize) -> (usize, usize, usize) {
+    let offset = k * piece;
+    let limbs = pairs.iter().map(|p| la[p.i] + lb[p.j] + 1).max().unwrap_or(0).min(total - offset);
+    (offset, limbs, (total - offset).min(2 * piece + 1))
+}
+
 /// The cost of `plan` (`Plan::Pieces`) for `un` x `vn` limbs in
 /// `transform_cost` units: a forward transform a piece and an inverse a
 /// sum, each pair read as about a tenth of a transform (two reads of a
@@ -431,6 +448,51 @@ mod tests {
                 }
                 let want = if square { pa * (pa + 1) / 2 } else { pa * pb };
                 assert_eq!(seen.len(), want, "{pa}x{pb} {square}");
+            }
+        }
+    }
+
+    /// The sums of `Plan::Pieces` placed by `sum_place`, made here with
+    /// GMP's products instead of transforms: each fits the limbs it is
+    /// given, its add leaves no carry out of its span, and together they
+    /// make the product. All-ones operands make the largest sums (a sum of
+    /// eight products of pieces takes one limb more than one product).
+    #[test]
+    fn sums_of_pieces_make_the_product() {
+        use rug::Integer;
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut random = |n: usize| -> Vec<u64> {
+            (0..n).map(|_| { seed ^= seed << 13; seed ^= seed >> 7; seed ^= seed << 17; seed }).collect()
+        };
+        let cases = [(37usize, 23usize, false, 5usize), (40, 40, true, 5), (41, 40, false, 4), (9, 9, false, 3), (64, 7, false, 6), (30, 30, true, 2)];
+        for (an, bn, square, piece) in cases {
+            for ones in [false, true] {
+                let a = if ones { vec![u64::MAX; an] } else { random(an) };
+                let b = if square { a.clone() } else if ones { vec![u64::MAX; bn] } else { random(bn) };
+                let cut = |x: &[u64]| -> Vec<Vec<u64>> { x.chunks(piece).map(|c| c.to_vec()).collect() };
+                let (pa, pb) = (cut(&a), cut(&b));
+                let (la, lb): (Vec<usize>, Vec<usize>) = (pa.iter().map(Vec::len).collect(), pb.iter().map(Vec::len).collect());
+                let total = an + b.len();
+                let mut r = vec![0u64; total];
+                for (k, pairs) in sums(pa.len(), pb.len(), square, piece) {
+                    let sum: Integer = pairs
+                        .iter()
+                        .map(|p| Integer::from_digits(&pa[p.i], rug::integer::Order::Lsf) * Integer::from_digits(&pb[p.j], rug::integer::Order::Lsf) * (1 + p.twice as u32))
+                        .sum();
+                    let (offset, limbs, span) = sum_place(k, &pairs, piece, &la, &lb, total);
+                    let digits = sum.as_limbs();
+                    assert!(digits.len() <= limbs && limbs <= span, "{an}x{bn} k {k}: a sum of {} limbs placed in {limbs}, span {span}", digits.len());
+                    let mut carry = 0u64;
+                    for (i, slot) in r[offset..offset + span].iter_mut().enumerate() {
+                        let (s1, c1) = slot.overflowing_add(digits.get(i).copied().unwrap_or(0));
+                        let (s2, c2) = s1.overflowing_add(carry);
+                        *slot = s2;
+                        carry = (c1 | c2) as u64;
+                    }
+                    assert_eq!(carry, 0, "{an}x{bn} k {k}: a carry out of the add's span");
+                }
+                let want = Integer::from_digits(&a, rug::integer::Order::Lsf) * Integer::from_digits(&b, rug::integer::Order::Lsf);
+                assert!(Integer::from_digits(&r, rug::integer::Order::Lsf) == want, "{an}x{bn} square {square} piece {piece} ones {ones}");
             }
         }
     }

@@ -8,7 +8,7 @@
 //! it the product.
 
 use super::small;
-use super::plan::{cyclic_device_bytes, cyclic_shape, device_bytes, pieces_of, product_plan, sums, Plan, Shape, PRIMES};
+use super::plan::{cyclic_device_bytes, cyclic_shape, device_bytes, pieces_of, product_plan, sum_place, sums, Plan, Shape, PRIMES};
 use super::transform::Table;
 use crate::config::{Fault, ProductEngine};
 use crate::gpu::gfp;
@@ -432,13 +432,7 @@ impl Gpu {
     /// The product whose pieces' forward transforms are `fa` and `fb` (the
     /// same for a square), on the device: for each sum of products of
     /// pieces (`sums`) its inverse transform and limbs, added into the
-    /// result at its offset. The result so far is below
-    /// B^(k piece + 2 piece + 1) after the sums of i + j <= k (each product
-    /// of pieces is below B^(2 piece), there are fewer than B / 2 of them
-    /// for each i + j, and the earlier ones sit a piece and more below), so
-    /// the add stops 2 piece + 1 limbs from the offset, carry out zero; and
-    /// the whole product is below B^(un + vn), so nothing passes the top.
-    /// With `mark`, also (limbs, event) for each i + j: the result's limbs
+    /// result where `sum_place` puts it. With `mark`, also (limbs, event) for each i + j: the result's limbs
     /// below `limbs` are final once the main stream passes the event (later
     /// sums start at the next piece), the last up to the top.
     #[allow(clippy::type_complexity, clippy::too_many_arguments)]
@@ -452,7 +446,8 @@ impl Gpu {
         square: bool,
         mark: bool,
     ) -> Result<(CudaSlice<u64>, Vec<(usize, CudaEvent)>), GpuError> {
-        let total = fa.iter().chain(if square { fa } else { fb }).map(|p| p.1).sum::<usize>();
+        let (la, lb): (Vec<usize>, Vec<usize>) = (fa.iter().map(|p| p.1).collect(), fb.iter().map(|p| p.1).collect());
+        let total = la.iter().sum::<usize>() + if square { la.iter().sum::<usize>() } else { lb.iter().sum::<usize>() };
         let r = stream.alloc_zeros::<u64>(total)?;
         let rp = addr(&r, stream);
         // The sum kernel writes every word.
@@ -464,14 +459,10 @@ impl Gpu {
             let at: Vec<(u64, u64, bool)> = pairs.iter().map(|p| (fa[p.i].0.device_ptr(stream).0, fb[p.j].0.device_ptr(stream).0, p.twice)).collect();
             self.sum_of_products_at(stream, table, accp, &at)?;
             self.inverse_at(stream, table, accp, 0)?;
-            // A sum of products of x-limb numbers may take x + 1 limbs (the
-            // transform has room: `pieces_of`), but never more than the
-            // result has above it.
-            let offset = k * piece;
-            let limbs = pairs.iter().map(|p| fa[p.i].1 + fb[p.j].1 + 1).max().unwrap_or(0).min(total - offset);
+            let (offset, limbs, span) = sum_place(*k, pairs, piece, &la, &lb, total);
             let sum = self.to_limbs(stream, table, &acc, limbs)?;
             let at = rp + 8 * offset as u64;
-            self.addsub_dev(stream, false, at, at, (total - offset).min(2 * piece + 1), addr(&sum, stream), limbs, 0)?;
+            self.addsub_dev(stream, false, at, at, span, addr(&sum, stream), limbs, 0)?;
             let last_of_k = sums.get(s + 1).is_none_or(|(next, _)| next != k);
             if mark && last_of_k {
                 let limit = if s + 1 == sums.len() { total } else { (offset + piece).min(total) };
