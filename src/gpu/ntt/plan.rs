@@ -212,7 +212,8 @@ pub fn sum_place(k: usize, pairs: &[Pair], piece: usize, la: &[usize], lb: &[usi
 /// `transform_cost` units: a forward transform a piece and an inverse a
 /// sum, each pair read as about a tenth of a transform (two reads of a
 /// transform's words against a transform's passes, which are bound by
-/// their instructions: RESULTS.md, "Transform passes").
+/// their instructions: RESULTS.md, "Transform passes"; an estimate, not
+/// measured apart).
 fn pieces_cost(un: usize, vn: usize, plan: Plan) -> f64 {
     let Plan::Pieces { shape, piece } = plan else { return f64::INFINITY };
     let (pa, pb) = (un.div_ceil(piece), vn.div_ceil(piece));
@@ -260,7 +261,7 @@ pub fn device_bytes(plan: Plan, un: usize, vn: usize, squaring: bool) -> usize {
         // the result.
         Plan::Pieces { shape, piece } => {
             let pieces = un.div_ceil(piece) + if squaring { 0 } else { vn.div_ceil(piece) };
-            (pieces + 1) * element * shape.len() + 32 * piece + 8 + 8 * (un + vn) + states
+            (pieces + 1) * element * shape.len() + 16 * (2 * piece + 1) + 8 * (un + vn) + states
         }
     }
 }

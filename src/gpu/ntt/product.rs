@@ -1,8 +1,9 @@
 //! A product from host limbs to host limbs: the operands uploaded (the
 //! second beside the first's forward transform, on the upload stream, where
-//! it is large), the plan run on the device (whole, chunked or split), the
-//! result downloaded into the caller's limbs or a new vector; and a product
-//! mod B^n - 1 as one cyclic convolution. Which engine makes a product on
+//! it is large), the plan run on the device (whole, chunked or by pieces),
+//! the result downloaded into the caller's limbs or a new vector (by
+//! pieces, the transfers beside the kernels: `pieces_from_host`); and a
+//! product mod B^n - 1 as one cyclic convolution. Which engine makes a product on
 //! the device is chosen here too (`by_gfp`): the NTT's plans, or the
 //! generalized-Fermat-prime FFT (src/gpu/gfp) where `CUGMP_PRODUCT` gives
 //! it the product.
@@ -432,9 +433,10 @@ impl Gpu {
     /// The product whose pieces' forward transforms are `fa` and `fb` (the
     /// same for a square), on the device: for each sum of products of
     /// pieces (`sums`) its inverse transform and limbs, added into the
-    /// result where `sum_place` puts it. With `mark`, also (limbs, event) for each i + j: the result's limbs
-    /// below `limbs` are final once the main stream passes the event (later
-    /// sums start at the next piece), the last up to the top.
+    /// result where `sum_place` puts it. With `mark`, also (limbs, event)
+    /// for each i + j: the result's limbs below `limbs` are final once the
+    /// main stream passes the event (later sums start at the next piece),
+    /// the last up to the top.
     #[allow(clippy::type_complexity, clippy::too_many_arguments)]
     fn sum_pieces(
         &self,
