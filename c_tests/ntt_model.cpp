@@ -16,7 +16,9 @@
 // to NTT_SMALL_THREADS * NTT_SMALL_RUN limbs is also folded as the small
 // products' one block does (cugmp_ntt_combine_small), which must agree
 // (exit 5), and the carry functions' composition is checked for every pair
-// (exit 6).
+// (exit 6). Transforms of length 3N are folded both by the kernel that takes
+// the inverse's radix-3 step with the fold and by the two apart, which must
+// agree (exit 7).
 #define CUGMP_HOST_MODEL 1
 #include "../cuda/ntt.cu"
 
@@ -141,12 +143,25 @@ int main() {
         const bool first = i + 1 == plan.passes.size();
         run_pass(plan, a, nullptr, 0, first ? &b : nullptr, tab, plan.passes[i].first, plan.passes[i].second, true);
     }
-    if (plan.radix == 3) run_radix3(plan, a, nullptr, 0, tab, true);
     // Limbs: the combine kernel's fold into t and c, then t + c with a plain
     // carry loop (the GPU uses its add kernel), and with wrap the carry out
-    // added back at the bottom.
+    // added back at the bottom. A transform of length 3N ends in the kernel
+    // that also takes the inverse's radix-3 step (cugmp_ntt_combine3, a
+    // column pair at a time); the radix-3 step on its own and then the plain
+    // fold (what the small products' one block reads) must give the same t
+    // and c (exit 7).
     std::vector<u64> t(n), c(n);
-    for (u64 i = 0; i < n; i++) ntt_combine_at(t.data(), c.data(), a.data(), (u64)plan.radix << plan.log_n, n, wrap != 0, i);
+    const u64 n_len = (u64)plan.radix << plan.log_n;
+    if (plan.radix == 3) {
+        for (u32 u = 0; u < (1u << (plan.log_n - 1)); u++)
+            ntt_combine3_at(t.data(), c.data(), a.data(), tab.data(), (u32)len, plan.log_n, plan.h, n, wrap != 0, u);
+        run_radix3(plan, a, nullptr, 0, tab, true);
+        std::vector<u64> t2(n), c2(n);
+        for (u64 i = 0; i < n; i++) ntt_combine_at(t2.data(), c2.data(), a.data(), n_len, n, wrap != 0, i);
+        if (t2 != t || c2 != c) return 7;
+    } else {
+        for (u64 i = 0; i < n; i++) ntt_combine_at(t.data(), c.data(), a.data(), n_len, n, wrap != 0, i);
+    }
     unsigned carry = 0;
     for (u64 i = 0; i < n; i++) {
         const u64 s = t[i] + c[i];
@@ -158,7 +173,7 @@ int main() {
         for (u64 i = 0; i < n && carry; i++) carry = ++t[i] == 0;
         if (carry) return 4;  // t + c < 2 B^n: one end-around carry ends below B^n
     }
-    if (!wrap && n <= NTT_SMALL_THREADS * NTT_SMALL_RUN && !small_fold_agrees(a, (u64)plan.radix << plan.log_n, n, t)) return 5;
+    if (!wrap && n <= NTT_SMALL_THREADS * NTT_SMALL_RUN && !small_fold_agrees(a, n_len, n, t)) return 5;
     for (u64 i = 0; i < n; i++) printf("%lx\n", t[i]);
     return carry ? 3 : 0;  // the product fits in un + vn limbs
 }

@@ -122,6 +122,16 @@ extern "C" __global__ void cugmp_ntt_combine(limb_t *__restrict__ t, limb_t *__r
     GRID_STRIDE(i, n) ntt_combine_at(t, c, coef, n_len, n, wrap != 0, i);
 }
 
+// ntt_combine3_at over column pairs 0 .. 2^(log_n - 1) - 1: the inverse's
+// radix-3 step and the fold into n limbs, all three primes (tab their tables,
+// NTT_TABLE_STRIDE apart).
+extern "C" __global__ void cugmp_ntt_combine3(limb_t *__restrict__ t, limb_t *__restrict__ c, const u32 *__restrict__ a,
+                                               const u32 *__restrict__ tab, u32 log_n, u32 h, u64 n, u32 wrap) {
+    const u32 stride = (u32)NTT_TABLE_STRIDE(log_n, h, 3);
+    for (u32 u = blockIdx.x * blockDim.x + threadIdx.x; u < (1u << (log_n - 1)); u += gridDim.x * blockDim.x)
+        ntt_combine3_at(t, c, a, tab, stride, log_n, h, n, wrap != 0, u);
+}
+
 // The scan of a small fold's carries and its limbs' write (ntt_small_carry),
 // once each of the block's NTT_SMALL_THREADS threads holds its run's values
 // and `top`, the high bits of its run's last limb.

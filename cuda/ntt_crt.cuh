@@ -1,5 +1,6 @@
 #pragma once
 #include "ntt_arith.cuh"
+#include "ntt_tables.cuh"
 
 // ---------------------------------------------------------------------------
 // Back to limbs. Garner's CRT gives coefficient x < P from its residues:
@@ -31,15 +32,24 @@ NTT_FN void crt(u32 r0, u32 r1, u32 r2, u64 *lo, u64 *hi) {
     *hi = m_hi + (*lo < y);
 }
 
-// Limb i of the product before carries: coefficients 2i and 2i + 1 (each
-// below 2^91, see the top) as a 128-bit value: c_2i + c_(2i+1) * 2^32.
-NTT_FN void ntt_limb_value(const u32 *coef, u64 n_len, u64 i, u64 *lo, u64 *hi) {
+// A limb's value before carries from the residues of its two coefficients
+// (each below 2^91, see the top; r[p] and s[p] modulo prime p): c + d * 2^32
+// as a 128-bit value, c and d the coefficients.
+NTT_FN void ntt_limb_of(const u32 *r, const u32 *s, u64 *lo, u64 *hi) {
     u64 l0, h0, l1, h1;
-    crt(coef[2 * i], coef[n_len + 2 * i], coef[2 * n_len + 2 * i], &l0, &h0);
-    crt(coef[2 * i + 1], coef[n_len + 2 * i + 1], coef[2 * n_len + 2 * i + 1], &l1, &h1);
+    crt(r[0], r[1], r[2], &l0, &h0);
+    crt(s[0], s[1], s[2], &l1, &h1);
     const u64 s_lo = l1 << 32, s_hi = (h1 << 32) | (l1 >> 32);
     *lo = l0 + s_lo;
     *hi = h0 + s_hi + (*lo < l0);
+}
+
+// Limb i of the product before carries: coefficients 2i and 2i + 1 of the
+// inverse transform `coef` (n_len words a prime).
+NTT_FN void ntt_limb_value(const u32 *coef, u64 n_len, u64 i, u64 *lo, u64 *hi) {
+    const u32 r[3] = {coef[2 * i], coef[n_len + 2 * i], coef[2 * n_len + 2 * i]};
+    const u32 s[3] = {coef[2 * i + 1], coef[n_len + 2 * i + 1], coef[2 * n_len + 2 * i + 1]};
+    ntt_limb_of(r, s, lo, hi);
 }
 
 // Limb i of the fold of coefficients into limbs: t[i] = the low 64 bits of
@@ -51,13 +61,53 @@ NTT_FN void ntt_limb_value(const u32 *coef, u64 n_len, u64 i, u64 *lo, u64 *hi) 
 //   wrap = 1, a product mod B^n - 1 from a cyclic convolution of length 2n:
 //     the top limb's high part is worth B^n = 1 mod B^n - 1, so it goes to
 //     c[0]; the host then adds t + c's carry out at the bottom.
-NTT_FN void ntt_combine_at(limb_t *t, limb_t *c, const u32 *coef, u64 n_len, u64 n, bool wrap, u64 i) {
-    u64 lo, hi;
-    ntt_limb_value(coef, n_len, i, &lo, &hi);
+NTT_FN void ntt_fold_limb(limb_t *t, limb_t *c, u64 n, bool wrap, u64 i, u64 lo, u64 hi) {
     t[i] = lo;
     if (i + 1 < n) c[i + 1] = hi;
     else if (wrap) c[0] = hi;
     if (i == 0 && !wrap) c[0] = 0;
+}
+
+NTT_FN void ntt_combine_at(limb_t *t, limb_t *c, const u32 *coef, u64 n_len, u64 n, bool wrap, u64 i) {
+    u64 lo, hi;
+    ntt_limb_value(coef, n_len, i, &lo, &hi);
+    ntt_fold_limb(t, c, n, wrap, i, lo, hi);
+}
+
+// The inverse's radix-3 step and the fold together, for transforms of length
+// 3N (N = 2^log_n): `a` holds the three primes' blocks after their inverse
+// passes (3N words a prime, tab the tables `stride` words apart). Pair
+// u < N / 2 takes columns j = 2u and 2u + 1 of every prime, whose radix-3
+// outputs are coefficients j + lN (l < 3), and so limbs u + lN / 2 whole
+// (N is even): no coefficient goes through device memory between the two
+// steps. ncu had the radix-3 step and the fold as two kernels moving 2.0 GB
+// at 10^7 x 10^7 limbs (RESULTS.md, "Transform passes").
+NTT_FN void ntt_combine3_at(limb_t *t, limb_t *c, const u32 *a, const u32 *tab, u32 stride, u32 log_n, u32 h, u64 n,
+                            bool wrap, u32 u) {
+    const u32 n_len = 1u << log_n;
+    // x[col][l][prime]: the residues of coefficient 2u + col + l N.
+    u32 x[2][3][NTT_PRIMES];
+#pragma unroll
+    for (u32 prime = 0; prime < NTT_PRIMES; prime++) {
+        const u32 *ap = a + prime * 3 * n_len;
+#pragma unroll
+        for (u32 col = 0; col < 2; col++) {
+            const u32 j = 2 * u + col;
+            u32 y[3] = {ap[j], ap[j + n_len], ap[j + 2 * n_len]};
+            ntt_radix3_values(y, tab + prime * stride, ntt_primes[prime], log_n, h, j, true);
+#pragma unroll
+            for (u32 l = 0; l < 3; l++) x[col][l][prime] = y[l];
+        }
+    }
+#pragma unroll
+    for (u32 l = 0; l < 3; l++) {
+        const u64 i = u + ((u64)l << (log_n - 1));
+        if (i < n) {
+            u64 lo, hi;
+            ntt_limb_of(x[0][l], x[1][l], &lo, &hi);
+            ntt_fold_limb(t, c, n, wrap, i, lo, hi);
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------

@@ -120,31 +120,48 @@ NTT_FN NttPowers ntt_powers3(const u32 *tab, u32 log_n, u32 h, bool inverse) {
 // 3k + s: X[3k + s] = sum_j w^(jk) y_s[j]. Inverse (after the blocks' inverse
 // transforms): z_s = Y_s u^(-js), x_l = sum_s z_s v^(-ls) (the 1/3 is in the
 // pointwise scale). u^(2j) is (u^j)^2: one product where the tables took two
-// loads and one.
-NTT_FN void ntt_radix3_at(u32 *a, const u32 *coef, const u32 *tab, const NttPrime &q, u32 log_n, u32 h, u32 j,
-                          bool inverse) {
-    const u32 n_len = 1u << log_n;
+// loads and one. x holds x_0 .. x_2 (residues) in, the step's three outputs
+// out. Going forward with `third` false, x_2 is 0 and skipped: the first
+// step of a product whose operand fills at most 2N coefficients, as a
+// balanced product's do (2 un + 2 vn <= 3N), needs four Montgomery
+// products a column instead of six.
+NTT_FN void ntt_radix3_values(u32 *x, const u32 *tab, const NttPrime &q, u32 log_n, u32 h, u32 j, bool inverse,
+                               bool third = true) {
     const u32 *v = tab + NTT_TABLE_LEN(log_n, h) + NTT_RADIX3_LEN(log_n, h) - 2;
     const u32 v1 = LDG(&v[0]), v2 = LDG(&v[1]);
-    u32 x[3];
-    for (int l = 0; l < 3; l++) x[l] = coef ? coefficient_residue(coef[l], q) : a[j + l * n_len];
     const u32 u1 = ntt_powers3(tab, log_n, h, inverse).at(j, q), u2 = mont_mul(u1, u1, q);
     if (!inverse) {
-        const u32 s0 = mod_add(mod_add(x[0], x[1], q), x[2], q);
-        const u32 s1 = mod_add(mod_add(x[0], mont_mul(x[1], v1, q), q), mont_mul(x[2], v2, q), q);
-        const u32 s2 = mod_add(mod_add(x[0], mont_mul(x[1], v2, q), q), mont_mul(x[2], v1, q), q);
-        a[j] = s0;
-        a[j + n_len] = mont_mul(s1, u1, q);
-        a[j + 2 * n_len] = mont_mul(s2, u2, q);
+        u32 s0 = mod_add(x[0], x[1], q);
+        u32 s1 = mod_add(x[0], mont_mul(x[1], v1, q), q);
+        u32 s2 = mod_add(x[0], mont_mul(x[1], v2, q), q);
+        if (third) {
+            s0 = mod_add(s0, x[2], q);
+            s1 = mod_add(s1, mont_mul(x[2], v2, q), q);
+            s2 = mod_add(s2, mont_mul(x[2], v1, q), q);
+        }
+        x[0] = s0;
+        x[1] = mont_mul(s1, u1, q);
+        x[2] = mont_mul(s2, u2, q);
     } else {
         const u32 z0 = x[0];
         const u32 z1 = mont_mul(x[1], u1, q);
         const u32 z2 = mont_mul(x[2], u2, q);
         // v^-1 = v^2.
-        a[j] = mod_add(mod_add(z0, z1, q), z2, q);
-        a[j + n_len] = mod_add(mod_add(z0, mont_mul(z1, v2, q), q), mont_mul(z2, v1, q), q);
-        a[j + 2 * n_len] = mod_add(mod_add(z0, mont_mul(z1, v1, q), q), mont_mul(z2, v2, q), q);
+        x[0] = mod_add(mod_add(z0, z1, q), z2, q);
+        x[1] = mod_add(mod_add(z0, mont_mul(z1, v2, q), q), mont_mul(z2, v1, q), q);
+        x[2] = mod_add(mod_add(z0, mont_mul(z1, v1, q), q), mont_mul(z2, v2, q), q);
     }
+}
+
+// ntt_radix3_values on one prime's 3N words `a` at column j, in place (the
+// operand's coefficients `coef` in, when given, as the first step).
+NTT_FN void ntt_radix3_at(u32 *a, const u32 *coef, const u32 *tab, const NttPrime &q, u32 log_n, u32 h, u32 j,
+                          bool inverse, bool third) {
+    const u32 n_len = 1u << log_n;
+    u32 x[3];
+    for (int l = 0; l < 3; l++) x[l] = coef ? coefficient_residue(coef[l], q) : a[j + l * n_len];
+    ntt_radix3_values(x, tab, q, log_n, h, j, inverse, third);
+    for (int l = 0; l < 3; l++) a[j + l * n_len] = x[l];
 }
 
 // The radix-3 step at column j of all three primes' transforms (a holds them
@@ -155,13 +172,15 @@ NTT_FN void ntt_radix3_at(u32 *a, const u32 *coef, const u32 *tab, const NttPrim
 NTT_FN void ntt_radix3_column(u32 *a, const limb_t *limbs, u64 xn, const u32 *tab, u32 stride, u32 log_n, u32 h, u32 j,
                               bool inverse) {
     const u32 n_len = 1u << log_n;
-    u32 coef[3];
+    // The same for every thread: no coefficient at 2N or above.
+    const bool third = !limbs || xn > n_len;
+    u32 coef[3] = {0, 0, 0};
     if (limbs) {
         const NttCoefficients coefs(limbs, xn);
-        for (int l = 0; l < 3; l++) coef[l] = coefs.at(j + l * n_len);
+        for (int l = 0; l < (third ? 3 : 2); l++) coef[l] = coefs.at(j + l * n_len);
     }
 #pragma unroll
     for (u32 prime = 0; prime < NTT_PRIMES; prime++)
         ntt_radix3_at(a + prime * 3 * n_len, limbs ? coef : nullptr, tab + prime * stride, ntt_primes[prime], log_n, h,
-                      j, inverse);
+                      j, inverse, third);
 }

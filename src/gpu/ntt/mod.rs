@@ -16,8 +16,9 @@
 //! launch; a 3 * 2^k one as a radix-3 step (cugmp_ntt_radix3) and three of
 //! 2^k. The radix-3 step or else the first forward pass cuts the limbs into
 //! coefficients itself; the pointwise product is fused into the first
-//! inverse pass, the CRT into the kernel that folds coefficients into limbs,
-//! and the last carry is the add kernel's (src/gpu/linear.rs).
+//! inverse pass, the CRT into the kernel that folds coefficients into limbs
+//! (with the inverse's radix-3 step, cugmp_ntt_combine3), and the last
+//! carry is the add kernel's (src/gpu/linear.rs).
 
 pub mod plan;
 pub mod product;

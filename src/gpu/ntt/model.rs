@@ -9,9 +9,11 @@ use crate::gmp::embedded;
 /// c_tests/ntt_model.cpp) on the CPU, block by block and thread by
 /// thread (as many threads as the GPU launches), with this
 /// module's pass plan, against the embedded GMP: tables, both
-/// transforms, the pointwise product, the CRT, the fold into limbs (and,
-/// up to 8192 limbs, the small products' one-block fold and its scan of
-/// carries), on machines without a GPU. Products against GMP's mpn_mul; products mod
+/// transforms, the pointwise product, the CRT, the fold into limbs (for
+/// lengths 3 * 2^k, the kernel that takes the inverse's radix-3 step with
+/// the fold, checked against the two apart; and, up to 8192 limbs, the
+/// small products' one-block fold and its scan of carries), on machines
+/// without a GPU. Products against GMP's mpn_mul; products mod
 /// B^rn - 1 (one cyclic convolution of 2 rn points) against GMP's own
 /// mpn_mulmod_bnm1 / mpn_sqrmod_bnm1, representation of zero included.
 #[test]

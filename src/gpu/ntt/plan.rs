@@ -341,16 +341,19 @@ const MAX_PRODUCT_LIMBS: usize = 3 << (MAX_LOG - 1);
 pub fn bytes_moved(un: usize, vn: usize, squaring: bool) -> u64 {
     let shape = transform_shape(un + vn);
     let n = shape.len() as u64;
-    // The radix-3 step is one more pass each way, and it cuts the limbs.
-    let later_passes = passes(shape.log_n).len() as u64 - 1 + (shape.radix == 3) as u64;
+    let inverse_passes = passes(shape.log_n).len() as u64;
+    // Going forward the radix-3 step is one more pass, and it cuts the limbs.
+    let later_passes = inverse_passes - 1 + (shape.radix == 3) as u64;
     // One element: a coefficient's three residues.
     let e = 4 * PRIMES as u64;
     let forward = |limbs: usize| 8 * limbs as u64 + e * n + later_passes * 2 * e * n;
     let forwards = if squaring { forward(un) } else { forward(un) + forward(vn) };
     // The first inverse pass reads both transforms (one when squaring).
     let pointwise = if squaring { 0 } else { e * n };
-    let inverse = (later_passes + 1) * 2 * e * n;
-    let combine = e * n + 16 * (un + vn) as u64; // coefficients in, limbs and carries out
+    let inverse = inverse_passes * 2 * e * n;
+    // Coefficients in, limbs and carries out; the inverse's radix-3 step is
+    // in the same kernel.
+    let combine = e * n + 16 * (un + vn) as u64;
     let carry = 24 * (un + vn) as u64;
     forwards + pointwise + inverse + combine + carry
 }

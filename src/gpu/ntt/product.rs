@@ -460,7 +460,7 @@ impl Gpu {
         for (s, (k, pairs)) in sums.iter().enumerate() {
             let at: Vec<(u64, u64, bool)> = pairs.iter().map(|p| (fa[p.i].0.device_ptr(stream).0, fb[p.j].0.device_ptr(stream).0, p.twice)).collect();
             self.sum_of_products_at(stream, table, accp, &at)?;
-            self.inverse_at(stream, table, accp, 0)?;
+            self.inverse_passes_at(stream, table, accp, 0)?;
             let (offset, limbs, span) = sum_place(*k, pairs, piece, &la, &lb, total);
             let sum = self.to_limbs(stream, table, &acc, limbs)?;
             let at = rp + 8 * offset as u64;

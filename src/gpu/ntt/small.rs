@@ -304,7 +304,7 @@ impl Gpu {
             if !square {
                 stream.wait(&slot.join)?;
             }
-            self.inverse_at(stream, &table, a, if square { a } else { b })?;
+            self.inverse_passes_at(stream, &table, a, if square { a } else { b })?;
             if cap <= FOLD_IN_ONE_BLOCK {
                 return self.combine_small_at(stream, &table, a, r, cap);
             }

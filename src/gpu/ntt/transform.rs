@@ -1,9 +1,11 @@
 //! A transform on the device: its twiddle tables (cuda/ntt.cu,
 //! cugmp_ntt_tables; built once per length and kept for the life of the
 //! context), the forward transform (the radix-3 step or the first pass cuts
-//! the limbs into coefficients), the inverse of a pointwise product (the
-//! product taken in its first pass), and the way back to limbs (the CRT and
-//! the fold in cugmp_ntt_combine, then the add kernel's carries).
+//! the limbs into coefficients), the inverse passes of a pointwise product
+//! (the product taken in the first), and the way back to limbs: the
+//! inverse's radix-3 step where there is one, the CRT and the fold
+//! (cugmp_ntt_combine3 does all three, cugmp_ntt_combine the last two), then
+//! the add kernel's carries.
 
 use super::plan::{passes, pass_threads, tile_log, Shape, MAX_PAIRS, PRIMES, ROOT_LOG};
 use crate::gpu::device::{addr, Gpu, GpuError};
@@ -36,9 +38,9 @@ fn table_len(shape: Shape, h: u32) -> usize {
 pub(in crate::gpu) struct Tables(Mutex<Vec<Arc<Table>>>);
 
 impl Gpu {
-    /// The `limbs` limbs of a product from its inverse transform `a`: the
-    /// CRT and the fold into limbs (combine kernel), then the carries (add
-    /// kernel).
+    /// The `limbs` limbs of a product from its inverse passes' output `a`
+    /// (`inverse_passes_at`): the inverse's radix-3 step if any, the CRT and
+    /// the fold into limbs (combine kernel), then the carries (add kernel).
     pub(super) fn to_limbs(&self, stream: &Arc<CudaStream>, table: &Table, a: &CudaSlice<u32>, limbs: usize) -> Result<CudaSlice<u64>, GpuError> {
         self.to_limbs_with(stream, table, a, limbs, false)
     }
@@ -65,12 +67,20 @@ impl Gpu {
         Ok(t)
     }
 
-    /// The CRT and the fold of the inverse transform at device address `a`
-    /// into `limbs` limbs at `t` plus the carries at `c` (cuda/ntt.cu,
-    /// ntt_combine_at): the product is t + c.
+    /// The end of the inverse at device address `a` (its passes done,
+    /// `inverse_passes_at`), the CRT and the fold into `limbs` limbs at `t`
+    /// plus the carries at `c` (cuda/ntt.cu, ntt_combine_at): the product is
+    /// t + c. A transform of length 3 * 2^k takes its radix-3 step in the
+    /// same kernel (ntt_combine3_at), a column pair a thread.
     pub(super) fn combine_at(&self, stream: &Arc<CudaStream>, table: &Table, a: u64, (t, c): (u64, u64), limbs: usize, wrap: bool) -> Result<(), GpuError> {
-        let (n_len, n, wrap) = (table.shape.len() as u64, limbs as u64, wrap as u32);
-        launch!(self, stream, ntt_combine, limbs, &t, &c, &a, &n_len, &n, &wrap);
+        let (n, wrap) = (limbs as u64, wrap as u32);
+        if table.shape.radix == 3 {
+            let log_n = table.shape.log_n;
+            launch!(self, stream, ntt_combine3, 1usize << (log_n - 1), &t, &c, &a, &table.words, &log_n, &table.h, &n, &wrap);
+        } else {
+            let n_len = table.shape.len() as u64;
+            launch!(self, stream, ntt_combine, limbs, &t, &c, &a, &n_len, &n, &wrap);
+        }
         Ok(())
     }
 
@@ -80,6 +90,9 @@ impl Gpu {
     /// pinned host memory mapped for the device.
     pub(super) fn combine_small_at(&self, stream: &Arc<CudaStream>, table: &Table, a: u64, r: u64, limbs: usize) -> Result<(), GpuError> {
         assert!(limbs <= SMALL_COMBINE_LIMBS, "combine_small_at takes at most SMALL_COMBINE_LIMBS limbs");
+        if table.shape.radix == 3 {
+            self.radix3(stream, table, a, 0, 0, true)?;
+        }
         let (n_len, n) = (table.shape.len() as u64, limbs as u64);
         let cfg = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (SMALL_COMBINE_THREADS, 1, 1), shared_mem_bytes: 0 };
         launch_with!(self, stream, ntt_combine_small, cfg, &r, &a, &n_len, &n);
@@ -137,8 +150,8 @@ impl Gpu {
     /// The sum of the pointwise products `x[k] * y[k]` of forward
     /// transforms at those device addresses (at most MAX_PAIRS; `twice[k]`
     /// counts the k-th twice), scaled for the inverse, into the transform at
-    /// `acc` (cuda/ntt.cu, cugmp_ntt_sum): `inverse_at(acc, 0)` then gives
-    /// the sum of their products. The caller keeps the sum exact
+    /// `acc` (cuda/ntt.cu, cugmp_ntt_sum): `inverse_passes_at(acc, 0)` and
+    /// the combine then give the sum of their products. The caller keeps the sum exact
     /// (plan.rs, `sums`).
     pub(super) fn sum_of_products_at(&self, stream: &Arc<CudaStream>, table: &Table, acc: u64, pairs: &[(u64, u64, bool)]) -> Result<(), GpuError> {
         assert!(!pairs.is_empty() && pairs.len() <= MAX_PAIRS, "sum_of_products_at takes 1 to MAX_PAIRS products");
@@ -156,22 +169,23 @@ impl Gpu {
         Ok(())
     }
 
-    /// The inverse transform (natural order out) of `a * b` (`b` None:
-    /// `a * a`), `a` and `b` forward transforms, in a.
+    /// The inverse passes (natural order out) of `a * b` (`b` None: `a *
+    /// a`), `a` and `b` forward transforms, in a: what the combine takes
+    /// (`inverse_passes_at`).
     pub(super) fn inverse_of_product(&self, stream: &Arc<CudaStream>, table: &Table, a: CudaSlice<u32>, b: Option<&CudaSlice<u32>>) -> Result<CudaSlice<u32>, GpuError> {
         let ap = a.device_ptr(stream).0;
-        self.inverse_at(stream, table, ap, b.map_or(ap, |b| b.device_ptr(stream).0))?;
+        self.inverse_passes_at(stream, table, ap, b.map_or(ap, |b| b.device_ptr(stream).0))?;
         Ok(a)
     }
 
-    /// `inverse_of_product` of the transforms at device addresses `a` and
-    /// `b` (the same address squares), in place at `a`.
-    pub(super) fn inverse_at(&self, stream: &Arc<CudaStream>, table: &Table, a: u64, b: u64) -> Result<(), GpuError> {
-        self.passes(stream, table, a, true, (0, 0, b))?;
-        if table.shape.radix == 3 {
-            self.radix3(stream, table, a, 0, 0, true)?;
-        }
-        Ok(())
+    /// The inverse passes of the pointwise product of the transforms at
+    /// device addresses `a` and `b` (the same address squares; 0: `a`
+    /// already holds a scaled product, cugmp_ntt_sum), in place at `a`.
+    /// A transform of length 3 * 2^k still needs its radix-3 step, which
+    /// the combine takes (`combine_at`, `combine_small_at`), so only they
+    /// may read the result.
+    pub(super) fn inverse_passes_at(&self, stream: &Arc<CudaStream>, table: &Table, a: u64, b: u64) -> Result<(), GpuError> {
+        self.passes(stream, table, a, true, (0, 0, b))
     }
 
     /// Run the passes of the length-2^log_n transforms over `a` (all three
