@@ -297,7 +297,7 @@ impl Gpu {
     /// initialised).
     unsafe fn copy_from_device_raw(&self, stream: &Arc<CudaStream>, base: u64, dst: *mut u64, n: usize) -> Result<(), GpuError> {
         crate::stats::copied_from_gpu(8 * n);
-        prefer_huge_pages(dst, n);
+        let huge = prefer_huge_pages(dst, n);
         // Each lane writes only its own chunks of dst (c = first + i * stride).
         let out = SendPtr(dst);
         let ctx = &self.ctx;
@@ -313,6 +313,13 @@ impl Gpu {
                 let (start, end) = range(c);
                 unsafe { result::memcpy_dtoh_async(&mut lane.slots[k][..end - start], base + 8 * start as u64, stream.cu_stream()) }?;
                 pending[k] = Some((stream.record_event(None)?, c));
+                if i == 0 && huge {
+                    // The first DMA waits for the kernels before it; the
+                    // lane meanwhile faults in its chunks' huge pages.
+                    for &c in &chunks {
+                        touch_pages(out, range(c));
+                    }
+                }
                 if let Some((e, prev)) = pending[1 - k].take() {
                     e.synchronize()?;
                     copy_out(out, lane.slots[1 - k], range(prev));
@@ -363,12 +370,28 @@ impl Gpu {
 /// glibc's malloc serves smaller blocks from its heap once one of their
 /// size has been freed, memory whose pages are there already, where the
 /// advice gains nothing and cost MPFR's `const_pi` (downloads of 25 MB)
-/// about 2%.
-fn prefer_huge_pages(dst: *mut u64, n: usize) {
-    if let Some((from, to)) = huge_interior(dst as usize, 8 * n) {
-        // SAFETY: [from, to) lies inside the caller's n limbs at dst; the
-        // advice changes how its pages are backed, never their contents.
-        unsafe { libc::madvise(from as *mut libc::c_void, to - from, libc::MADV_HUGEPAGE) };
+/// about 2%. Returns whether it advised: then the download also faults
+/// the pages in ahead of its copies (`touch_pages`).
+fn prefer_huge_pages(dst: *mut u64, n: usize) -> bool {
+    let Some((from, to)) = huge_interior(dst as usize, 8 * n) else { return false };
+    // SAFETY: [from, to) lies inside the caller's n limbs at dst; the
+    // advice changes how its pages are backed, never their contents.
+    unsafe { libc::madvise(from as *mut libc::c_void, to - from, libc::MADV_HUGEPAGE) == 0 }
+}
+
+/// Limbs a small page holds.
+const PAGE_LIMBS: usize = 4096 / 8;
+
+/// Writes a zero limb on every small page of the destination's limbs
+/// [start, end), which the download overwrites afterwards: a page not yet
+/// there faults in now (a huge one where advised), while the device still
+/// computes, rather than under the copy out of the slots. The destination
+/// never overlaps an operand (the products' rule), and the operands are on
+/// the device before a download begins.
+fn touch_pages(out: &SendPtr, (start, end): (usize, usize)) {
+    for i in (start..end).step_by(PAGE_LIMBS) {
+        // SAFETY: i lies in this lane's chunk of the destination.
+        unsafe { std::ptr::write_volatile(out.0.add(i), 0) };
     }
 }
 
