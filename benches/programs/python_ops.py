@@ -2,14 +2,17 @@
 gmpy2's own wheel (its own GMP and MPFR), then under LD_PRELOAD of
 libcugmp.so; each line's checksum must be the same both ways.
 
-    python3 python_ops.py [first [driver]|large [gcd|const_pi|mpmath]]
+    python3 python_ops.py [first [driver]|large [gcd|const_pi|mpmath]|fresh]
 
 With `first`, only the first large operation of a fresh process (3**x of
 about 10^7 digits), which pays for whatever a library does on its first
 large operation (with `driver`, the CUDA driver opened on a thread beside
 it); with `large`, gcd of 10^7 digits, MPFR's pi to 10^8 bits
 and mpmath's pi to 10^7 digits (minutes on GMP), or the one named (a
-process of its own each, for CUGMP_PROFILE's table). Prints markdown rows: | work | seconds | checksum |."""
+process of its own each, for CUGMP_PROFILE's table); with `fresh`, products
+of 4 * 10^6 and 10^7 limbs a side whose results are new objects each time,
+their limbs in memory the process has not touched (the median of seven,
+after one untimed). Prints markdown rows: | work | seconds | checksum |."""
 import sys
 import time
 import zlib
@@ -53,6 +56,23 @@ if sys.argv[1:2] == ["large"]:
         assert mpmath.libmp.BACKEND == "gmpy", mpmath.libmp.BACKEND
         mpmath.mp.dps = 10**7
         timed("mpmath pi, 10^7 digits", lambda: str(+mpmath.pi))
+    sys.exit(0)
+
+if sys.argv[1:2] == ["fresh"]:
+    state = gmpy2.random_state(7)
+    for n in (4 * 10**6, 10**7):
+        x, y = gmpy2.mpz_urandomb(state, 64 * n), gmpy2.mpz_urandomb(state, 64 * n)
+        for name, f in (("x * y", lambda: x * y), ("x * x", lambda: x * x)):
+            f()
+            times = []
+            for _ in range(7):
+                t = time.perf_counter()
+                z = f()
+                times.append(time.perf_counter() - t)
+                del z  # freed: the next result's limbs are a new mapping
+            times.sort()
+            # Milliseconds matter here: five decimals of a second.
+            print(f"| {name}, {n} limbs a side, a new result each time (median of 7) | {times[3]:.5f} | {checksum(f())} |", flush=True)
     sys.exit(0)
 
 if sys.argv[1:2] == ["first"]:
