@@ -9,7 +9,9 @@
 //! host copies run in parallel with each other and with PCIe. The pinned
 //! slots and the copy threads are made on first use and kept: starting the
 //! threads for every transfer cost an 8 MiB upload 40% of its rate (11.9
-//! against 20.4 GB/s; RESULTS.md, "Staged transfers").
+//! against 20.4 GB/s; RESULTS.md, "Staged transfers"). A large download's
+//! destination gets huge pages, faulted in while the kernels before the
+//! download still run (`prefer_huge_pages`, `touch_pages`).
 
 use super::device::{addr, Gpu, GpuError};
 use crate::stats::Phase;
