@@ -54,23 +54,17 @@ static void run_pass(const Plan &plan, std::vector<u32> &a, const limb_t *limbs,
                            tile.data());
 }
 
-// The radix-3 step: with limbs the forward one (a column pair at a time),
-// else the inverse one.
-static void run_radix3(const Plan &plan, std::vector<u32> &a, const limb_t *limbs, u64 xn, const std::vector<u32> &tab) {
-    const u32 stride = (u32)table_stride(plan);
-    if (limbs) {
-        for (u32 u = 0; u < (1u << (plan.log_n - 1)); u++)
-            ntt_radix3_pair(a.data(), limbs, xn, tab.data(), stride, plan.log_n, plan.h, u);
-    } else {
-        for (u32 j = 0; j < (1u << plan.log_n); j++) ntt_radix3_column(a.data(), tab.data(), stride, plan.log_n, plan.h, j);
-    }
+static void run_radix3(const Plan &plan, std::vector<u32> &a, const limb_t *limbs, u64 xn, const std::vector<u32> &tab,
+                       bool inverse) {
+    for (u32 j = 0; j < (1u << plan.log_n); j++)
+        ntt_radix3_column(a.data(), limbs, xn, tab.data(), (u32)table_stride(plan), plan.log_n, plan.h, j, inverse);
 }
 
 static std::vector<u32> forward(const Plan &plan, const std::vector<u64> &x, const std::vector<u32> &tab) {
     std::vector<u32> a((NTT_PRIMES * plan.radix) << plan.log_n);
     // The limbs go to the radix-3 step when there is one, else to the first pass.
     const bool radix3 = plan.radix == 3;
-    if (radix3) run_radix3(plan, a, x.data(), x.size(), tab);
+    if (radix3) run_radix3(plan, a, x.data(), x.size(), tab, false);
     for (size_t i = 0; i < plan.passes.size(); i++) {
         const bool cut = i == 0 && !radix3;
         run_pass(plan, a, cut ? x.data() : nullptr, cut ? x.size() : 0, nullptr, tab, plan.passes[i].first,
@@ -161,7 +155,7 @@ int main() {
     if (plan.radix == 3) {
         for (u32 u = 0; u < (1u << (plan.log_n - 1)); u++)
             ntt_combine3_at(t.data(), c.data(), a.data(), tab.data(), (u32)len, plan.log_n, plan.h, n, wrap != 0, u);
-        run_radix3(plan, a, nullptr, 0, tab);
+        run_radix3(plan, a, nullptr, 0, tab, true);
         std::vector<u64> t2(n), c2(n);
         for (u64 i = 0; i < n; i++) ntt_combine_at(t2.data(), c2.data(), a.data(), n_len, n, wrap != 0, i);
         if (t2 != t || c2 != c) return 7;

@@ -55,21 +55,13 @@ extern "C" __global__ void cugmp_ntt_tables(u32 *tab, u32 log_n, u32 h, u32 radi
     }
 }
 
-// The radix-3 step of transforms of length 3 * 2^log_n, all three primes:
-// with limbs (xn of them), the forward one, the transform's first, a thread a
-// column pair (ntt_radix3_pair); without, the inverse one in place, a thread
-// a column (ntt_radix3_column).
+// The radix-3 step (ntt_radix3_column) of transforms of length 3 * 2^log_n,
+// all three primes, one thread a column j < 2^log_n.
 extern "C" __global__ void cugmp_ntt_radix3(u32 *a, const limb_t *__restrict__ limbs, u64 xn, const u32 *__restrict__ tab,
-                                             u32 log_n, u32 h) {
+                                             u32 log_n, u32 h, u32 inverse) {
     const u32 stride = (u32)NTT_TABLE_STRIDE(log_n, h, 3);
-    const u32 step = gridDim.x * blockDim.x;
-    if (limbs) {
-        for (u32 u = blockIdx.x * blockDim.x + threadIdx.x; u < (1u << (log_n - 1)); u += step)
-            ntt_radix3_pair(a, limbs, xn, tab, stride, log_n, h, u);
-    } else {
-        for (u32 j = blockIdx.x * blockDim.x + threadIdx.x; j < (1u << log_n); j += step)
-            ntt_radix3_column(a, tab, stride, log_n, h, j);
-    }
+    for (u32 j = blockIdx.x * blockDim.x + threadIdx.x; j < (1u << log_n); j += gridDim.x * blockDim.x)
+        ntt_radix3_column(a, limbs, xn, tab, stride, log_n, h, j, inverse != 0);
 }
 
 // Shared memory: 4 * 2^log_t bytes (64 KiB at the largest tile, 2^14). The

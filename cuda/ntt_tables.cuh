@@ -164,41 +164,23 @@ NTT_FN void ntt_radix3_at(u32 *a, const u32 *coef, const u32 *tab, const NttPrim
     for (int l = 0; l < 3; l++) a[j + l * n_len] = x[l];
 }
 
-// The inverse radix-3 step at column j of all three primes' transforms, in
-// place (a holds them 3N words apart, tab their tables `stride` words
-// apart): for the small products' one-block fold, which reads the whole
-// inverse (the other products take this step in the fold's kernel,
-// ntt_combine3_at).
-NTT_FN void ntt_radix3_column(u32 *a, const u32 *tab, u32 stride, u32 log_n, u32 h, u32 j) {
-#pragma unroll
-    for (u32 prime = 0; prime < NTT_PRIMES; prime++)
-        ntt_radix3_at(a + prime * 3 * (1u << log_n), nullptr, tab + prime * stride, ntt_primes[prime], log_n, h, j,
-                      true, true);
-}
-
-// The forward radix-3 step, the transform's first, at columns j = 2u and
-// 2u + 1 of all three primes, from the operand's xn limbs: coefficients
-// j + lN and j + 1 + lN (l < 3) are the two halves of limb u + lN / 2 (N is
-// even), so one load cuts both, once for all three primes (a thread a prime
-// read them three times: 240 MB of limbs read for 80 MB at 10^7 limbs,
-// ncu; RESULTS.md, "Transform passes"). An operand of at most N limbs has
-// no coefficient at 2N or above: its third is skipped (ntt_radix3_values).
-NTT_FN void ntt_radix3_pair(u32 *a, const limb_t *limbs, u64 xn, const u32 *tab, u32 stride, u32 log_n, u32 h, u32 u) {
+// The radix-3 step at column j of all three primes' transforms (a holds them
+// 3N words apart, tab their tables `stride` words apart). Going forward it
+// cuts the three coefficients j + lN from the limbs (xn of them) once for
+// all three primes: a thread a prime read them three times (240 MB of limbs
+// read for 80 MB at 10^7 limbs, ncu; RESULTS.md, "Transform passes").
+NTT_FN void ntt_radix3_column(u32 *a, const limb_t *limbs, u64 xn, const u32 *tab, u32 stride, u32 log_n, u32 h, u32 j,
+                              bool inverse) {
     const u32 n_len = 1u << log_n;
-    // The same for every thread.
-    const bool third = xn > n_len;
-    u32 coef[2][3];
-#pragma unroll
-    for (u32 l = 0; l < 3; l++) {
-        const u64 i = u + ((u64)l << (log_n - 1));
-        const u64 limb = (l < 2 || third) && i < xn ? LDG(&limbs[i]) : 0;
-        coef[0][l] = (u32)limb;
-        coef[1][l] = (u32)(limb >> 32);
+    // The same for every thread: no coefficient at 2N or above.
+    const bool third = !limbs || xn > n_len;
+    u32 coef[3] = {0, 0, 0};
+    if (limbs) {
+        const NttCoefficients coefs(limbs, xn);
+        for (int l = 0; l < (third ? 3 : 2); l++) coef[l] = coefs.at(j + l * n_len);
     }
 #pragma unroll
     for (u32 prime = 0; prime < NTT_PRIMES; prime++)
-#pragma unroll
-        for (u32 col = 0; col < 2; col++)
-            ntt_radix3_at(a + prime * 3 * n_len, coef[col], tab + prime * stride, ntt_primes[prime], log_n, h, 2 * u + col,
-                          false, third);
+        ntt_radix3_at(a + prime * 3 * n_len, limbs ? coef : nullptr, tab + prime * stride, ntt_primes[prime], log_n, h,
+                      j, inverse, third);
 }

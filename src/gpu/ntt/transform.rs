@@ -91,7 +91,7 @@ impl Gpu {
     pub(super) fn combine_small_at(&self, stream: &Arc<CudaStream>, table: &Table, a: u64, r: u64, limbs: usize) -> Result<(), GpuError> {
         assert!(limbs <= SMALL_COMBINE_LIMBS, "combine_small_at takes at most SMALL_COMBINE_LIMBS limbs");
         if table.shape.radix == 3 {
-            self.radix3(stream, table, a, 0, 0)?;
+            self.radix3(stream, table, a, 0, 0, true)?;
         }
         let (n_len, n) = (table.shape.len() as u64, limbs as u64);
         let cfg = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (SMALL_COMBINE_THREADS, 1, 1), shared_mem_bytes: 0 };
@@ -132,21 +132,18 @@ impl Gpu {
     pub(super) fn forward_at(&self, stream: &Arc<CudaStream>, table: &Table, a: u64, limbs: u64, xn: usize) -> Result<(), GpuError> {
         let xn = xn as u64;
         if table.shape.radix == 3 {
-            self.radix3(stream, table, a, limbs, xn)?;
+            self.radix3(stream, table, a, limbs, xn, false)?;
             self.passes(stream, table, a, false, (0, 0, 0))
         } else {
             self.passes(stream, table, a, false, (limbs, xn, 0))
         }
     }
 
-    /// The radix-3 step over all three primes (cuda/ntt.cu,
-    /// cugmp_ntt_radix3): with `limbs` (a nonzero address), the forward one
-    /// from the operand's `xn` limbs, a thread a column pair; with 0, the
-    /// inverse one in place, a thread a column.
-    fn radix3(&self, stream: &Arc<CudaStream>, table: &Table, a: u64, limbs: u64, xn: u64) -> Result<(), GpuError> {
+    /// The radix-3 step over all three primes (cuda/ntt.cu, cugmp_ntt_radix3).
+    fn radix3(&self, stream: &Arc<CudaStream>, table: &Table, a: u64, limbs: u64, xn: u64, inverse: bool) -> Result<(), GpuError> {
+        let inverse = inverse as u32;
         let log_n = table.shape.log_n;
-        let threads = if limbs != 0 { 1usize << (log_n - 1) } else { 1usize << log_n };
-        launch!(self, stream, ntt_radix3, threads, &a, &limbs, &xn, &table.words, &log_n, &table.h);
+        launch!(self, stream, ntt_radix3, 1usize << log_n, &a, &limbs, &xn, &table.words, &log_n, &table.h, &inverse);
         Ok(())
     }
 
