@@ -155,10 +155,12 @@ pub unsafe fn internal_get_str(s: *mut u8, base: c_int, up: *mut mp_limb_t, un: 
     };
     log!("mpn_get_str {n} limbs base {base}: {} leaves", 1usize << levels);
     // SAFETY: GMP's contract: {up, un} readable, s holds the digits.
-    let digits = radix::digits(unsafe { std::slice::from_raw_parts(up, n) }, base as u32, levels);
-    let digits = digits.as_slice();
-    unsafe { std::ptr::copy_nonoverlapping(digits.as_ptr(), s, digits.len()) };
-    digits.len()
+    let leaves = radix::split(unsafe { std::slice::from_raw_parts(up, n) }, base as u32, levels);
+    let len = leaves.digit_count();
+    // SAFETY: s has room for every digit of the number (GMP's own
+    // mpn_get_str writes as many), and overlaps nothing of ours.
+    leaves.write(unsafe { std::slice::from_raw_parts_mut(s, len) }, |d| d);
+    len
 }
 
 /// GMP's `mpn_set_str` (`rp`, `{s, len}`, `base` as GMP takes them): by

@@ -187,11 +187,18 @@ pub unsafe fn get_str(s: *mut c_char, base: c_int, op: mpz_srcptr) -> *mut c_cha
         route(Op::GetStr, limbs.len(), false);
         if let Some(levels) = radix::levels_on_gpu(limbs.len(), radix) {
             log!("mpz_get_str {} limbs base {radix}: {} leaves", limbs.len(), 1usize << levels);
-            let digits = radix::digits(limbs, radix as u32, levels);
-            return unsafe { write_text(s, digits.as_slice(), negative, alphabet) };
+            return unsafe { text_by_levels(s, limbs, radix, levels, negative, alphabet) };
         }
     }
     stats::on_cpu(Op::GetStr, limbs.len(), || with_gmp_digits(limbs, radix, |digits| unsafe { write_text(s, digits, negative, alphabet) }))
+}
+
+/// mpz_get_str's text of `limbs` by radix conversion in `levels` whole
+/// levels: the characters written straight from the leaves, on their
+/// threads.
+unsafe fn text_by_levels(s: *mut c_char, limbs: &[mp_limb_t], radix: c_int, levels: u32, negative: bool, alphabet: Alphabet) -> *mut c_char {
+    let leaves = radix::split(limbs, radix as u32, levels);
+    unsafe { text_block(s, leaves.digit_count(), negative, |out| leaves.write(out, |d| character(d, alphabet))) }
 }
 
 /// GMP's two sets of digit characters: "0-9a-z" (bases 2 to 36), and
@@ -276,8 +283,31 @@ fn with_gmp_digits<T>(limbs: &[mp_limb_t], radix: c_int, f: impl FnOnce(&[u8]) -
 /// minus sign first for a negative number, the characters of large texts
 /// on several threads.
 unsafe fn write_text(s: *mut c_char, digits: &[u8], negative: bool, alphabet: Alphabet) -> *mut c_char {
+    unsafe {
+        text_block(s, digits.len(), negative, |out| {
+            const RUN: usize = 1 << 20;
+            let map = |run: &mut [u8], from: &[u8]| {
+                for (c, &d) in run.iter_mut().zip(from) {
+                    *c = character(d, alphabet);
+                }
+            };
+            if out.len() <= RUN {
+                map(out, digits);
+            } else {
+                let threads = parallel::cores().min(16).min(out.len() / RUN + 1);
+                parallel::each_item(out, RUN, threads, |i, run| map(run, &digits[i * RUN..]));
+            }
+        })
+    }
+}
+
+/// mpz_get_str's text of `len` characters, which `fill` writes: into `s`,
+/// else into a block of strlen + 1 bytes from GMP's allocation function
+/// (GMP's contract), after a minus sign for a negative number, before the
+/// NUL.
+unsafe fn text_block(s: *mut c_char, len: usize, negative: bool, fill: impl FnOnce(&mut [u8])) -> *mut c_char {
     let sign = usize::from(negative);
-    let size = sign + digits.len() + 1;
+    let size = sign + len + 1;
     // SAFETY: GMP's contract: a caller's s holds the text and its NUL;
     // else the block is ours, `size` bytes (GMP's allocation function
     // aborts rather than return NULL).
@@ -289,19 +319,7 @@ unsafe fn write_text(s: *mut c_char, digits: &[u8], negative: bool, alphabet: Al
         text[0] = b'-';
     }
     text[size - 1] = 0;
-    const RUN: usize = 1 << 20;
-    let out = &mut text[sign..size - 1];
-    let map = |run: &mut [u8], from: &[u8]| {
-        for (c, &d) in run.iter_mut().zip(from) {
-            *c = character(d, alphabet);
-        }
-    };
-    if out.len() <= RUN {
-        map(out, digits);
-    } else {
-        let threads = parallel::cores().min(16).min(out.len() / RUN + 1);
-        parallel::each_item(out, RUN, threads, |i, run| map(run, &digits[i * RUN..]));
-    }
+    fill(&mut text[sign..size - 1]);
     text.as_mut_ptr() as *mut c_char
 }
 
@@ -370,8 +388,7 @@ mod tests {
                 if (radix as u32).is_power_of_two() {
                     return get_str(s, base, x);
                 }
-                let digits = radix::digits(&limbs, radix as u32, levels);
-                write_text(s, digits.as_slice(), gmp::negative(x), alphabet)
+                text_by_levels(s, &limbs, radix, levels, gmp::negative(x), alphabet)
             });
         }
     }

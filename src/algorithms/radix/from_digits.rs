@@ -252,8 +252,8 @@ mod tests {
                 // Digits of random numbers, of all-ones numbers, and runs of
                 // the largest digit and of zeros (the leaves' edges).
                 let x = pseudo_random(n, n as u64 * 31 + u64::from(base));
-                check(digits(&x, base, 0).as_slice(), base, "random");
-                check(digits(&vec![mp_limb_t::MAX; n], base, 0).as_slice(), base, "all ones");
+                check(&digits(&x, base, 0), base, "random");
+                check(&digits(&vec![mp_limb_t::MAX; n], base, 0), base, "all ones");
                 let len = (64 * n) / 8 + 1;
                 let top = (base - 1) as u8;
                 check(&vec![top; len], base, "base^len - 1");
@@ -265,7 +265,7 @@ mod tests {
                 ends[len - 1] = 1;
                 check(&ends, base, "zeros between two digits");
                 let mut leading = vec![0u8; 40];
-                leading.extend(digits(&x, base, 0).as_slice());
+                leading.extend(digits(&x, base, 0));
                 check(&leading, base, "leading zeros");
             }
         }

@@ -22,7 +22,9 @@ mod from_digits;
 mod to_digits;
 
 pub use from_digits::{limbs_of_digits, number, room_for_digits, set_str_levels_on_gpu};
-pub use to_digits::{digits, levels_on_gpu, Digits};
+pub use to_digits::{levels_on_gpu, split, Leaves};
+#[cfg(test)]
+pub use to_digits::digits;
 
 use super::product::own_product;
 use crate::config;

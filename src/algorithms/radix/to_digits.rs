@@ -37,7 +37,7 @@ use super::{add_assign, gather, increment, less, levels_for, ms, power, product,
 use crate::algorithms::route::{gmp_allocates_by_default, gpu_wanted, internal_on_gpu};
 use crate::config::log;
 use crate::gmp::{embedded, mp_limb_t, mp_size_t};
-use crate::parallel::each_item;
+use crate::parallel::{copy_limbs, each_item};
 use crate::stats::Op;
 use libc::c_int;
 use std::time::Instant;
@@ -46,30 +46,62 @@ use std::time::Instant;
 /// P of k limbs. With 4, the Newton step of `inverse_of_square` leaves an
 /// error of at most a unit or two (its comment has the bound).
 const GUARD: usize = 4;
-/// A number's digits (`digits`): a buffer of whole leaves, and where the
-/// first nonzero digit is in it.
-pub struct Digits {
-    padded: Vec<u8>,
-    first: usize,
+/// A number cut into leaves by whole levels ([`split`]), ready to be
+/// written: the leaves' numbers, and the digits of the top ones down to the
+/// number's first nonzero digit, which tell how many digits it has before
+/// any other leaf is converted. So the leaves are converted straight into
+/// the caller's buffer (GMP's, or the text), on threads, with no copy.
+pub struct Leaves {
+    /// The leaves, most significant first, `slot` limbs apart.
+    numbers: Vec<mp_limb_t>,
+    slot: usize,
+    /// Digits a leaf stands for: every leaf after the top ones is written
+    /// padded with zeros to this width.
+    width: usize,
+    base: u32,
+    /// The first leaf not yet converted, and how many leaves there are.
+    rest: usize,
+    count: usize,
+    /// The digits before leaf `rest`: from the number's first nonzero
+    /// digit on, or "0" for zero.
+    top: Vec<u8>,
 }
 
-impl Digits {
-    /// The digit values, most significant first, no leading zeros.
-    pub fn as_slice(&self) -> &[u8] {
-        &self.padded[self.first..]
+impl Leaves {
+    /// How many digits the number has (no leading zeros; 1 for zero).
+    pub fn digit_count(&self) -> usize {
+        self.top.len() + (self.count - self.rest) * self.width
+    }
+
+    /// Writes the digits, most significant first, as `map` of each digit
+    /// value, into `out` (exactly `digit_count()` bytes): the leaves on several
+    /// threads, each into its own part of `out`.
+    pub fn write(&self, out: &mut [u8], map: impl Fn(u8) -> u8 + Sync) {
+        assert_eq!(out.len(), self.digit_count(), "Leaves::write takes exactly the number's digits");
+        let (head, body) = out.split_at_mut(self.top.len());
+        for (c, &d) in head.iter_mut().zip(&self.top) {
+            *c = map(d);
+        }
+        // A leaf's conversion costs a few hundred times a copy of its limbs.
+        each_item(body, self.width.max(1), threads_for(usize::MAX), |i, out| {
+            leaf(&self.numbers[(self.rest + i) * self.slot..][..self.slot], self.base, out);
+            for c in out.iter_mut() {
+                *c = map(*c);
+            }
+        });
     }
 }
 
-/// The number `limbs` (any length, zero limbs at the top allowed) written in
-/// `base` (3 to 256, not a power of 2) as GMP's `mpn_get_str` writes it:
-/// digit values, most significant first, no leading zeros ("0" for zero).
-/// `levels` splits make 2^levels leaves (`levels` 0: GMP's conversion of
-/// the whole number on this thread).
-pub fn digits(limbs: &[mp_limb_t], base: u32, levels: u32) -> Digits {
+/// The number `limbs` (any length, zero limbs at the top allowed) cut into
+/// 2^levels leaves for writing in `base` (3 to 256, not a power of 2) as
+/// GMP's `mpn_get_str` writes it: digit values, most significant first, no
+/// leading zeros ("0" for zero). `levels` 0: one leaf, GMP's conversion of
+/// the whole number on this thread.
+pub fn split(limbs: &[mp_limb_t], base: u32, levels: u32) -> Leaves {
     let x = trimmed(limbs);
     let n = x.len();
     if n == 0 {
-        return Digits { padded: vec![0], first: 0 };
+        return Leaves { numbers: Vec::new(), slot: 0, width: 0, base, rest: 0, count: 0, top: vec![0] };
     }
     let leaves = 1usize << levels;
     // x < 2^bits <= base^(bits / log2(base)): `total` digits hold it (one
@@ -120,7 +152,9 @@ pub fn digits(limbs: &[mp_limb_t], base: u32, levels: u32) -> Digits {
     let mut halves = vec![0; most];
     let mut scratch = Scratch { side_by_side: vec![0; most_apart], products: vec![0; most_apart] };
     let top = levels as usize;
-    numbers[..n].copy_from_slice(x);
+    // On threads: the buffer is fresh, and its page faults are most of a
+    // copy this large.
+    copy_limbs(&mut numbers[..n], x);
     numbers[n..slot(top)].fill(0);
     for j in (1..=top).rev() {
         let (from, to) = (&numbers[..count(j) * slot(j)], &mut halves[..count(j - 1) * slot(j - 1)]);
@@ -128,13 +162,38 @@ pub fn digits(limbs: &[mp_limb_t], base: u32, levels: u32) -> Digits {
         std::mem::swap(&mut numbers, &mut halves);
         log!("radix: level {} split into {} numbers of {} limbs at {:.3} ms", j - 1, count(j - 1), slot(j - 1), ms(start));
     }
-    let mut padded = vec![0u8; width * leaves];
     let leaf_slot = slot(0);
-    // A leaf's conversion costs a few hundred times a copy of its limbs.
-    each_item(&mut padded, width, threads_for(usize::MAX), |i, out| leaf(&numbers[i * leaf_slot..][..leaf_slot], base, out));
-    let first = padded.iter().position(|&d| d != 0).unwrap_or(padded.len() - 1);
-    log!("radix: {n} limbs converted in {:.3} ms", ms(start));
-    Digits { padded, first }
+    // The top leaves, down to the first with a nonzero digit: the leaves
+    // hold `width * leaves` digits, up to `leaves - 1` more than `total`,
+    // which is itself at least the number's count, so whole leaves at the
+    // top may be zeros.
+    let (mut rest, mut top) = (0, vec![0u8; width]);
+    loop {
+        leaf(&numbers[rest * leaf_slot..][..leaf_slot], base, &mut top);
+        rest += 1;
+        if let Some(first) = top.iter().position(|&d| d != 0) {
+            top.drain(..first);
+            break;
+        }
+        if rest == leaves {
+            // Not reached: x is not zero.
+            top = vec![0];
+            break;
+        }
+    }
+    numbers.truncate(leaves * leaf_slot);
+    log!("radix: {n} limbs split into {leaves} leaves in {:.3} ms", ms(start));
+    Leaves { numbers, slot: leaf_slot, width, base, rest, count: leaves, top }
+}
+
+/// The digit values of `limbs` in `base` as `split` and `Leaves::write`
+/// give them (the tests' reference of the other direction, too).
+#[cfg(test)]
+pub fn digits(limbs: &[mp_limb_t], base: u32, levels: u32) -> Vec<u8> {
+    let leaves = split(limbs, base, levels);
+    let mut out = vec![u8::MAX; leaves.digit_count()];
+    leaves.write(&mut out, |d| d);
+    out
 }
 
 /// A level's buffers, kept from level to level (each at the largest size a
@@ -345,8 +404,7 @@ mod tests {
     fn check(x: &[mp_limb_t], base: u32, what: &str) {
         let want = gmp_digits(x, base);
         for levels in 0..=5 {
-            let digits = digits(x, base, levels);
-            let got = digits.as_slice();
+            let got = digits(x, base, levels);
             assert!(got == want, "{what}: base {base}, {} limbs, {levels} levels: {} digits against GMP's {}", x.len(), got.len(), want.len());
         }
     }
@@ -377,8 +435,8 @@ mod tests {
                 check(&above, base, "base^e + 1");
             }
         }
-        assert_eq!(digits(&[], 10, 3).as_slice(), [0]);
-        assert_eq!(digits(&[0, 0], 10, 2).as_slice(), [0]);
+        assert_eq!(digits(&[], 10, 3), [0]);
+        assert_eq!(digits(&[0, 0], 10, 2), [0]);
     }
 
     /// The inverses of the powers: within split_level's bound (at most 2 below
