@@ -35,6 +35,7 @@
 //! | 0     | `stats`                    | counts, bytes and times per operation (`CUGMP_STATS`)                |
 //! | 0     | `parallel`                 | a call's work on threads started for it                              |
 //! | 0     | `helpers`                  | threads kept to take part of a short call's work                     |
+//! | 0     | `pages`                    | how large fresh buffers are backed (huge pages)                      |
 //! | 0     | `testing`                  | the unit tests' shared helpers (test builds only)                    |
 
 pub mod abi;
@@ -44,6 +45,7 @@ pub mod cpu;
 pub mod gmp;
 pub mod gpu;
 pub mod helpers;
+pub mod pages;
 pub mod parallel;
 pub mod stats;
 #[cfg(test)]

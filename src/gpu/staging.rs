@@ -11,7 +11,7 @@
 //! threads for every transfer cost an 8 MiB upload 40% of its rate (11.9
 //! against 20.4 GB/s; RESULTS.md, "Staged transfers"). A large download's
 //! destination gets huge pages, faulted in while the kernels before the
-//! download still run (`prefer_huge_pages`, `touch_pages`).
+//! download still run (`pages::prefer_huge_pages`, `touch_pages`).
 
 use super::device::{addr, Gpu, GpuError};
 use crate::stats::Phase;
@@ -299,7 +299,8 @@ impl Gpu {
     /// initialised).
     unsafe fn copy_from_device_raw(&self, stream: &Arc<CudaStream>, base: u64, dst: *mut u64, n: usize) -> Result<(), GpuError> {
         crate::stats::copied_from_gpu(8 * n);
-        let huge = prefer_huge_pages(dst, n);
+        // Then the lanes fault its pages in ahead of their copies (`touch_pages`).
+        let huge = crate::pages::prefer_huge_pages(dst as *mut u8, 8 * n);
         // Each lane writes only its own chunks of dst (c = first + i * stride).
         let out = SendPtr(dst);
         let ctx = &self.ctx;
@@ -359,28 +360,6 @@ impl Gpu {
     }
 }
 
-/// Asks for transparent huge pages on the 2 MiB-aligned interior of `n`
-/// limbs at `dst`, which a download is about to write in full
-/// (`madvise(MADV_HUGEPAGE)`: in the kernel's "madvise" mode, the GPU
-/// machine's, only memory so marked gets them). Pages not yet there then
-/// fault in 2 MiB at a time, and the copy into them misses the TLB once
-/// every 2 MiB instead of every 4 KiB: 80 MiB copied on 16 threads into
-/// fresh memory took 4.25 ms with small pages, 1.74 ms with huge ones
-/// (RESULTS.md, "Huge pages for downloads"). Pages already there stay as
-/// they are, and a refusal (no huge pages, an older kernel) changes
-/// nothing: the advice is all this does. Only from HUGE_FROM bytes:
-/// glibc's malloc serves smaller blocks from its heap once one of their
-/// size has been freed, memory whose pages are there already, where the
-/// advice gains nothing and cost MPFR's `const_pi` (downloads of 25 MB)
-/// about 2%. Returns whether it advised: then the download also faults
-/// the pages in ahead of its copies (`touch_pages`).
-fn prefer_huge_pages(dst: *mut u64, n: usize) -> bool {
-    let Some((from, to)) = huge_interior(dst as usize, 8 * n) else { return false };
-    // SAFETY: [from, to) lies inside the caller's n limbs at dst; the
-    // advice changes how its pages are backed, never their contents.
-    unsafe { libc::madvise(from as *mut libc::c_void, to - from, libc::MADV_HUGEPAGE) == 0 }
-}
-
 /// Limbs a small page holds.
 const PAGE_LIMBS: usize = 4096 / 8;
 
@@ -395,23 +374,6 @@ fn touch_pages(out: &SendPtr, (start, end): (usize, usize)) {
         // SAFETY: i lies in this lane's chunk of the destination.
         unsafe { std::ptr::write_volatile(out.0.add(i), 0) };
     }
-}
-
-/// A huge page's bytes.
-const HUGE: usize = 2 << 20;
-/// glibc's largest threshold for serving a block by a mapping of its own
-/// (DEFAULT_MMAP_THRESHOLD_MAX on 64-bit hosts).
-const HUGE_FROM: usize = 32 << 20;
-
-/// The whole huge pages inside `bytes` bytes at address `start`, as the
-/// range [from, to), where the block is HUGE_FROM bytes or more and holds
-/// one; else None.
-fn huge_interior(start: usize, bytes: usize) -> Option<(usize, usize)> {
-    if bytes < HUGE_FROM {
-        return None;
-    }
-    let (from, to) = (start.next_multiple_of(HUGE), (start + bytes) / HUGE * HUGE);
-    (to > from).then_some((from, to))
 }
 
 /// `f`, one copy, its time given to CUGMP_PROFILE as `phase` (less the wait
@@ -458,25 +420,6 @@ mod tests {
         let mut dst = vec![0u64; src.len()];
         copy_streaming(&mut dst, &src);
         assert_eq!(dst, src);
-    }
-
-    /// The advice covers exactly the whole huge pages inside a large
-    /// block, never a byte outside it, and nothing of a small one.
-    #[test]
-    fn huge_pages_lie_inside_the_block() {
-        let base = 1usize << 40;
-        // Aligned at both ends: all of it.
-        assert_eq!(huge_interior(base, 32 << 20), Some((base, base + (32 << 20))));
-        // Below HUGE_FROM: nothing, aligned or not.
-        assert_eq!(huge_interior(base, (32 << 20) - 8), None);
-        // Unaligned ends: the pages inside, rounded in at both ends.
-        for (offset, bytes) in [(8, 40 << 20), (HUGE - 8, 33 << 20), (4096, (64 << 20) + 24)] {
-            let start = base + offset;
-            let (from, to) = huge_interior(start, bytes).expect("a large block holds whole huge pages");
-            assert!(from >= start && to <= start + bytes, "advice outside the block: offset {offset}, {bytes} bytes");
-            assert!(from % HUGE == 0 && to % HUGE == 0 && to > from);
-            assert!(from - start < HUGE && start + bytes - to < HUGE, "a whole huge page left out: offset {offset}");
-        }
     }
 
     #[test]

@@ -19,6 +19,7 @@ use super::{gather, levels_for, ms, power, product, square, threads_for, trimmed
 use crate::algorithms::route::{gmp_allocates_by_default, gpu_wanted, internal_on_gpu};
 use crate::config::log;
 use crate::gmp::{embedded, mp_limb_t, mp_size_t};
+use crate::pages::fresh_limbs;
 use crate::parallel::each_item;
 use crate::stats::Op;
 use std::time::Instant;
@@ -49,7 +50,7 @@ pub fn number(digits: &[u8], base: u32, levels: u32) -> Vec<mp_limb_t> {
     // larger squarings wait on the GPU; the leaves keep the cores busy).
     let first = power(base, width);
     let slot0 = first.len();
-    let mut numbers = vec![0; leaves * slot0];
+    let mut numbers = fresh_limbs(leaves * slot0);
     let squares = || {
         let mut powers = vec![first.clone()];
         for j in 1..levels as usize {
@@ -88,13 +89,14 @@ pub fn number(digits: &[u8], base: u32, levels: u32) -> Vec<mp_limb_t> {
         }
     };
     let count = |j: usize| leaves >> j;
-    // Every buffer at its largest once, touched first by the threads that
-    // fill it: the leaves' (a power is at most twice as long as the one
-    // before, so every level fits where its leaves did).
+    // Every buffer at its largest once (huge pages where large), touched
+    // first by the threads or the download that fill it: the leaves' (a
+    // power is at most twice as long as the one before, so every level fits
+    // where its leaves did).
     let most = numbers.len();
     debug_assert!((0..=levels as usize).all(|j| count(j) * slot(j) <= most));
-    let mut joined = vec![0; most];
-    let mut highs = vec![0; most];
+    let mut joined = fresh_limbs(most);
+    let mut highs = fresh_limbs(most);
     // The high halves of a level, each at the start of a slot of twice its
     // power's length, zeros between: their products by the power do not
     // overlap. Level 0's are gathered from the leaves; each later level's

@@ -37,6 +37,7 @@ use super::{add_assign, gather, increment, less, levels_for, ms, power, product,
 use crate::algorithms::route::{gmp_allocates_by_default, gpu_wanted, internal_on_gpu};
 use crate::config::log;
 use crate::gmp::{embedded, mp_limb_t, mp_size_t};
+use crate::pages::{fresh_limbs, prefer_huge_pages};
 use crate::parallel::{copy_limbs, each_item};
 use crate::stats::Op;
 use libc::c_int;
@@ -78,6 +79,8 @@ impl Leaves {
     /// threads, each into its own part of `out`.
     pub fn write(&self, out: &mut [u8], map: impl Fn(u8) -> u8 + Sync) {
         assert_eq!(out.len(), self.digit_count(), "Leaves::write takes exactly the number's digits");
+        // Written in full, most likely fresh (GMP's or the text's block).
+        prefer_huge_pages(out.as_mut_ptr(), out.len());
         let (head, body) = out.split_at_mut(self.top.len());
         for (c, &d) in head.iter_mut().zip(&self.top) {
             *c = map(d);
@@ -145,12 +148,12 @@ pub fn split(limbs: &[mp_limb_t], base: u32, levels: u32) -> Leaves {
     let count = |j: usize| 1usize << (levels as usize - j);
     let most = (0..=levels as usize).map(|j| count(j) * slot(j)).max().unwrap_or(0);
     let most_apart = (1..=levels as usize).map(|j| count(j) * split_apart(powers[j - 1].len())).max().unwrap_or(0);
-    // Every buffer at its largest once (fresh pages, touched first by the
-    // threads that fill them), two for the numbers, in turn: four of about
-    // the number's length in all.
-    let mut numbers = vec![0; most];
-    let mut halves = vec![0; most];
-    let mut scratch = Scratch { side_by_side: vec![0; most_apart], products: vec![0; most_apart] };
+    // Every buffer at its largest once (fresh pages, huge where large,
+    // touched first by the threads or the download that fill them), two for
+    // the numbers, in turn: four of about the number's length in all.
+    let mut numbers = fresh_limbs(most);
+    let mut halves = fresh_limbs(most);
+    let mut scratch = Scratch { side_by_side: fresh_limbs(most_apart), products: fresh_limbs(most_apart) };
     let top = levels as usize;
     // On threads: the buffer is fresh, and its page faults are most of a
     // copy this large.
