@@ -3,7 +3,7 @@
 #   bash scripts/device-run.sh [gpu|differential|tests|gmp|bench|ab|perf|perf-ab|percall|pi|ops|python|batch|gf2x|beyond|gfp|devices|first|profile|radix|hostcopy|pipeline|phases|ncu|ncu-source|sanitize|fuzz|all]    (default: all)
 # gpu: the GPU tests alone; differential: the differential suite under
 # CUGMP_GPU=force and the C programs (cuGMP against static GMP); tests: both
-# of those; gmp: GMP's own tests/mpz and tests/mpn on libcugmp.so; fuzz:
+# of those; gmp: GMP's own tests/mpz, tests/mpn and tests/mpf on libcugmp.so; fuzz:
 # each fuzz target for CUGMP_FUZZ_SECONDS (default 120) under CUGMP_GPU=force;
 # ab: the device-resident and end-to-end product rows with this tree's
 # library and with each of pack/alt's (scripts/pack-device.sh --alt REV...),
@@ -80,7 +80,7 @@ if [ "$what" = gmp ] || [ "$what" = all ]; then
     # reference gcd makes millions of 1- and 2-limb operations, each a trip
     # to the device and back under plain force (past 250 s; 0.26 s on the
     # CPU).
-    for d in mpz mpn; do
+    for d in mpz mpn mpf; do
         force_min=0
         [ "$d" = mpn ] && force_min=${CUGMP_GMP_MPN_FORCE_MIN:-16}
         tests=$(ls pack/gmp-tests/$d/*)

@@ -5,7 +5,7 @@
 #   pack/deps/        stripped test binaries and libcugmp.so (the tests find
 #                     the library at ../deps/libcugmp.so, as under target/)
 #   pack/alias/       libgmp.so.10 -> libcugmp.so (the LD_LIBRARY_PATH route)
-#   pack/gmp-tests/   GMP 6.3's own test programs (tests/mpz, tests/mpn), linked
+#   pack/gmp-tests/   GMP 6.3's own test programs (tests/mpz, tests/mpn, tests/mpf), linked
 #                     to libgmp.so.10, run there through pack/alias
 #   pack/bench/       benchmark binaries, when benches/ has any
 #   pack/install/     scripts/install.sh's tree: bin/cugmp-info, bin/demo_factorial
@@ -103,8 +103,8 @@ cc -O2 -std=c11 -D_POSIX_C_SOURCE=200809L -DUSE_CUGMP_H c_tests/demo_factorial.c
     $(PKG_CONFIG_PATH=pack/install/lib/pkgconfig pkg-config --cflags --libs cugmp) -Wl,-rpath,'$ORIGIN/../lib'
 
 # GMP's own test programs, built (not run) by the test-suite script's tree.
-CUGMP_GMP_BUILD_ONLY=1 bash scripts/gmp-testsuite.sh target/release/deps/libcugmp.so mpz mpn >/dev/null
-for d in mpz mpn; do
+CUGMP_GMP_BUILD_ONLY=1 bash scripts/gmp-testsuite.sh target/release/deps/libcugmp.so mpz mpn mpf >/dev/null
+for d in mpz mpn mpf; do
     mkdir -p "pack/gmp-tests/$d"
     for f in target/gmp-tests/build/tests/$d/*; do
         # The test programs: ELF executables (libtool links them directly).

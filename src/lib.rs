@@ -16,7 +16,7 @@
 //! | 3.5   | `algorithms::poly`         | products of integer polynomials by Kronecker substitution            |
 //! | 3.4   | `algorithms::mpz`          | the mpz operations cuGMP routes itself (add, sub, mul, shifts, logic) |
 //! | 3.4   | `algorithms::mpn`          | mpn sums, differences and shifts of long operands on the host's cores |
-//! | 3.4   | `algorithms::text`         | mpz_get_str, mpz_set_str                                             |
+//! | 3.4   | `algorithms::text`         | mpz_get_str, mpz_set_str, mpf_get_str                                |
 //! | 3.4   | `algorithms::hooks`        | the targets of the hooks into the embedded GMP                       |
 //! | 3.4   | `algorithms::gf2x`         | products of binary polynomials, GF(2)[x]                             |
 //! | 3.4   | `algorithms::self_test`    | the GPU engine checked against the CPU engine                        |

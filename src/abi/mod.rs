@@ -6,7 +6,7 @@
 //!
 //! Everything exported under a GMP name in this folder is found by build.rs
 //! (it greps `extern "C" fn __gmp...`) and not re-exported a second time.
-//! Module per family: [`mpz`], [`mpn`], [`compat`], [`hooks`], and
+//! Module per family: [`mpz`], [`mpf`], [`mpn`], [`compat`], [`hooks`], and
 //! cuGMP's own `cugmp_*`: [`info`], [`batch`] for many numbers at once,
 //! [`gf2x`] for binary polynomials.
 
@@ -17,6 +17,7 @@ pub mod compat;
 pub mod gf2x;
 mod hooks;
 pub mod info;
+pub mod mpf;
 pub mod mpn;
 pub mod mpz;
 

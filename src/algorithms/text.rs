@@ -1,4 +1,5 @@
-//! Numbers to and from text: `mpz_get_str` and `mpz_set_str`.
+//! Numbers to and from text: `mpz_get_str`, `mpz_set_str` and
+//! `mpf_get_str`.
 //!
 //! `mpz_set_str` reads a string long enough for radix conversion by whole
 //! levels (src/algorithms/radix/from_digits.rs) itself, by GMP's rules (its
@@ -20,15 +21,27 @@
 //! GMP's own build on the same machine; RESULTS.md, "Cost per call"), where
 //! the arithmetic mapping here is vectorised by the compiler.
 //!
+//! `mpf_get_str` of a number long enough for radix conversion by whole
+//! levels is GMP 6.3's own method (mpf/get_str.c), step for step: the same
+//! power of the base, product, digits, rounding and exponent. Its products
+//! are routed as GMP's internal ones, its digits come from the levels
+//! straight into their buffer, and its characters are written on threads:
+//! GMP's own loop maps one byte a step into a block just allocated, 10^8 of
+//! them at pi.c's 10^8 digits. Other numbers, and those whose integer part
+//! is longer than the digits asked for (GMP divides by a power there), are
+//! GMP's own function.
+//!
 //! # Safety
 //! Every `pub unsafe fn` here takes its pointers as GMP's function of the
 //! same name takes them. That one contract is stated here, not per function.
 #![allow(clippy::missing_safety_doc)]
 
+use super::product::own_product;
 use super::radix;
 use super::route::{cpu_only, route, slow_from};
 use crate::config::log;
-use crate::gmp::{self, embedded, mp_limb_t, mp_size_t, mpz_ptr, mpz_srcptr};
+use crate::gmp::{self, embedded, mp_exp_t, mp_limb_t, mp_size_t, mpf_srcptr, mpz_ptr, mpz_srcptr};
+use crate::pages::{fresh_limbs, prefer_huge_pages};
 use crate::parallel;
 use crate::stats::{self, Op};
 use libc::{c_char, c_int};
@@ -201,6 +214,161 @@ unsafe fn text_by_levels(s: *mut c_char, limbs: &[mp_limb_t], radix: c_int, leve
     unsafe { text_block(s, leaves.digit_count(), negative, |out| leaves.write(out, |d| character(d, alphabet))) }
 }
 
+/// Whether `mpf_get_str` of `u` goes straight to the embedded GMP: its
+/// precision is below the sizes radix conversion by levels takes (it
+/// converts at most about that many limbs).
+#[inline(always)]
+pub unsafe fn mpf_get_str_on_cpu(u: mpf_srcptr) -> bool {
+    // SAFETY: u is an initialised mpf_t (GMP's contract).
+    cpu_only(Op::GetStr, unsafe { (*u)._mp_prec }.unsigned_abs() as usize + 2)
+}
+
+/// The high limb of a * b (GMP's umul_ppmm, high half).
+fn mul_high(a: u64, b: u64) -> u64 {
+    ((u128::from(a) * u128::from(b)) >> 64) as u64
+}
+
+/// `mpf_get_str` (GMP's arguments, GMP's results): GMP 6.3's method where
+/// the number is long and its integer part short, else GMP's own function
+/// (the module's comment).
+pub unsafe fn mpf_get_str(dbuf: *mut c_char, exp: *mut mp_exp_t, base: c_int, n_digits: usize, u: mpf_srcptr) -> *mut c_char {
+    unsafe { mpf_get_str_by(dbuf, exp, base, n_digits, u, radix::levels_on_gpu) }
+}
+
+/// `mpf_get_str` with `levels` saying where radix conversion by levels
+/// takes a number of so many limbs in a base, and in how many levels (the
+/// tests take it on the CPU).
+unsafe fn mpf_get_str_by(dbuf: *mut c_char, exp: *mut mp_exp_t, base: c_int, n_digits: usize, u: mpf_srcptr, levels: impl Fn(usize, c_int) -> Option<u32>) -> *mut c_char {
+    let gmp = || unsafe { embedded::mpf_get_str(dbuf, exp, base, n_digits, u) };
+    let Some((radix, alphabet)) = digit_characters(base) else { return gmp() };
+    // SAFETY: u is an initialised mpf_t (GMP's contract).
+    let (prec, size, ue) = unsafe { ((*u)._mp_prec, (*u)._mp_size, (*u)._mp_exp) };
+    let bases = unsafe { &embedded::__gmpn_bases[radix as usize] };
+    if size == 0 || prec < 1 || (radix as u32).is_power_of_two() {
+        return gmp();
+    }
+    // MPF_SIGNIFICANT_DIGITS: the precision's digits, less its top limb, + 2.
+    let max_digits = mul_high(bases.logb2, 64u64.wrapping_mul(prec as u64 - 1)) as usize + 2;
+    let n_digits = if n_digits == 0 || n_digits > max_digits { max_digits } else { n_digits };
+    // LIMBS_PER_DIGIT_IN_BASE: the limbs that many digits need, rounded up.
+    let needed = (8 * mul_high(bases.log2b, n_digits as u64) / 64 + 2) as usize;
+    // GMP divides by a power of the base where the integer part is longer.
+    if ue > needed as mp_exp_t || levels(needed, radix).is_none() {
+        return gmp();
+    }
+    route(Op::GetStr, needed, false);
+    log!("mpf_get_str {needed} limbs base {radix}");
+    // SAFETY: |size| limbs at _mp_d (GMP's contract).
+    let all = unsafe { std::slice::from_raw_parts((*u)._mp_d, size.unsigned_abs() as usize) };
+    let up = &all[all.len().saturating_sub(needed)..];
+    // The number times base^e has an integer part of `needed` digits' limbs.
+    let more = (needed as mp_exp_t).wrapping_sub(ue) as u64;
+    let e = mul_high(bases.logb2, 64u64.wrapping_mul(more));
+    let (pp, ign) = power_high_part(radix as mp_limb_t, e, needed + 1);
+    let mut tp = fresh_limbs(2 * needed + 4);
+    let (un, pn) = (up.len(), pp.len());
+    own_product(&mut tp[..un + pn], up, &pp, "mpf_get_str's product");
+    let mut tn = un + pn;
+    tn -= usize::from(tp[tn - 1] == 0);
+    let mut off = (un as mp_exp_t).wrapping_sub(ue).wrapping_sub(ign as mp_exp_t);
+    if off < 0 {
+        let by = off.unsigned_abs() as usize;
+        if tn + by > tp.len() {
+            return gmp();
+        }
+        tp.copy_within(..tn, by);
+        tp[..by].fill(0);
+        tn += by;
+        off = 0;
+    }
+    if off as usize >= tn {
+        // Not reached for any exponent an mpf_t can have (GMP's own bounds).
+        return gmp();
+    }
+    let x = &tp[off as usize..tn];
+    let mut tstr = match levels(x.len(), radix) {
+        Some(levels) => {
+            let leaves = radix::split(x, radix as u32, levels);
+            let mut digits = vec![0u8; leaves.digit_count()];
+            leaves.write(&mut digits, |d| d);
+            digits
+        }
+        // (x's top limb is not zero: GMP's own conversion takes it as it is.)
+        None => with_gmp_digits(x, radix, |d| d.to_vec()),
+    };
+    let mut computed = tstr.len();
+    let mut exp_in_base = (computed as mp_exp_t).wrapping_sub(e as mp_exp_t);
+    // Round at n_digits: up where the next digit is at least half the base,
+    // carrying through digits of base - 1.
+    let mut n_digits = n_digits;
+    if computed > n_digits && u32::from(tstr[n_digits]) * 2 >= radix as u32 {
+        computed = n_digits;
+        let mut i = n_digits - 1;
+        loop {
+            tstr[i] += 1;
+            if u32::from(tstr[i]) != radix as u32 {
+                break;
+            }
+            computed -= 1;
+            if i == 0 {
+                tstr[0] = 1;
+                computed = 1;
+                exp_in_base += 1;
+                break;
+            }
+            i -= 1;
+        }
+    }
+    n_digits = n_digits.min(computed);
+    while n_digits != 0 && tstr[n_digits - 1] == 0 {
+        n_digits -= 1;
+    }
+    // SAFETY: exp is writable (GMP's contract); the text goes into dbuf
+    // (n_digits + 2 bytes by GMP's contract) or a block of strlen + 1.
+    unsafe {
+        *exp = exp_in_base;
+        write_text(dbuf, &tstr[..n_digits], size < 0, alphabet)
+    }
+}
+
+/// GMP's `mpn_pow_1_highpart` (mpf/get_str.c): base^e's most significant
+/// limbs, at most `prec` of them, by squarings each cut to `prec` limbs, and
+/// the count of low limbs left out.
+fn power_high_part(base: mp_limb_t, e: u64, prec: usize) -> (Vec<mp_limb_t>, usize) {
+    if e == 0 {
+        return (vec![1], 0);
+    }
+    let mut r = vec![base];
+    let mut ign = 0usize;
+    for i in (0..63 - e.leading_zeros()).rev() {
+        let rn = r.len();
+        let mut t = vec![0; 2 * rn];
+        own_product(&mut t, &r, &r, "mpf_get_str's power");
+        t.truncate(2 * rn - usize::from(t[2 * rn - 1] == 0));
+        ign <<= 1;
+        if t.len() > prec {
+            let cut = t.len() - prec;
+            ign += cut;
+            t.drain(..cut);
+        }
+        r = t;
+        if (e >> i) & 1 == 1 {
+            let n = r.len();
+            // SAFETY: n limbs in place (GMP's mul_1 allows rp == up).
+            let carry = unsafe { embedded::mpn_mul_1(r.as_mut_ptr(), r.as_ptr(), n as mp_size_t, base) };
+            if carry != 0 {
+                r.push(carry);
+            }
+        }
+    }
+    if r.len() > prec {
+        let cut = r.len() - prec;
+        ign += cut;
+        r.drain(..cut);
+    }
+    (r, ign)
+}
+
 /// GMP's two sets of digit characters: "0-9a-z" (bases 2 to 36), and
 /// "0-9A-Za-z" (bases 37 to 62, and bases -2 to -36, upper case).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -315,6 +483,8 @@ unsafe fn text_block(s: *mut c_char, len: usize, negative: bool, fill: impl FnOn
         let out = if s.is_null() { (embedded::__gmp_allocate_func)(size) as *mut u8 } else { s as *mut u8 };
         std::slice::from_raw_parts_mut(out, size)
     };
+    // Written in full, on threads where large.
+    prefer_huge_pages(text.as_mut_ptr(), size);
     if negative {
         text[0] = b'-';
     }
@@ -360,6 +530,76 @@ mod tests {
             *top |= 1;
         }
         v
+    }
+
+    /// `mpf_get_str` by GMP's method with its digits by levels (on the CPU
+    /// here, 1 to 3 levels) against the embedded GMP's own, of the number
+    /// `limbs` (most significant last) at exponent `ue` with precision
+    /// `prec`, in `base`, `n_digits` asked: the same text, the same
+    /// exponent, into a block of strlen + 1 and into the caller's buffer.
+    /// Returns whether GMP's method ran (not GMP's own function).
+    fn mpf_against_gmp(limbs: &[mp_limb_t], prec: c_int, ue: mp_exp_t, negative: bool, base: c_int, n_digits: usize) -> bool {
+        let size = if negative { -(limbs.len() as c_int) } else { limbs.len() as c_int };
+        let u = crate::gmp::__mpf_struct { _mp_prec: prec, _mp_size: size, _mp_exp: ue, _mp_d: limbs.as_ptr() as *mut mp_limb_t };
+        let ran = std::cell::Cell::new(false);
+        let levels = |n: usize, _base: c_int| {
+            ran.set(true);
+            Some(radix::levels_for(n).clamp(1, 3))
+        };
+        let what = format!("{} limbs, prec {prec}, exp {ue}, negative {negative}, base {base}, {n_digits} digits", limbs.len());
+        // SAFETY: u views `limbs`; the strings are GMP's blocks of strlen + 1
+        // or buffers of n_digits + 2 bytes (GMP's contract).
+        unsafe {
+            let (mut want_exp, mut got_exp) = (0, 0);
+            let want = embedded::mpf_get_str(std::ptr::null_mut(), &mut want_exp, base, n_digits, &u);
+            let want_text = std::ffi::CStr::from_ptr(want).to_owned();
+            (embedded::__gmp_free_func)(want as *mut libc::c_void, want_text.as_bytes().len() + 1);
+            let got = mpf_get_str_by(std::ptr::null_mut(), &mut got_exp, base, n_digits, &u, levels);
+            assert_eq!(std::ffi::CStr::from_ptr(got), want_text.as_c_str(), "{what}");
+            assert_eq!(got_exp, want_exp, "exponent: {what}");
+            (embedded::__gmp_free_func)(got as *mut libc::c_void, want_text.as_bytes().len() + 1);
+            let room = if n_digits == 0 { want_text.as_bytes().len() + 2 } else { n_digits + 2 };
+            let mut buffer = vec![1 as c_char; room];
+            got_exp = 0;
+            let got = mpf_get_str_by(buffer.as_mut_ptr(), &mut got_exp, base, n_digits, &u, levels);
+            assert_eq!(got, buffer.as_mut_ptr(), "the caller's buffer comes back");
+            assert_eq!(std::ffi::CStr::from_ptr(got), want_text.as_c_str(), "into the caller's buffer: {what}");
+            assert_eq!(got_exp, want_exp, "exponent, caller's buffer: {what}");
+        }
+        ran.get()
+    }
+
+    #[test]
+    fn mpf_text_matches_gmp() {
+        let mut method = 0;
+        for (n, prec) in [(300usize, 299), (301, 300), (700, 800), (40, 60)] {
+            let limbs = sample(n);
+            for ue in [1, 0, -5, 3, 200, 350, 2000] {
+                for (base, n_digits) in [(10, 0), (10, 1), (10, 7), (10, 3000), (3, 0), (36, 500), (37, 0), (62, 100), (-10, 0), (-36, 40), (0, 0), (1, 9), (7, 1234), (16, 0), (2, 100)] {
+                    for negative in [false, true] {
+                        method += usize::from(mpf_against_gmp(&limbs, prec as c_int, ue, negative, base, n_digits));
+                    }
+                }
+            }
+        }
+        // 1 - B^-k is 0.99...9 in every base: rounding carries to 1, and the
+        // exponent goes up.
+        let ones = vec![mp_limb_t::MAX; 200];
+        for (base, n_digits) in [(10, 50), (10, 0), (3, 700), (62, 9)] {
+            method += usize::from(mpf_against_gmp(&ones, 199, 0, false, base, n_digits));
+        }
+        // Powers of two, one limb: short digit strings, trailing zeros.
+        for ue in [1, 0, -1, -40] {
+            method += usize::from(mpf_against_gmp(&[1 << 20], 200, ue, true, 10, 0));
+        }
+        // Bases GMP refuses: NULL both ways.
+        let limbs = sample(300);
+        let u = crate::gmp::__mpf_struct { _mp_prec: 300, _mp_size: 300, _mp_exp: 1, _mp_d: limbs.as_ptr() as *mut mp_limb_t };
+        for base in [63, -37, 100] {
+            let mut e = 0;
+            assert!(unsafe { mpf_get_str_by(std::ptr::null_mut(), &mut e, base, 0, &u, |_, _| Some(2)) }.is_null(), "base {base}");
+        }
+        assert!(method > 300, "GMP's method ran in only {method} cases");
     }
 
     /// mpz_get_str's text is GMP's at every size the stack buffers and

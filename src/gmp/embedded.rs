@@ -10,7 +10,7 @@
 // untyped, as `fn()`: a jump needs no signature. Here they carry their types.
 #![allow(clashing_extern_declarations)]
 
-use super::{hgcd_matrix, mp_bitcnt_t, mp_limb_t, mp_size_t, mpz_ptr, mpz_srcptr};
+use super::{bases, hgcd_matrix, mp_bitcnt_t, mp_exp_t, mp_limb_t, mp_size_t, mpf_srcptr, mpz_ptr, mpz_srcptr};
 use libc::{c_char, c_int, c_void, size_t};
 
 pub type AllocFn = unsafe extern "C" fn(size_t) -> *mut c_void;
@@ -23,6 +23,7 @@ unsafe extern "C" {
     pub static __gmp_reallocate_func: ReallocFn;
     pub static __gmp_free_func: FreeFn;
     pub static __gmp_version: *const c_char;
+    pub static __gmpn_bases: [bases; 257];
 
     // Functions of the embedded GMP.
     #[link_name = "__cugmp_cpu__gmpz_realloc"]
@@ -31,6 +32,8 @@ unsafe extern "C" {
     pub fn overflow_in_mpz() -> !;
     #[link_name = "__cugmp_cpu__gmpz_set_str"]
     pub fn mpz_set_str(rop: mpz_ptr, s: *const c_char, base: c_int) -> c_int;
+    #[link_name = "__cugmp_cpu__gmpf_get_str"]
+    pub fn mpf_get_str(s: *mut c_char, exp: *mut mp_exp_t, base: c_int, n_digits: size_t, op: mpf_srcptr) -> *mut c_char;
     #[link_name = "__cugmp_cpu__gmpz_get_str"]
     pub fn mpz_get_str(s: *mut c_char, base: c_int, op: mpz_srcptr) -> *mut c_char;
     #[link_name = "__cugmp_cpu__gmpz_import"]

@@ -31,6 +31,35 @@ pub struct __mpz_struct {
 pub type mpz_ptr = *mut __mpz_struct;
 pub type mpz_srcptr = *const __mpz_struct;
 
+/// GMP's floating-point number: `{int _mp_prec; int _mp_size; mp_exp_t
+/// _mp_exp; mp_limb_t *_mp_d}`. `|_mp_size|` limbs are in use (most
+/// significant last), the sign of `_mp_size` is the number's, and the value
+/// is those limbs times B^(_mp_exp - |_mp_size|); `_mp_prec` is the
+/// precision in limbs as set (the limbs allocated are `_mp_prec + 1`).
+#[repr(C)]
+pub struct __mpf_struct {
+    pub _mp_prec: c_int,
+    pub _mp_size: c_int,
+    pub _mp_exp: mp_exp_t,
+    pub _mp_d: *mut mp_limb_t,
+}
+
+pub type mp_exp_t = c_long;
+pub type mpf_srcptr = *const __mpf_struct;
+
+/// GMP's table of facts about each base (gmp-impl.h's `struct bases`),
+/// `__gmpn_bases[base]` for bases 0 to 256.
+#[repr(C)]
+pub struct bases {
+    pub chars_per_limb: c_int,
+    /// log(2) / log(base), a fraction of 2^64.
+    pub logb2: mp_limb_t,
+    /// log(base) / log(2), a fraction of 2^64 (scaled by 8).
+    pub log2b: mp_limb_t,
+    pub big_base: mp_limb_t,
+    pub big_base_inverted: mp_limb_t,
+}
+
 /// GMP's half-gcd matrix (gmp-impl.h's `struct hgcd_matrix`): four entries
 /// of `n` limbs each (`alloc` limbs allocated), non-negative.
 #[repr(C)]
