@@ -298,7 +298,7 @@ unsafe fn mpf_get_str_by(dbuf: *mut c_char, exp: *mut mp_exp_t, base: c_int, n_d
     };
     let mut computed = tstr.len();
     let mut exp_in_base = (computed as mp_exp_t).wrapping_sub(e as mp_exp_t);
-    // Round at n_digits: up where the next digit is at least half the base,
+    // Rounded at n_digits: up where the next digit is at least half the base,
     // carrying through digits of base - 1.
     let mut n_digits = n_digits;
     if computed > n_digits && u32::from(tstr[n_digits]) * 2 >= radix as u32 {
