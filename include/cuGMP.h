@@ -48,24 +48,6 @@ typedef const __mpz_struct *mpz_srcptr;
 
 typedef long mp_size_t;
 
-typedef long mp_exp_t;
-
-/*
- GMP's floating-point number: `{int _mp_prec; int _mp_size; mp_exp_t
- _mp_exp; mp_limb_t *_mp_d}`. `|_mp_size|` limbs are in use (most
- significant last), the sign of `_mp_size` is the number's, and the value
- is those limbs times B^(_mp_exp - |_mp_size|); `_mp_prec` is the
- precision in limbs as set (the limbs allocated are `_mp_prec + 1`).
- */
-typedef struct {
-  int _mp_prec;
-  int _mp_size;
-  mp_exp_t _mp_exp;
-  mp_limb_t *_mp_d;
-} __mpf_struct;
-
-typedef const __mpf_struct *mpf_srcptr;
-
 typedef unsigned long mp_bitcnt_t;
 
 
@@ -212,8 +194,6 @@ int cugmp_gpu_info(size_t *total_mem, int *cc_major, int *cc_minor, int *multipr
  */
 int cugmp_self_test(int *checked);
 
-char *__gmpf_get_str(char *s, mp_exp_t *exp, int base, size_t n_digits, mpf_srcptr op);
-
 /*
  `{rp, un+vn} = {up, un} * {vp, vn}`, `un >= vn >= 1`; returns the top limb.
  */
@@ -270,8 +250,6 @@ extern void *mpz_realloc(mpz_ptr x, mp_size_t new_alloc);
 extern void overflow_in_mpz(void);
 
 extern int mpz_set_str(mpz_ptr rop, const char *s, int base);
-
-extern char *mpf_get_str(char *s, mp_exp_t *exp, int base, size_t n_digits, mpf_srcptr op);
 
 extern char *mpz_get_str(char *s, int base, mpz_srcptr op);
 
