@@ -243,6 +243,7 @@ unsafe fn mpf_get_str_by(dbuf: *mut c_char, exp: *mut mp_exp_t, base: c_int, n_d
     let Some((radix, alphabet)) = digit_characters(base) else { return gmp() };
     // SAFETY: u is an initialised mpf_t (GMP's contract).
     let (prec, size, ue) = unsafe { ((*u)._mp_prec, (*u)._mp_size, (*u)._mp_exp) };
+    // SAFETY: GMP's constant table of the bases, read only (radix is 2 to 62).
     let bases = unsafe { &embedded::__gmpn_bases[radix as usize] };
     if size == 0 || prec < 1 || (radix as u32).is_power_of_two() {
         return gmp();
