@@ -29,6 +29,10 @@
 //! * `CUGMP_CPU_HELPERS=n` (1 to 8, tuning only): the helper threads kept
 //!   for shared products; default `route::CPU_SHARE_HELPERS`, fewer where
 //!   the host has fewer cores to spare.
+//! * `CUGMP_CPU_SHARE_TWICE=n` (limbs; 0: never; tuning only): shared
+//!   `mpz_mul` products whose shorter operand has n limbs or more are cut
+//!   twice (up to nine parts) rather than once; default
+//!   `route::CPU_SHARE_TWICE_FROM` where 4 helpers or more are kept.
 //! * `CUGMP_LOADED_PRODUCT_US=n` (tuning only): while other products are
 //!   on the device, a product's GPU time is taken to be at least n
 //!   microseconds (src/algorithms/route.rs, `queue_favours_cpu`); default
@@ -112,6 +116,8 @@ pub struct Config {
     pub cpu_share: Option<usize>,
     /// `CUGMP_CPU_HELPERS` as set, 1 to 8; None for the default.
     pub cpu_helpers: Option<usize>,
+    /// `CUGMP_CPU_SHARE_TWICE` as set (Some(0): never); None for the default.
+    pub cpu_share_twice: Option<usize>,
     /// `CUGMP_GPU_QUEUES`, 1 to 16 (default DEFAULT_GPU_QUEUES).
     pub gpu_queues: usize,
     /// `CUGMP_LOADED_PRODUCT_US` as set; None for the default.
@@ -177,6 +183,7 @@ impl Config {
         let radix_levels = count("CUGMP_RADIX_LEVELS");
         let cpu_share = count("CUGMP_CPU_SHARE");
         let cpu_helpers = count("CUGMP_CPU_HELPERS").map(|n| n.clamp(1, 8));
+        let cpu_share_twice = count("CUGMP_CPU_SHARE_TWICE");
         let gpu_queues = count("CUGMP_GPU_QUEUES").unwrap_or(DEFAULT_GPU_QUEUES).clamp(1, 16);
         let loaded_product_us = count("CUGMP_LOADED_PRODUCT_US");
         let gpus = count("CUGMP_GPUS").map(|n| n.max(1));
@@ -196,6 +203,7 @@ impl Config {
             gpu_pool,
             cpu_share,
             cpu_helpers,
+            cpu_share_twice,
             gpu_queues,
             loaded_product_us,
             gpu_from_mul,

@@ -28,31 +28,59 @@ pub fn mul(out: &mut [mp_limb_t], a: &[mp_limb_t], b: &[mp_limb_t]) {
 /// helper threads (src/helpers.rs): one level of Karatsuba's method when
 /// the operands are of about one size (three products of half the size,
 /// two of them handed out), else the longer operand cut in two (two
-/// products). GMP computes each part. Where the helpers are asleep or
-/// busy with another caller's work, GMP's product whole (cut for a single
-/// thread, the parts would cost it 1.15x the whole). Returns whether the
-/// helpers were asked.
-pub fn mul_on_cores(out: &mut [mp_limb_t], a: &[mp_limb_t], b: &[mp_limb_t]) -> bool {
+/// products); `twice`: each of those parts cut again the same way (up to
+/// nine products of a quarter of the size, for a board of eight helpers).
+/// GMP computes each part. Where the helpers are asleep or busy with
+/// another caller's work, GMP's product whole (cut for a single thread,
+/// the parts would cost it 1.15x the whole). Returns whether the helpers
+/// were asked.
+pub fn mul_on_cores(out: &mut [mp_limb_t], a: &[mp_limb_t], b: &[mp_limb_t], twice: bool) -> bool {
     if !helpers::awake() {
         mul(out, a, b);
         return false;
     }
-    mul_cut(out, a, b)
+    mul_cut(out, a, b, twice)
 }
 
 /// `mul_on_cores`'s product cut for the helpers, whether or not they are
 /// awake.
-fn mul_cut(out: &mut [mp_limb_t], a: &[mp_limb_t], b: &[mp_limb_t]) -> bool {
+fn mul_cut(out: &mut [mp_limb_t], a: &[mp_limb_t], b: &[mp_limb_t], twice: bool) -> bool {
+    assert!(!a.is_empty() && !b.is_empty() && out.len() == a.len() + b.len(), "cpu::mul_cut: {} x {} limbs into {}", a.len(), b.len(), out.len());
+    let made = if twice { cut((out, a, b), |parts| cut_each(parts, parts_on_cores)) } else { cut((out, a, b), parts_on_cores) };
+    made.unwrap_or(false)
+}
+
+/// One product cut into the parts `make` is given, then put together from
+/// them: one level of Karatsuba's method where the shorter operand is longer
+/// than half the longer one (three parts), else the longer operand cut in
+/// two (two parts); a product of one-limb operands is its own part. The
+/// part's two operands one slice: a square, and so are its Karatsuba parts.
+fn cut<R>(part: Part<'_>, make: impl FnOnce(Vec<Part<'_>>) -> Option<R>) -> Option<R> {
+    let (out, a, b) = part;
     let square = std::ptr::eq(a, b);
     let (u, v) = if a.len() >= b.len() { (a, b) } else { (b, a) };
-    let (un, vn) = (u.len(), v.len());
-    assert!(!v.is_empty() && out.len() == un + vn, "cpu::mul_cut: {un} x {vn} limbs into {}", out.len());
-    if un < 2 {
-        mul(out, a, b);
-        return false;
+    if u.len() < 2 {
+        return make(vec![(out, u, v)]);
     }
-    let k = un.div_ceil(2);
-    if vn > k { karatsuba_on_cores(out, u, v, k, square) } else { halves_on_cores(out, u, v, k) }
+    let k = u.len().div_ceil(2);
+    if v.len() > k { karatsuba_by(out, u, v, k, square, make) } else { halves_by(out, u, v, k, make) }
+}
+
+/// Every one of `parts` (at most three) cut by [`cut`], and all their parts
+/// made by one `make`, so that they run at once.
+fn cut_each<R>(parts: Vec<Part<'_>>, make: impl FnOnce(Vec<Part<'_>>) -> Option<R>) -> Option<R> {
+    let mut parts = parts.into_iter();
+    let (first, second, third) = (parts.next(), parts.next(), parts.next());
+    debug_assert!(parts.next().is_none(), "cpu::cut_each: more than three parts");
+    fn joined<'a>(lists: Vec<Vec<Part<'a>>>) -> Vec<Part<'a>> {
+        lists.into_iter().flatten().collect()
+    }
+    match (first, second, third) {
+        (Some(p), Some(q), Some(r)) => cut(p, |x| cut(q, |y| cut(r, |z| make(joined(vec![x, y, z]))))),
+        (Some(p), Some(q), None) => cut(p, |x| cut(q, |y| make(joined(vec![x, y])))),
+        (Some(p), None, _) => cut(p, make),
+        (None, ..) => make(Vec::new()),
+    }
 }
 
 /// `|x - y|` into `d` (x.len() limbs, y not longer, not empty), and whether
@@ -381,14 +409,6 @@ fn parts_on_cores(parts: Vec<Part<'_>>) -> Option<bool> {
     let mut calls: Vec<_> = parts.into_iter().map(|(o, x, y)| move || mul(&mut *o, x, y)).collect();
     let mut tasks: Vec<&mut (dyn FnMut() + Send)> = calls.iter_mut().map(|c| c as &mut (dyn FnMut() + Send)).collect();
     Some(helpers::share(&mut tasks))
-}
-
-fn karatsuba_on_cores(out: &mut [mp_limb_t], u: &[mp_limb_t], v: &[mp_limb_t], k: usize, square: bool) -> bool {
-    karatsuba_by(out, u, v, k, square, parts_on_cores).unwrap_or(false)
-}
-
-fn halves_on_cores(out: &mut [mp_limb_t], u: &[mp_limb_t], v: &[mp_limb_t], k: usize) -> bool {
-    halves_by(out, u, v, k, parts_on_cores).unwrap_or(false)
 }
 
 /// u v with u = u0 + u1 B^k, v = v0 + v1 B^k (v1 not empty, u at least as
@@ -803,16 +823,20 @@ mod tests {
             for (a, b) in [(&a, &b), (&halves_equal, &b), (&ones, &vec![mp_limb_t::MAX; bn]), (&low_zero, &b), (&b, &a)] {
                 let mut want = vec![0; an + bn];
                 mul(&mut want, a, b);
-                let mut got = vec![7; an + bn];
-                mul_cut(&mut got, a, b);
-                assert!(got == want, "{} x {} limbs", a.len(), b.len());
+                for twice in [false, true] {
+                    let mut got = vec![7; an + bn];
+                    mul_cut(&mut got, a, b, twice);
+                    assert!(got == want, "{} x {} limbs, twice {twice}", a.len(), b.len());
+                }
             }
             for a in [&a, &halves_equal, &ones, &low_zero] {
                 let mut want = vec![0; 2 * an];
                 mul(&mut want, a, a);
-                let mut got = vec![7; 2 * an];
-                mul_cut(&mut got, a, a);
-                assert!(got == want, "{an} limbs squared");
+                for twice in [false, true] {
+                    let mut got = vec![7; 2 * an];
+                    mul_cut(&mut got, a, a, twice);
+                    assert!(got == want, "{an} limbs squared, twice {twice}");
+                }
             }
         }
     }

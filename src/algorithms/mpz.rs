@@ -14,7 +14,7 @@
 
 use super::factorial;
 use super::product::{inject_product_fault, product_into};
-use super::route::{cpu_only, cpu_reference, one_sharing, product_route, route, shared_on_cpu};
+use super::route::{cpu_only, cpu_reference, one_sharing, product_route, route, shared_on_cpu, shared_twice};
 use crate::config::{self, log};
 use crate::gmp::mpz::{self, Int};
 use crate::gmp::{self, embedded, mp_bitcnt_t, mp_limb_t, mp_size_t, mpz_ptr, mpz_srcptr};
@@ -235,14 +235,15 @@ unsafe fn mul_on_cpu(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
             }
             // Same limbs (a == b) square.
             let (n, negative) = (la.len() + lb.len(), sa.negative != sb.negative);
+            let twice = shared_twice(la.len().min(lb.len()));
             if std::ptr::eq(r, a) || std::ptr::eq(r, b) {
                 // r is an operand: a new buffer, then stored.
                 let mut p = vec![0; n];
-                stats::shared(stats::Shared::Product, cpu::mul_on_cores(&mut p, la, lb));
+                stats::shared(stats::Shared::Product, cpu::mul_on_cores(&mut p, la, lb, twice));
                 return mpz::store(r, &p, negative);
             }
             product_in_place(r, n, negative, |out| {
-                stats::shared(stats::Shared::Product, cpu::mul_on_cores(out, la, lb));
+                stats::shared(stats::Shared::Product, cpu::mul_on_cores(out, la, lb, twice));
                 true
             });
         })

@@ -149,11 +149,23 @@ static SETTLED: Once = Once::new();
 /// (RESULTS.md, "Products shared among cores").
 const CPU_SHARE_FROM: usize = 256;
 /// Helper threads kept for shared products (fewer where the host has fewer
-/// cores to spare): Karatsuba's level hands out two of its three products,
-/// a half-gcd's adjustment three of its four (src/algorithms/hgcd.rs).
-const CPU_SHARE_HELPERS: usize = 3;
+/// cores to spare): two levels of Karatsuba's method hand out eight of their
+/// nine products, a half-gcd's matrix product seven of its eight
+/// (src/algorithms/hgcd.rs).
+const CPU_SHARE_HELPERS: usize = 8;
+/// The shorter operand's size from which a shared `mpz_mul` is cut twice
+/// (`cpu::mul_on_cores`: up to nine products of a quarter of the size)
+/// rather than once, where at least CPU_TWICE_HELPERS helpers are kept:
+/// from 256 limbs to 3000 twice took 0.46 to 0.80 of once's time, at 128
+/// and 192 about as long (RESULTS.md, "Products shared among cores").
+const CPU_SHARE_TWICE_FROM: usize = 256;
+/// Helpers below which a product is cut once only: nine parts on fewer than
+/// five threads take about as long as three on three.
+const CPU_TWICE_HELPERS: usize = 4;
 /// `shared_on_cpu`'s size: usize::MAX for never.
 static SHARE_FROM: AtomicUsize = AtomicUsize::new(usize::MAX);
+/// `shared_twice`'s size: usize::MAX for never.
+static TWICE_FROM: AtomicUsize = AtomicUsize::new(usize::MAX);
 /// The shorter side (limbs) of a half-gcd matrix step's products from which
 /// the step shares them (`hgcd_shared`): GMP's gcd of 10^7 digits made a
 /// million products of 32 to 63 limbs (0.84 us each on the build machine)
@@ -244,6 +256,13 @@ pub fn shared_on_cpu(limbs: usize) -> bool {
     limbs >= SHARE_FROM.load(Relaxed) && gmp_allocates_by_default()
 }
 
+/// Whether a shared `mpz_mul` whose shorter operand has `limbs` limbs is
+/// cut twice for the helpers (`cpu::mul_on_cores`).
+#[inline(always)]
+pub fn shared_twice(limbs: usize) -> bool {
+    limbs >= TWICE_FROM.load(Relaxed)
+}
+
 /// Whether `op` on operands of `limbs` limbs runs on the embedded GMP with
 /// nothing else to do (the fast path).
 #[inline(always)]
@@ -273,7 +292,15 @@ pub fn settle() {
         let share = share_from(true);
         if share != usize::MAX {
             let spare = parallel::cores().saturating_sub(1).max(1);
-            helpers::set_helpers(config::get().cpu_helpers.unwrap_or(CPU_SHARE_HELPERS.min(spare)));
+            let helpers = config::get().cpu_helpers.unwrap_or(CPU_SHARE_HELPERS.min(spare));
+            helpers::set_helpers(helpers);
+            let twice = match config::get().cpu_share_twice {
+                Some(0) => usize::MAX,
+                Some(n) => n,
+                None if helpers >= CPU_TWICE_HELPERS => CPU_SHARE_TWICE_FROM,
+                None => usize::MAX,
+            };
+            TWICE_FROM.store(twice.max(share), Relaxed);
         }
         SHARE_FROM.store(share, Relaxed);
         for op in Op::ALL {
