@@ -112,6 +112,12 @@ fn embed_gmp(manifest: &Path, out: &Path) {
         assert!(functions.contains(f), "the embedded GMP has no {f} to hook");
         println!("cargo:rustc-link-arg=-Wl,--wrap={CPU_PREFIX}{f}");
     }
+    // GMP's processor detection asks CPUID through this one function: cuGMP
+    // answers for it (src/gmp/cpuid.rs), so that the embedded GMP takes the
+    // loops the processor runs fastest where GMP 6.3's table lacks it.
+    if functions.contains("__gmpn_cpuid") {
+        println!("cargo:rustc-link-arg=-Wl,--wrap={CPU_PREFIX}__gmpn_cpuid");
+    }
     // Read by scripts/link-cdylib.sh (rustc passes its environment to the linker).
     println!("cargo:rustc-env=CUGMP_DATA_EXPORTS={}", out.join("data_exports.txt").display());
     println!("cargo:rustc-env=CUGMP_GMP_EXPORTS={}", out.join("gmp_exports.txt").display());

@@ -19,14 +19,36 @@
 //! steps (`mpn_hgcd_matrix_adjust`, `mpn_matrix22_mul`) are hooked to make
 //! their products on several cores at once (src/algorithms/hgcd.rs).
 //!
+//! GMP's processor detection is hooked too (`__gmpn_cpuid`): the embedded
+//! GMP is told what src/gmp/cpuid.rs answers.
+//!
 //! These are not exported: scripts/link-cdylib.sh leaves `__wrap_` names
 //! out of the library's symbol table.
 
 use super::{boundary, routed};
 use crate::algorithms::{hgcd, hooks};
-use crate::gmp::embedded;
+use crate::gmp::{cpuid, embedded};
 use crate::gmp::{hgcd_matrix, mp_limb_t, mp_size_t};
 use libc::{c_int, size_t};
+
+/// GMP's `__gmpn_cpuid` as its fat dispatch (`__gmpn_cpuvec_init`) calls
+/// it: CPUID leaf `id`'s EBX, EDX and ECX into `dst`, EAX returned; the
+/// registers are src/gmp/cpuid.rs's answer. It cannot panic (integer
+/// operations on the registers), so it needs no boundary, and it runs
+/// before anything else of GMP's has.
+#[cfg(target_arch = "x86_64")]
+#[unsafe(no_mangle)]
+unsafe extern "C" fn __wrap___cugmp_cpu__gmpn_cpuid(dst: *mut u8, id: c_int) -> libc::c_long {
+    let regs = cpuid::on_this_processor(id as u32);
+    // SAFETY: GMP passes 12 writable bytes (fat.c's `char [12]` buffers).
+    unsafe {
+        for (k, r) in [regs.ebx, regs.edx, regs.ecx].into_iter().enumerate() {
+            std::ptr::copy_nonoverlapping(r.to_le_bytes().as_ptr(), dst.add(4 * k), 4);
+        }
+    }
+    // GMP's own returns EAX zero-extended.
+    libc::c_long::from(regs.eax)
+}
 
 /// The size GMP's algorithms take for their products mod B^rn - 1 (and size
 /// their scratch by): where those products go to the GPU, one whose 2 rn
