@@ -160,7 +160,9 @@ const CPU_SHARE_HELPERS: usize = 8;
 /// and 192 about as long (RESULTS.md, "Products shared among cores").
 const CPU_SHARE_TWICE_FROM: usize = 256;
 /// Helpers below which a product is cut once only: nine parts on fewer than
-/// five threads take about as long as three on three.
+/// five threads would run in two or more turns each, and two levels' sums
+/// on the caller would eat what the smaller parts save (reasoned, not
+/// measured: the GPU machine's hosts keep eight).
 const CPU_TWICE_HELPERS: usize = 4;
 /// `shared_on_cpu`'s size: usize::MAX for never.
 static SHARE_FROM: AtomicUsize = AtomicUsize::new(usize::MAX);
