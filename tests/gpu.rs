@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::api::{api, Api, Bin, Shift};
+use common::api::{api, reference_get_str, Api, Bin, Shift};
 use common::Mpz;
 use libc::c_ulong;
 use rug::rand::RandState;
@@ -449,6 +449,47 @@ fn roots_sweep(api: &Api) -> String {
                 unsafe { (api.clear)(&mut *m) };
             }
             cases += 1;
+        }
+    }
+    format!("cases={cases}")
+}
+
+/// Radix conversion from digits with its levels joined on the device
+/// (src/gpu/radix.rs): mpz_set_str of numbers from 33,000 limbs (the
+/// device joins them from 32,768) to 10^7 digits, in bases 10, 3, 7, 36
+/// and 62; random, base^k and its neighbours (runs of zeros and of the top
+/// digit across every leaf's edge), all ones in binary, leading zeros and
+/// a sign. Every value must be GMP's (rug's), and the log must show every
+/// conversion's levels joined on the device (a process of its own with
+/// CUGMP_LOG).
+fn joins_on_device(_api: &Api) -> String {
+    every_case_on_device("gpu_joins_sweep", "levels joined on the device", "conversions").1
+}
+
+/// The body of `joins_on_device`.
+fn joins_sweep(api: &Api) -> String {
+    let mut rng = RandState::new();
+    let mut cases = 0;
+    let max = max_limbs() as usize;
+    for n in [33_000usize, 40_000, 100_003, 520_000].into_iter().filter(|&n| n <= max) {
+        let bases: &[i32] = if n >= 100_000 { &[10] } else { &[10, 3, 7, 36, 62] };
+        for &base in bases {
+            let bits = 64 * n as u32;
+            let k = (f64::from(bits) / f64::from(base).log2()) as u32;
+            let power = Integer::from(Integer::u_pow_u(base as u32, k));
+            let numbers = [random_limbs(n, &mut rng), Integer::from(&power - 1u32), power.clone(), Integer::from(&power + 1u32), (Integer::from(1) << bits) - 1u32, -random_limbs(n, &mut rng)];
+            for (i, x) in numbers.iter().enumerate() {
+                let mut text = reference_get_str(x, base).expect("GMP's digits");
+                if i == 0 {
+                    text.insert_str(0, "000000");
+                }
+                let c_text = std::ffi::CString::new(text).expect("digits have no NUL");
+                let mut r = to_mpz(api, &Integer::new());
+                assert_eq!(unsafe { (api.set_str)(&mut *r, c_text.as_ptr(), base) }, 0, "mpz_set_str refused GMP's own digits");
+                assert!(from_mpz(&r) == *x, "MISMATCH: mpz_set_str base {base}, {n} limbs, case {i}");
+                unsafe { (api.clear)(&mut *r) };
+                cases += 1;
+            }
         }
     }
     format!("cases={cases}")
@@ -982,6 +1023,7 @@ const TESTS: &[(&str, &[(&str, &str)])] = &[
     ("gpu_hooks_match_gmp", &[]),
     ("gpu_roots_match_gmp", &[]),
     ("gpu_quotients_match_gmp", &[]),
+    ("gpu_joins_match_gmp", &[]),
     // One device's plan in pieces: with several devices, this product
     // would be shared among them.
     ("gpu_split_product_matches_gmp", &[("CUGMP_GPUS", "1")]),
@@ -1023,6 +1065,8 @@ fn child(name: &str) {
         "gpu_roots_sweep" => Some(roots_sweep),
         "gpu_quotients_match_gmp" => Some(quotients_on_device),
         "gpu_quotients_sweep" => Some(quotients_sweep),
+        "gpu_joins_match_gmp" => Some(joins_on_device),
+        "gpu_joins_sweep" => Some(joins_sweep),
         "gpu_split_product_matches_gmp" => Some(split_product),
         "gpu_force_min_limbs" => Some(force_min),
         "gpu_gfp_matches_gmp" => Some(gfp_engine),

@@ -50,6 +50,7 @@ pub(crate) mod gfp;
 pub mod gf2x;
 pub mod powm;
 pub mod quotient;
+pub mod radix;
 pub mod root;
 pub mod resident;
 pub mod staging;

@@ -16,12 +16,13 @@
 //! correction: every step is exact by construction.
 
 use super::{gather, levels_for, ms, power, product, square, threads_for, trimmed};
-use crate::algorithms::route::{gmp_allocates_by_default, gpu_wanted, internal_on_gpu};
-use crate::config::log;
+use crate::algorithms::route::{gmp_allocates_by_default, gpu_wanted, internal_on_gpu, route_at};
+use crate::config::{self, log};
+use crate::gpu::radix::Joins;
 use crate::gmp::{embedded, mp_limb_t, mp_size_t};
 use crate::pages::fresh_limbs;
 use crate::parallel::each_item;
-use crate::stats::Op;
+use crate::stats::{self, Op};
 use std::time::Instant;
 
 /// The number whose digits are `digits` (values below `base`, most
@@ -77,6 +78,61 @@ pub fn number(digits: &[u8], base: u32, levels: u32) -> Vec<mp_limb_t> {
             None => squares(),
         }
     });
+    let digits_are_digits = || digits.iter().all(|&d| u32::from(d) < base);
+    if let Some(x) = joined_on_device(&numbers, slot0, &powers, start, digits_are_digits) {
+        return x;
+    }
+    joined_on_host(numbers, slot0, &powers, start)
+}
+
+/// Leaves of this many limbs in all (about the number's length) and more
+/// are joined on the device's resident numbers where a GPU takes the
+/// conversion's products. Against the levels joined from host products,
+/// `mpz_set_str` of 10^7 digits took 13.2 to 13.6 ms against 27.6 to
+/// 31.0, of 131,072 limbs 5.0 to 5.2 against 9.8 to 10.0, of 32,768 2.0 to
+/// 2.6 against 2.8 to 3.7, and of 16,384 and 24,576 limbs the same or
+/// slower (RESULTS.md, "Radix conversion from digits").
+const JOINS_ON_DEVICE_FROM: usize = 32768;
+
+/// The levels joined on a device's resident numbers (src/gpu/radix.rs):
+/// the leaves and the powers go up once and the number comes down once,
+/// where a GPU takes this conversion's products. None where none does or
+/// it failed: the host joins them then, from the same leaves.
+fn joined_on_device(numbers: &[mp_limb_t], slot0: usize, powers: &[Vec<mp_limb_t>], start: Instant, digits_are_digits: impl FnOnce() -> bool) -> Option<Vec<mp_limb_t>> {
+    if numbers.len() < JOINS_ON_DEVICE_FROM {
+        return None;
+    }
+    let g = route_at(Op::Internal, numbers.len(), true)?;
+    let mut out = fresh_limbs(2 * powers.last()?.len());
+    stats::gpu_attempt_starts();
+    let at = Instant::now();
+    if let Err(e) = g.join_levels(&Joins { leaves: numbers, slot0, powers }, &mut out) {
+        stats::fallback(Op::SetStr, e.fallback());
+        log!("radix: GPU failed joining the levels ({e}); joining them on the host");
+        return None;
+    }
+    stats::gpu_call(Op::SetStr, numbers.len(), at.elapsed());
+    log!("radix: {} levels joined on the device in {:.3} ms, at {:.3} ms", powers.len(), ms(at), ms(start));
+    out.truncate(trimmed(&out).len());
+    // Digits that are not digits (GMP: undefined) give some number either
+    // way, not necessarily the same.
+    if config::get().check && digits_are_digits() {
+        // The device's products were not checked one by one: the host's
+        // levels from the same leaves.
+        let host = joined_on_host(numbers.to_vec(), slot0, powers, start);
+        if host != out {
+            eprintln!("cugmp: CUGMP_CHECK: the GPU's radix conversion of {} limbs differs from the host's; aborting", numbers.len());
+            std::process::abort();
+        }
+    }
+    Some(out)
+}
+
+/// The levels joined on the host, each level's products as one product
+/// (the GPU's where it takes it), its sums on threads.
+fn joined_on_host(mut numbers: Vec<mp_limb_t>, slot0: usize, powers: &[Vec<mp_limb_t>], start: Instant) -> Vec<mp_limb_t> {
+    let levels = powers.len();
+    let leaves = 1usize << levels;
     // Level j's numbers sit slot(j) limbs apart, most significant first:
     // the leaves at powers[0]'s length (each below it), level j + 1 at
     // twice powers[j]'s (a high half times powers[j], plus a low half,
@@ -94,14 +150,14 @@ pub fn number(digits: &[u8], base: u32, levels: u32) -> Vec<mp_limb_t> {
     // power is at most twice as long as the one before, so every level fits
     // where its leaves did).
     let most = numbers.len();
-    debug_assert!((0..=levels as usize).all(|j| count(j) * slot(j) <= most));
+    debug_assert!((0..=levels).all(|j| count(j) * slot(j) <= most));
     let mut joined = fresh_limbs(most);
     let mut highs = fresh_limbs(most);
     // The high halves of a level, each at the start of a slot of twice its
     // power's length, zeros between: their products by the power do not
     // overlap. Level 0's are gathered from the leaves; each later level's
     // are copied there as its sums are made.
-    let (k0, levels) = (powers[0].len(), levels as usize);
+    let k0 = powers[0].len();
     gather(&mut highs[..count(1) * 2 * k0], 2 * k0, k0, &numbers, 2 * slot0, 0, threads_for(most));
     for j in 0..levels {
         let (k, from, to) = (powers[j].len(), slot(j), slot(j + 1));
@@ -150,7 +206,7 @@ pub fn number(digits: &[u8], base: u32, levels: u32) -> Vec<mp_limb_t> {
         );
     }
     numbers.truncate(trimmed(&numbers[..slot(levels)]).len());
-    log!("radix: {len} digits converted in {:.3} ms", ms(start));
+    log!("radix: {leaves} leaves joined on the host at {:.3} ms", ms(start));
     numbers
 }
 
