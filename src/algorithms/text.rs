@@ -88,13 +88,15 @@ unsafe fn read_by_levels(rop: mpz_ptr, text: &[u8], base: c_int, levels: impl Fn
     let levels = levels(body.len(), radix)?;
     let limbs = radix::limbs_of_digits(body.len(), radix);
     Some(stats::on_cpu(Op::SetStr, limbs, || {
+        let start = std::time::Instant::now();
         let Some(digits) = digit_values(body, radix) else {
             return -1;
         };
-        log!("mpz_set_str {} digits base {radix}: {} leaves", digits.len(), 1usize << levels);
+        log!("mpz_set_str {} digits base {radix}: {} leaves; digits read in {:.3} ms", digits.len(), 1usize << levels, start.elapsed().as_secs_f64() * 1e3);
         let x = radix::number(&digits, radix, levels);
         // SAFETY: rop is an initialised mpz_t (the caller's contract); x is ours.
         unsafe { gmp::mpz::store(rop, &x, negative) };
+        log!("mpz_set_str {} digits base {radix}: stored at {:.3} ms", digits.len(), start.elapsed().as_secs_f64() * 1e3);
         0
     }))
 }
@@ -161,6 +163,26 @@ fn digit_values_in_chunks(text: &[u8], radix: u32, chunk: usize) -> Option<Vec<u
     let refused = AtomicBool::new(false);
     parallel::each_item(&mut out, chunk, kept.len().min(parallel::cores()), |i, out| {
         let from = &text[i * chunk..][..out.len()];
+        // Digits only (the common case): a pass with no branch an
+        // element, which the compiler vectorises; white space or a bad
+        // character sends the chunk through the loop below.
+        let mut worst = 0u8;
+        if radix <= 10 {
+            // c - '0' is below the radix for the digits and no other character.
+            for (d, &c) in out.iter_mut().zip(from) {
+                *d = c.wrapping_sub(b'0');
+                worst = worst.max(*d);
+            }
+        } else {
+            for (d, &c) in out.iter_mut().zip(from) {
+                *d = table[usize::from(c)];
+                worst = worst.max(*d);
+            }
+        }
+        if u32::from(worst) < radix {
+            kept[i].store(from.len(), Relaxed);
+            return;
+        }
         let mut n = 0;
         for &c in from {
             let d = table[usize::from(c)];
