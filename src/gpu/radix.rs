@@ -1,8 +1,8 @@
 //! Radix conversion's levels from digits on device-resident numbers: the
-//! leaves and the powers go up once, every level's product (the NTT's,
-//! src/gpu/ntt), its sums (cuda/linear.cu) and the copies that lay the
-//! next level's halves into their slots run on the device, and the number
-//! comes down once. Made from host products instead, each level carried
+//! leaves and the first power go up once, every level's product (the
+//! NTT's, src/gpu/ntt), its sums (cuda/linear.cu), the copies that lay the
+//! next level's halves into their slots and the squarings that make the
+//! next power run on the device, and the number comes down once. Made from host products instead, each level carried
 //! its numbers up and its product down, and its sums ran on the host
 //! (RESULTS.md, "Radix conversion from digits").
 //!
@@ -20,62 +20,61 @@ use std::sync::Arc;
 /// time: the driver's two-dimensional copies take pitches below 2^31.
 const MAX_PITCH: usize = (1 << 31) - 1;
 
-/// The joins of [`Gpu::join_levels`]: level 0 is `leaves`, slots of
-/// `slot0` limbs (2^levels of them, `levels = powers.len()`), and pair m of
-/// level j, numbers 2m (the high one) and 2m + 1, makes hi powers[j] + lo
-/// in slot m of level j + 1, of 2 powers[j].len() limbs. Each level's
-/// numbers are below its power, so a slot's product and sum never reach
-/// the next slot (for digits that are digits).
+/// The joins of [`Gpu::join_levels`]: level 0 is `leaves`, 2^levels slots
+/// of `first`'s length k0, and pair m of level j, numbers 2m (the high
+/// one) and 2m + 1, makes hi P_j + lo in slot m of level j + 1, where P_0 =
+/// `first` and P_(j+1) = P_j^2, each squared on the device in 2^(j+1) k0
+/// limbs, its top ones zeros where the square is shorter. So level j's
+/// slots are 2^j k0 limbs, P_j's length, and every level fills the leaves'
+/// length. Each number of a level is below its power, so a slot's product
+/// and sum never reach the next slot (for digits that are digits).
 pub struct Joins<'a> {
     pub leaves: &'a [u64],
-    pub slot0: usize,
-    pub powers: &'a [Vec<u64>],
+    pub first: &'a [u64],
+    pub levels: usize,
 }
 
 impl Gpu {
-    /// The last level's one number of `Joins` into `out` (its slot: 2
-    /// powers[last].len() limbs). Each level: its high numbers laid out one
-    /// to a slot of the next level's width with zeros between, times the
-    /// level's power in one product, and its low numbers, laid out the
-    /// same way, added in one sum.
+    /// The last level's one number of `Joins` into `out` (the leaves'
+    /// length). Each level: its high numbers laid out one to a slot twice
+    /// their own with zeros between, times the level's power in one
+    /// product, and its low numbers, laid out the same way, added in one
+    /// sum.
     pub fn join_levels(&self, joins: &Joins<'_>, out: &mut [u64]) -> Result<(), GpuError> {
-        let Joins { leaves, slot0, powers } = *joins;
-        let count0 = leaves.len().checked_div(slot0).unwrap_or(0);
-        let last = powers.last().map_or(0, |p| 2 * p.len());
-        if powers.is_empty() || count0 != 1 << powers.len() || count0 * slot0 != leaves.len() || out.len() != last {
+        let Joins { leaves, first, levels } = *joins;
+        let k0 = first.len();
+        let count0 = 1usize.checked_shl(levels as u32).unwrap_or(0);
+        if levels == 0 || k0 == 0 || count0 == 0 || count0.checked_mul(k0) != Some(leaves.len()) || out.len() != leaves.len() {
             return Err(GpuError::TooLarge);
         }
         let _busy = self.queue().busy.enter(leaves.len());
         guarded(|| {
             let stream = self.stream();
-            // The level, its two halves' layouts and their sum, each at
-            // most the leaves' length (a power is at most twice as long as
-            // the one before); the products claim their own.
-            let _claim = reserve(8 * 4 * leaves.len())?;
+            // The level, its two halves' layouts, their sum and the power,
+            // each at most the leaves' length; the products claim their own.
+            let _claim = reserve(8 * 5 * leaves.len())?;
             let mut level = self.copy_to_device(&stream, leaves)?;
-            let mut from = slot0;
-            for (j, power) in powers.iter().enumerate() {
-                let k = power.len();
+            let mut power = self.copy_to_device(&stream, first)?;
+            for j in 0..levels {
+                // Level j's numbers: k limbs each, P_j's length.
+                let k = k0 << j;
                 let (to, pairs) = (2 * k, count0 >> (j + 1));
-                // A level's numbers are below its power: k limbs of a slot of
-                // `from` (from >= k: the leaves' slot is powers[0]'s length,
-                // a later slot twice the power before, whose square this is).
-                if k == 0 || k > from {
-                    return Err(GpuError::TooLarge);
-                }
                 let len = pairs * to;
-                let p = self.copy_to_device(&stream, power)?;
                 let at = addr(&level, &stream);
+                let pa = addr(&power, &stream);
                 // The last slot's upper half is zeros: left out of the product.
                 let highs = stream.alloc_zeros::<u64>(len - k)?;
-                self.lay_out(&stream, (addr(&highs, &stream), to), (at, 2 * from), k, pairs)?;
+                self.lay_out(&stream, (addr(&highs, &stream), to), (at, to), k, pairs)?;
                 let lows = stream.alloc_zeros::<u64>(len)?;
-                self.lay_out(&stream, (addr(&lows, &stream), to), (at + 8 * from as u64, 2 * from), k, pairs)?;
-                let joined = self.product_dev(&stream, (addr(&highs, &stream), len - k), Second::At(addr(&p, &stream), k))?;
+                self.lay_out(&stream, (addr(&lows, &stream), to), (at + 8 * k as u64, to), k, pairs)?;
+                let joined = self.product_dev(&stream, (addr(&highs, &stream), len - k), Second::At(pa, k))?;
                 drop(highs);
                 let ja = addr(&joined, &stream);
                 self.addsub_dev(&stream, false, ja, ja, len, addr(&lows, &stream), len, 0)?;
-                (level, from) = (joined, to);
+                if j + 1 < levels {
+                    power = self.product_dev(&stream, (pa, k), Second::Square)?;
+                }
+                level = joined;
             }
             self.copy_from_device_into(&stream, &level, out)
         })

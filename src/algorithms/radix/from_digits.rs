@@ -13,12 +13,15 @@
 //! (a high half times P_j fits it), multiplied by P_j in one product of
 //! about twice the whole number's length, and each low half is added into
 //! its slot, which is then a number of the next level. No division and no
-//! correction: every step is exact by construction.
+//! correction: every step is exact by construction. From 32,768 limbs,
+//! where a GPU takes the products, the levels are joined on its resident
+//! numbers (src/gpu/radix.rs), with leaves of 32 limbs or more.
 
-use super::{gather, levels_for, ms, power, product, square, threads_for, trimmed};
+use super::{gather, levels_for, levels_for_leaves, ms, power, product, square, threads_for, trimmed};
 use crate::algorithms::route::{gmp_allocates_by_default, gpu_wanted, internal_on_gpu, route_at};
 use crate::config::{self, log};
 use crate::gpu::radix::Joins;
+use crate::gpu::Gpu;
 use crate::gmp::{embedded, mp_limb_t, mp_size_t};
 use crate::pages::fresh_limbs;
 use crate::parallel::each_item;
@@ -46,23 +49,22 @@ pub fn number(digits: &[u8], base: u32, levels: u32) -> Vec<mp_limb_t> {
     let pad = width * leaves - len;
     let start = Instant::now();
     // powers[j] = base^(width 2^j): a level-j number is below it, and
-    // joins the pair (hi, lo) of level j as hi powers[j] + lo. They are
-    // squared on a thread of their own while the leaves are converted (the
-    // larger squarings wait on the GPU; the leaves keep the cores busy).
+    // joins the pair (hi, lo) of level j as hi powers[j] + lo.
     let first = power(base, width);
     let slot0 = first.len();
     let mut numbers = fresh_limbs(leaves * slot0);
+    // The device squares the powers itself where it joins the levels; the
+    // host squares them on a thread of its own while the leaves are
+    // converted (the larger squarings wait on the GPU; the leaves keep the
+    // cores busy).
+    let device = joins_on_device(limbs_of_digits(len, base)).then(|| route_at(Op::Internal, leaves * slot0, true)).flatten();
     let squares = || {
-        let mut powers = vec![first.clone()];
-        for j in 1..levels as usize {
-            let next = square(&powers[j - 1]);
-            powers.push(next);
-        }
+        let powers = squared(&first, levels as usize);
         log!("radix: {len} digits, {leaves} leaves of {width}: powers at {:.3} ms", ms(start));
         powers
     };
     let powers = std::thread::scope(|s| {
-        let squaring = std::thread::Builder::new().spawn_scoped(s, squares).ok();
+        let squaring = device.is_none().then(|| std::thread::Builder::new().spawn_scoped(s, squares).ok()).flatten();
         each_item(&mut numbers, slot0, threads_for(usize::MAX), |i, out| {
             let (from, to) = ((i * width).saturating_sub(pad), ((i + 1) * width).saturating_sub(pad));
             let mut x = vec![0; leaf_room(to - from)];
@@ -73,53 +75,65 @@ pub fn number(digits: &[u8], base: u32, levels: u32) -> Vec<mp_limb_t> {
             out[n..].fill(0);
         });
         log!("radix: {leaves} leaves converted at {:.3} ms", ms(start));
-        match squaring {
-            Some(t) => t.join().unwrap_or_else(|e| std::panic::resume_unwind(e)),
-            None => squares(),
-        }
+        squaring.map(|t| t.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
     });
-    let digits_are_digits = || digits.iter().all(|&d| u32::from(d) < base);
-    if let Some(x) = joined_on_device(&numbers, slot0, &powers, start, digits_are_digits) {
-        return x;
+    if let Some(g) = device {
+        let digits_are_digits = || digits.iter().all(|&d| u32::from(d) < base);
+        if let Some(x) = joined_on_device(g, &numbers, &first, levels as usize, start, digits_are_digits) {
+            return x;
+        }
     }
-    joined_on_host(numbers, slot0, &powers, start)
+    let powers = powers.unwrap_or_else(squares);
+    joined_on_host(numbers, &powers, start)
 }
 
-/// Leaves of this many limbs in all (about the number's length) and more
-/// are joined on the device's resident numbers where a GPU takes the
-/// conversion's products. Against the levels joined from host products,
-/// `mpz_set_str` of 10^7 digits took 13.2 to 13.6 ms against 27.6 to
-/// 31.0, of 131,072 limbs 5.0 to 5.2 against 9.8 to 10.0, of 32,768 2.0 to
-/// 2.6 against 2.8 to 3.7, and of 16,384 and 24,576 limbs the same or
-/// slower (RESULTS.md, "Radix conversion from digits").
+/// Numbers of this many limbs and more have their levels joined on the
+/// device's resident numbers where a GPU takes the conversion's products.
+/// Against the levels joined from host products, `mpz_set_str` of 10^7
+/// digits took 13.2 to 13.6 ms against 27.6 to 31.0, of 131,072 limbs 5.0
+/// to 5.2 against 9.8 to 10.0, of 32,768 2.0 to 2.6 against 2.8 to 3.7,
+/// and of 16,384 and 24,576 limbs the same or slower (RESULTS.md, "Radix
+/// conversion from digits").
 const JOINS_ON_DEVICE_FROM: usize = 32768;
 
-/// The levels joined on a device's resident numbers (src/gpu/radix.rs):
-/// the leaves and the powers go up once and the number comes down once,
-/// where a GPU takes this conversion's products. None where none does or
-/// it failed: the host joins them then, from the same leaves.
-fn joined_on_device(numbers: &[mp_limb_t], slot0: usize, powers: &[Vec<mp_limb_t>], start: Instant, digits_are_digits: impl FnOnce() -> bool) -> Option<Vec<mp_limb_t>> {
-    if numbers.len() < JOINS_ON_DEVICE_FROM {
-        return None;
-    }
-    let g = route_at(Op::Internal, numbers.len(), true)?;
-    let mut out = fresh_limbs(2 * powers.last()?.len());
+/// Leaves of at least this many limbs where the device joins the levels
+/// (`radix::levels_for`'s 128 elsewhere): the leaves are GMP's quadratic
+/// conversion on the host's threads, the two levels more are device
+/// products. `mpz_set_str` of 10^7 digits 9.1 to 9.4 ms against 10.5 to
+/// 11.2 with leaves of 128 limbs or more, of 262,144 limbs 6.3 to 6.8
+/// against 6.6 to 7.6, from 32,768 to 131,072 limbs the same within the
+/// spread (RESULTS.md, "Radix conversion from digits").
+const DEVICE_LEAF_LIMBS: usize = 32;
+
+/// Whether a number of `limbs` limbs has its levels joined on the device
+/// where a GPU takes its products (`number`; its leaves' size,
+/// `set_str_levels_on_gpu`).
+fn joins_on_device(limbs: usize) -> bool {
+    limbs >= JOINS_ON_DEVICE_FROM
+}
+
+/// The levels joined on `g`'s resident numbers (src/gpu/radix.rs), the
+/// powers squared there from `first`: the leaves go up once and the number
+/// comes down once. None where the device failed: the host joins them
+/// then, from the same leaves.
+fn joined_on_device(g: &Gpu, numbers: &[mp_limb_t], first: &[mp_limb_t], levels: usize, start: Instant, digits_are_digits: impl FnOnce() -> bool) -> Option<Vec<mp_limb_t>> {
+    let mut out = fresh_limbs(numbers.len());
     stats::gpu_attempt_starts();
     let at = Instant::now();
-    if let Err(e) = g.join_levels(&Joins { leaves: numbers, slot0, powers }, &mut out) {
+    if let Err(e) = g.join_levels(&Joins { leaves: numbers, first, levels }, &mut out) {
         stats::fallback(Op::SetStr, e.fallback());
         log!("radix: GPU failed joining the levels ({e}); joining them on the host");
         return None;
     }
     stats::gpu_call(Op::SetStr, numbers.len(), at.elapsed());
-    log!("radix: {} levels joined on the device in {:.3} ms, at {:.3} ms", powers.len(), ms(at), ms(start));
+    log!("radix: {levels} levels joined on the device in {:.3} ms, at {:.3} ms", ms(at), ms(start));
     out.truncate(trimmed(&out).len());
     // Digits that are not digits (GMP: undefined) give some number either
     // way, not necessarily the same.
     if config::get().check && digits_are_digits() {
         // The device's products were not checked one by one: the host's
         // levels from the same leaves.
-        let host = joined_on_host(numbers.to_vec(), slot0, powers, start);
+        let host = joined_on_host(numbers.to_vec(), &squared(first, levels), start);
         if host != out {
             eprintln!("cugmp: CUGMP_CHECK: the GPU's radix conversion of {} limbs differs from the host's; aborting", numbers.len());
             std::process::abort();
@@ -130,8 +144,9 @@ fn joined_on_device(numbers: &[mp_limb_t], slot0: usize, powers: &[Vec<mp_limb_t
 
 /// The levels joined on the host, each level's products as one product
 /// (the GPU's where it takes it), its sums on threads.
-fn joined_on_host(mut numbers: Vec<mp_limb_t>, slot0: usize, powers: &[Vec<mp_limb_t>], start: Instant) -> Vec<mp_limb_t> {
+fn joined_on_host(mut numbers: Vec<mp_limb_t>, powers: &[Vec<mp_limb_t>], start: Instant) -> Vec<mp_limb_t> {
     let levels = powers.len();
+    let slot0 = powers[0].len();
     let leaves = 1usize << levels;
     // Level j's numbers sit slot(j) limbs apart, most significant first:
     // the leaves at powers[0]'s length (each below it), level j + 1 at
@@ -210,6 +225,16 @@ fn joined_on_host(mut numbers: Vec<mp_limb_t>, slot0: usize, powers: &[Vec<mp_li
     numbers
 }
 
+/// `first`, its square, the square of that, ...: `levels` powers.
+fn squared(first: &[mp_limb_t], levels: usize) -> Vec<Vec<mp_limb_t>> {
+    let mut powers = vec![first.to_vec()];
+    for j in 1..levels {
+        let next = square(&powers[j - 1]);
+        powers.push(next);
+    }
+    powers
+}
+
 /// A level's `highs`, written by the threads of its sums, each its own
 /// slots.
 #[derive(Clone, Copy)]
@@ -275,7 +300,7 @@ pub fn room_for_digits(len: usize, base: u32) -> usize {
 /// conversion.
 pub fn set_str_levels_on_gpu(len: usize, base: u32) -> Option<u32> {
     let n = limbs_of_digits(len, base);
-    let levels = levels_for(n);
+    let levels = if joins_on_device(n) { levels_for_leaves(n, DEVICE_LEAF_LIMBS) } else { levels_for(n) };
     let wanted =
         levels > 0 && gpu_wanted(Op::SetStr, n) && (3..=256).contains(&base) && !base.is_power_of_two() && gmp_allocates_by_default() && internal_on_gpu(n);
     wanted.then_some(levels)

@@ -181,9 +181,14 @@ fn increment(x: &mut [mp_limb_t]) {
 /// Splits for a number of `limbs` limbs: as many as leave leaves of at
 /// least MIN_LEAF_LIMBS, at most `CUGMP_RADIX_LEVELS`.
 pub fn levels_for(limbs: usize) -> u32 {
+    levels_for_leaves(limbs, MIN_LEAF_LIMBS)
+}
+
+/// `levels_for` with leaves of at least `min_leaf` limbs.
+fn levels_for_leaves(limbs: usize, min_leaf: usize) -> u32 {
     let wanted = config::get().radix_levels.map_or(MAX_LEVELS, |l| l.min(MAX_LEVELS as usize) as u32);
     let mut levels = 0;
-    while levels < wanted && limbs >> (levels + 1) >= MIN_LEAF_LIMBS {
+    while levels < wanted && limbs >> (levels + 1) >= min_leaf {
         levels += 1;
     }
     levels
