@@ -2,9 +2,10 @@
 //! leaves and the first power go up once, every level's product (the
 //! NTT's, src/gpu/ntt), its sums (cuda/linear.cu), the copies that lay the
 //! next level's halves into their slots and the squarings that make the
-//! next power run on the device, and the number comes down once. Made from host products instead, each level carried
-//! its numbers up and its product down, and its sums ran on the host
-//! (RESULTS.md, "Radix conversion from digits").
+//! next power run on the device, and the number comes down once. Made from
+//! host products instead, each level carried its numbers up and its
+//! product down, and its sums ran on the host (RESULTS.md, "Radix
+//! conversion from digits").
 //!
 //! The layout, the powers and the leaves are src/algorithms/radix's; this
 //! file only runs the joins it describes, and decides nothing about
