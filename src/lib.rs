@@ -33,7 +33,7 @@
 //! | 1     | `gmp`                      | GMP's C types, limb access, mpz storage, the embedded GMP's entry points and what its processor detection is told |
 //! | 0     | `config`                   | the environment, read once                                           |
 //! | 0     | `stats`                    | counts, bytes and times per operation (`CUGMP_STATS`)                |
-//! | 0     | `parallel`                 | a call's work on threads started for it                              |
+//! | 0     | `parallel`                 | a call's work on threads kept between calls or started for it         |
 //! | 0     | `helpers`                  | threads kept to take part of a short call's work                     |
 //! | 0     | `pages`                    | how large fresh buffers are backed (huge pages)                      |
 //! | 0     | `testing`                  | the unit tests' shared helpers (test builds only)                    |
