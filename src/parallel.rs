@@ -161,8 +161,12 @@ impl Pool {
             st.wanted = others.min(self.kept);
             st.started = 0;
             st.panicked = false;
+            // As many as may take it: a woken thread that finds the job
+            // taken, closed or not its own waits again.
+            for _ in 0..st.wanted {
+                self.wake.notify_one();
+            }
         }
-        self.wake.notify_all();
         // Closes the job, waits for the kept threads in it and frees the
         // pool, also when `worker` unwinds here; notes whether one of them
         // panicked.
