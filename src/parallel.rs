@@ -88,8 +88,8 @@ fn on_threads(threads: usize, worker: impl Fn() + Sync) {
 /// Threads kept for `on_threads`, one fewer than the cores (at most
 /// MAX_KEPT), started at the first call that wants several: fifteen
 /// threads started and joined for one call took 0.2 to 1.7 ms (median 0.4)
-/// on the GPU machine's host, where a kept one is woken in microseconds
-/// (RESULTS.md, "Threads kept for a call's work"). One caller uses them at
+/// on the GPU machine's host, where kept ones are only woken (fac(10^6)
+/// 1.37x faster with them; RESULTS.md, "Threads kept for a call's work"). One caller uses them at
 /// a time; another, or one on a kept thread itself, starts threads as
 /// before. A forked child, which has none of them, starts threads too.
 struct Pool {
