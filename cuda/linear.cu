@@ -303,6 +303,21 @@ extern "C" __global__ void cugmp_any_low_bits(limb_t *flag, const limb_t *__rest
     }
 }
 
+// Slots of radix conversion's divisions (src/gpu/radix.rs): `count` slots
+// `apart` limbs apart, of `width` limbs each in r and d, where d's limb
+// `width` of a slot is a flag, 0 or 1. Where it is 1 the slot's limbs of d
+// replace r's; f's first limb of each slot is set to the flag (f's other
+// limbs are left alone).
+extern "C" __global__ void cugmp_slots_select(limb_t *__restrict__ r, const limb_t *__restrict__ d, limb_t *__restrict__ f, u64 count,
+                                              u64 apart, u64 width) {
+    GRID_STRIDE(e, count * width) {
+        const u64 i = e / width, t = e - i * width;
+        const limb_t flag = d[i * apart + width];
+        if (flag) r[i * apart + t] = d[i * apart + t];
+        if (t == 0) f[i * apart] = flag;
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Bitwise: r[i] = ((A ^ ia) OP (B ^ ib)) for i < n, where A = a[i] for
 // i < na and 0 above (likewise B), and ia, ib are 0 or all ones. With the

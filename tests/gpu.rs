@@ -495,6 +495,47 @@ fn joins_sweep(api: &Api) -> String {
     format!("cases={cases}")
 }
 
+/// Radix conversion to digits with its levels split on the device
+/// (src/gpu/radix.rs): mpz_get_str of numbers from 33,000 limbs (the
+/// device splits them from 32,768) to 10^7 digits, in bases 10, 3, 7, 36
+/// and 62; random, base^k and its neighbours (runs of zeros and of the top
+/// digit across every leaf's edge, remainders of P - 1 and quotients whose
+/// low limbs are all ones), all ones in binary, a sign. Every text must be
+/// GMP's (rug's), and the log must show every conversion's levels split on
+/// the device (a process of its own with CUGMP_LOG).
+fn splits_on_device(_api: &Api) -> String {
+    every_case_on_device("gpu_splits_sweep", "levels split on the device", "conversions").1
+}
+
+/// The body of `splits_on_device`.
+fn splits_sweep(api: &Api) -> String {
+    let mut rng = RandState::new();
+    let mut cases = 0;
+    let max = max_limbs() as usize;
+    for n in [33_000usize, 40_000, 100_003, 520_000].into_iter().filter(|&n| n <= max) {
+        let bases: &[i32] = if n >= 100_000 { &[10] } else { &[10, 3, 7, 36, 62] };
+        for &base in bases {
+            let bits = 64 * n as u32;
+            let k = (f64::from(bits) / f64::from(base).log2()) as u32;
+            let power = Integer::from(Integer::u_pow_u(base as u32, k));
+            let numbers = [random_limbs(n, &mut rng), Integer::from(&power - 1u32), power.clone(), Integer::from(&power + 1u32), (Integer::from(1) << bits) - 1u32, -random_limbs(n, &mut rng)];
+            for (i, x) in numbers.iter().enumerate() {
+                let want = reference_get_str(x, base).expect("GMP's digits");
+                let m = to_mpz(api, x);
+                let s = unsafe { (api.get_str)(std::ptr::null_mut(), base, &*m) };
+                assert!(!s.is_null(), "mpz_get_str returned NULL");
+                let text = unsafe { std::ffi::CStr::from_ptr(s) }.to_string_lossy().into_owned();
+                unsafe { (*api.free_func)(s as *mut libc::c_void, text.len() + 1) };
+                assert!(text == want, "MISMATCH: mpz_get_str base {base}, {n} limbs, case {i}");
+                let mut m = m;
+                unsafe { (api.clear)(&mut *m) };
+                cases += 1;
+            }
+        }
+    }
+    format!("cases={cases}")
+}
+
 /// Quotients on device-resident numbers (src/algorithms/quotient.rs) in
 /// a child with CUGMP_LOG: every one equal to GMP's (rug's) and made on
 /// the device, as its log line says.
@@ -1024,6 +1065,7 @@ const TESTS: &[(&str, &[(&str, &str)])] = &[
     ("gpu_roots_match_gmp", &[]),
     ("gpu_quotients_match_gmp", &[]),
     ("gpu_joins_match_gmp", &[]),
+    ("gpu_splits_match_gmp", &[]),
     // One device's plan in pieces: with several devices, this product
     // would be shared among them.
     ("gpu_split_product_matches_gmp", &[("CUGMP_GPUS", "1")]),
@@ -1067,6 +1109,8 @@ fn child(name: &str) {
         "gpu_quotients_sweep" => Some(quotients_sweep),
         "gpu_joins_match_gmp" => Some(joins_on_device),
         "gpu_joins_sweep" => Some(joins_sweep),
+        "gpu_splits_match_gmp" => Some(splits_on_device),
+        "gpu_splits_sweep" => Some(splits_sweep),
         "gpu_split_product_matches_gmp" => Some(split_product),
         "gpu_force_min_limbs" => Some(force_min),
         "gpu_gfp_matches_gmp" => Some(gfp_engine),

@@ -1,20 +1,26 @@
-//! Radix conversion's levels from digits on device-resident numbers: the
-//! leaves and the first power go up once, every level's product (the
-//! NTT's, src/gpu/ntt), its sums (cuda/linear.cu), the copies that lay the
-//! next level's halves into their slots and the squarings that make the
-//! next power run on the device, and the number comes down once. Made from
-//! host products instead, each level carried its numbers up and its
-//! product down, and its sums ran on the host (RESULTS.md, "Radix
-//! conversion from digits").
+//! Radix conversion's levels on device-resident numbers, both ways.
 //!
-//! The layout, the powers and the leaves are src/algorithms/radix's; this
-//! file only runs the joins it describes, and decides nothing about
-//! exactness: every step is an exact product or sum.
+//! From digits ([`Gpu::join_levels`]): the leaves and the first power go
+//! up once, every level's product (the NTT's, src/gpu/ntt), its sums
+//! (cuda/linear.cu), the copies that lay the next level's halves into
+//! their slots and the squarings that make the next power run on the
+//! device, and the number comes down once. Made from host products
+//! instead, each level carried its numbers up and its product down, and
+//! its sums ran on the host (RESULTS.md, "Radix conversion from digits").
+//!
+//! To digits ([`Gpu::split_levels`]): the number, the powers and their
+//! inverses go up once, every level's two products, its remainders and
+//! their corrections run on the device, and the leaves come down once.
+//!
+//! The layouts, the powers, their inverses and the quotients' error bounds
+//! are src/algorithms/radix's; this file only runs the joins and splits it
+//! describes: every step is an exact product, sum or copy, and the
+//! corrections are the ones the bounds there allow.
 
 use super::device::{addr, guarded, reserve, Gpu, GpuError};
 use super::ntt::Second;
 use cudarc::driver::sys::{self, CUmemorytype};
-use cudarc::driver::{result, CudaStream};
+use cudarc::driver::{result, CudaSlice, CudaStream, PushKernelArg};
 use std::sync::Arc;
 
 /// Rows of a strided copy wider apart than this many bytes go one at a
@@ -34,6 +40,27 @@ pub struct Joins<'a> {
     pub first: &'a [u64],
     pub levels: usize,
 }
+
+/// The splits of [`Gpu::split_levels`]: `number` (below P_(L-1)^2, L =
+/// `powers.len()`) split by P_(L-1) into its quotient and remainder, each
+/// of those by P_(L-2), and so on down to 2^L leaves, each below P_0.
+/// P_(j+1) = P_j^2 (each trimmed, k_j limbs), and `inverses[j]` is
+/// Barrett's inverse of P_j with `guard` extra limbs: with its numbers'
+/// tops q1 (limbs k - 1 .. 2k of each, k = k_j) side by side `2k + guard +
+/// 2` limbs apart, the limbs from `k + 1 + guard` of each one's product by
+/// the inverse are a quotient at most 2 below the true one
+/// (src/algorithms/radix/to_digits.rs, `split_level`, has the bound).
+pub struct Splits<'a> {
+    pub number: &'a [u64],
+    pub powers: &'a [Vec<u64>],
+    pub inverses: &'a [Vec<u64>],
+    pub guard: usize,
+    /// Limbs apart the leaves come back (at least P_0's length).
+    pub leaf_slot: usize,
+}
+
+/// Corrections a quotient estimate of [`Splits`] takes at most.
+const CORRECTIONS: usize = 2;
 
 impl Gpu {
     /// The last level's one number of `Joins` into `out` (the leaves'
@@ -81,6 +108,120 @@ impl Gpu {
         })
     }
 
+    /// The leaves of `Splits`, most significant first, `leaf_slot` limbs
+    /// apart, into `out` (2^L of them). Each level: its numbers' tops laid
+    /// side by side, times the inverse in one product; the quotients cut
+    /// from that, times the power in one product; the remainders as one
+    /// difference of the whole level (a number minus an underestimate of
+    /// its multiple never borrows from the next slot); then each
+    /// correction: B^(k+1) - P added to every remainder in one sum, whose
+    /// limb k + 1 of a slot says the remainder was at least P; where it
+    /// does, the sum replaces the remainder and the quotient gains one.
+    pub fn split_levels(&self, splits: &Splits<'_>, out: &mut [u64]) -> Result<(), GpuError> {
+        let Splits { number, powers, inverses, guard, leaf_slot } = *splits;
+        let levels = powers.len();
+        let count0 = 1usize.checked_shl(levels as u32).unwrap_or(0);
+        let top = powers.last().map_or(0, Vec::len);
+        let fits = levels > 0
+            && inverses.len() == levels
+            && count0 > 0
+            && powers.iter().all(|p| p.last().is_some_and(|&l| l != 0))
+            && number.len() <= 2 * top
+            && leaf_slot >= powers[0].len()
+            && count0.checked_mul(leaf_slot) == Some(out.len());
+        if !fits {
+            return Err(GpuError::TooLarge);
+        }
+        let _busy = self.queue().busy.enter(2 * top);
+        guarded(|| {
+            let stream = self.stream();
+            // Level j + 1's numbers, `apart` limbs apart: below P_j^2, so
+            // 2 k_j limbs each (the top level's one number, zeros after it).
+            let numbers_up = self.copy_to_device(&stream, number)?;
+            let mut numbers = self.in_every_slot(&stream, (addr(&numbers_up, &stream), number.len()), 2 * top, 1)?;
+            drop(numbers_up);
+            let mut apart = 2 * top;
+            for j in (0..levels).rev() {
+                let (p, nu) = (&powers[j], &inverses[j]);
+                let k = p.len();
+                let count = count0 >> (j + 1);
+                let wide = 2 * k + guard + 2;
+                let len = count * wide;
+                // The layouts of this level (wide apart): five of about the
+                // number's length at once; the products claim their own.
+                let _claim = reserve(8 * 6 * len)?;
+                let na = addr(&numbers, &stream);
+                let tops = stream.alloc_zeros::<u64>(len)?;
+                self.lay_out(&stream, (addr(&tops, &stream), wide), (na + 8 * (k as u64 - 1), apart), k + 1, count)?;
+                let nu_dev = self.copy_to_device(&stream, nu)?;
+                let estimates = self.product_dev(&stream, (addr(&tops, &stream), len - nu.len()), Second::At(addr(&nu_dev, &stream), nu.len()))?;
+                drop(tops);
+                let quotients = stream.alloc_zeros::<u64>(len)?;
+                let qa = addr(&quotients, &stream);
+                self.lay_out(&stream, (qa, wide), (addr(&estimates, &stream) + 8 * (k + 1 + guard) as u64, wide), k + 1, count)?;
+                drop(estimates);
+                let p_dev = self.copy_to_device(&stream, p)?;
+                let multiples = self.product_dev(&stream, (qa, len - k), Second::At(addr(&p_dev, &stream), k))?;
+                let rests = stream.alloc_zeros::<u64>(len)?;
+                let ra = addr(&rests, &stream);
+                self.lay_out(&stream, (ra, wide), (na, apart), 2 * k, count)?;
+                drop(numbers);
+                self.addsub_dev(&stream, true, ra, ra, len, addr(&multiples, &stream), len, 0)?;
+                drop(multiples);
+                // Below 3P < B^(k+1) now; B^(k+1) - P (0 - P over k + 1
+                // limbs) in every slot.
+                let complement = stream.alloc_zeros::<u64>(k + 1)?;
+                let ca = addr(&complement, &stream);
+                self.addsub_dev(&stream, true, ca, ca, k + 1, addr(&p_dev, &stream), k, 0)?;
+                let complements = self.in_every_slot(&stream, (ca, k + 1), wide, count)?;
+                drop((complement, p_dev));
+                let sums = stream.alloc_zeros::<u64>(len)?;
+                let flags = stream.alloc_zeros::<u64>(len)?;
+                let (sa, fa) = (addr(&sums, &stream), addr(&flags, &stream));
+                for _ in 0..CORRECTIONS {
+                    self.addsub_dev(&stream, false, sa, ra, len, addr(&complements, &stream), len, 0)?;
+                    let (n, w, width) = (count as u64, wide as u64, k as u64 + 1);
+                    launch!(self, &stream, slots_select, count * (k + 1), &ra, &sa, &fa, &n, &w, &width);
+                    self.addsub_dev(&stream, false, qa, qa, len, fa, len, 0)?;
+                }
+                drop((sums, flags, complements));
+                // The next level: each number's quotient, then its
+                // remainder, both below P_j < B^k.
+                let next_apart = if j == 0 { leaf_slot } else { 2 * powers[j - 1].len() };
+                let next = stream.alloc_zeros::<u64>(2 * count * next_apart)?;
+                let xa = addr(&next, &stream);
+                self.lay_out(&stream, (xa, 2 * next_apart), (qa, wide), k, count)?;
+                self.lay_out(&stream, (xa + 8 * next_apart as u64, 2 * next_apart), (ra, wide), k, count)?;
+                drop((quotients, rests));
+                numbers = next;
+                apart = next_apart;
+            }
+            self.copy_from_device_into(&stream, &numbers, out)
+        })
+    }
+
+    /// The `n` limbs at device address `x` in the first limbs of each of
+    /// `count` slots `apart` (at least n) limbs apart, zeros elsewhere:
+    /// one copy, then copies that double the slots filled.
+    fn in_every_slot(&self, stream: &Arc<CudaStream>, (x, n): (u64, usize), apart: usize, count: usize) -> Result<CudaSlice<u64>, GpuError> {
+        let slots = stream.alloc_zeros::<u64>(count * apart)?;
+        let base = addr(&slots, stream);
+        // SAFETY: n <= apart limbs into the new buffer, from the caller's,
+        // both alive until the copies run (freed in stream order).
+        unsafe { result::memcpy_dtod_async(base, x, 8 * n, stream.cu_stream()) }?;
+        let mut filled = 1;
+        while filled < count {
+            let more = filled.min(count - filled);
+            let bytes = 8 * more * apart;
+            // SAFETY: slots [0, filled) and [filled, filled + more) lie in
+            // the buffer and do not overlap; it outlives the copy (freed in
+            // stream order).
+            unsafe { result::memcpy_dtod_async(base + (8 * filled * apart) as u64, base, bytes, stream.cu_stream()) }?;
+            filled += more;
+        }
+        Ok(slots)
+    }
+
     /// Row r < `rows` of `width` limbs from `src` (rows `apart` limbs apart)
     /// to `dst` (rows its own `apart` limbs apart), on `stream`: the
     /// driver's two-dimensional copy, or one copy a row where the rows lie
@@ -121,4 +262,5 @@ impl Gpu {
         Ok(())
     }
 }
+
 

@@ -34,12 +34,14 @@
 //! calling thread, as with GMP).
 
 use super::{add_assign, gather, increment, less, levels_for, ms, power, product, square, sub_assign, sub_into, threads_for, trimmed};
-use crate::algorithms::route::{gmp_allocates_by_default, gpu_wanted, internal_on_gpu};
-use crate::config::log;
+use crate::algorithms::route::{gmp_allocates_by_default, gpu_wanted, internal_on_gpu, route_at};
+use crate::config::{self, log};
+use crate::gpu::radix::Splits;
+use crate::gpu::Gpu;
 use crate::gmp::{embedded, mp_limb_t, mp_size_t};
 use crate::pages::{fresh_limbs, prefer_huge_pages};
 use crate::parallel::{copy_limbs, each_item};
-use crate::stats::Op;
+use crate::stats::{self, Op};
 use libc::c_int;
 use std::time::Instant;
 
@@ -134,38 +136,12 @@ pub fn split(limbs: &[mp_limb_t], base: u32, levels: u32) -> Leaves {
         inverses.push(nu);
     }
     log!("radix: {n} limbs, {leaves} leaves of {width} digits: powers and inverses {:.3} ms", ms(start));
-    // The numbers of level j (0: the leaves; from 1, split by powers[j -
-    // 1]), most significant first, slot(j) limbs apart: each is below
-    // powers[j - 1]^2 < B^(2k), k = powers[j - 1].len() (a leaf below
-    // powers[0]), and the slot has a limb more, where a remainder is
-    // corrected in place (split_level).
-    let slot = |j: usize| match j {
-        0 => powers.first().map_or(n, |p| p.len() + 1),
-        _ => 2 * powers[j - 1].len() + 1,
+    let leaf_slot = powers.first().map_or(n, |p| p.len() + 1);
+    let device = (levels > 0 && splits_on_device(n)).then(|| route_at(Op::Internal, n, true)).flatten();
+    let numbers = match device.and_then(|g| split_on_device(g, x, &powers, &inverses, leaf_slot, start)) {
+        Some(numbers) => numbers,
+        None => split_on_host(x, &powers, &inverses, start),
     };
-    // Level j is split_level's level j - 1 (0: the leaves): 2^(levels - j)
-    // numbers.
-    let count = |j: usize| 1usize << (levels as usize - j);
-    let most = (0..=levels as usize).map(|j| count(j) * slot(j)).max().unwrap_or(0);
-    let most_apart = (1..=levels as usize).map(|j| count(j) * split_apart(powers[j - 1].len())).max().unwrap_or(0);
-    // Every buffer at its largest once (fresh pages, huge where large,
-    // touched first by the threads or the download that fill them), two for
-    // the numbers, in turn: four of about the number's length in all.
-    let mut numbers = fresh_limbs(most);
-    let mut halves = fresh_limbs(most);
-    let mut scratch = Scratch { side_by_side: fresh_limbs(most_apart), products: fresh_limbs(most_apart) };
-    let top = levels as usize;
-    // On threads: the buffer is fresh, and its page faults are most of a
-    // copy this large.
-    copy_limbs(&mut numbers[..n], x);
-    numbers[n..slot(top)].fill(0);
-    for j in (1..=top).rev() {
-        let (from, to) = (&numbers[..count(j) * slot(j)], &mut halves[..count(j - 1) * slot(j - 1)]);
-        split_level(from, slot(j), &powers[j - 1], &inverses[j - 1], to, slot(j - 1), &mut scratch);
-        std::mem::swap(&mut numbers, &mut halves);
-        log!("radix: level {} split into {} numbers of {} limbs at {:.3} ms", j - 1, count(j - 1), slot(j - 1), ms(start));
-    }
-    let leaf_slot = slot(0);
     // The top leaves, down to the first with a nonzero digit: the leaves
     // hold `width * leaves` digits, up to `leaves - 1` more than `total`,
     // which is itself at least the number's count, so whole leaves at the
@@ -184,9 +160,88 @@ pub fn split(limbs: &[mp_limb_t], base: u32, levels: u32) -> Leaves {
             break;
         }
     }
-    numbers.truncate(leaves * leaf_slot);
     log!("radix: {n} limbs split into {leaves} leaves in {:.3} ms", ms(start));
     Leaves { numbers, slot: leaf_slot, width, base, rest, count: leaves, top }
+}
+
+/// Numbers of this many limbs and more have their levels split on the
+/// device's resident numbers where a GPU takes the conversion's products
+/// (src/gpu/radix.rs, `split_levels`).
+const SPLITS_ON_DEVICE_FROM: usize = 32768;
+
+/// Whether a number of `limbs` limbs has its levels split on the device
+/// where a GPU takes its products.
+fn splits_on_device(limbs: usize) -> bool {
+    limbs >= SPLITS_ON_DEVICE_FROM
+}
+
+/// The leaves of `x` by `powers` and their `inverses` (`split`), split on
+/// `g`'s resident numbers: the number, the powers and the inverses go up
+/// once, the leaves come down once, `leaf_slot` limbs apart. None where
+/// the device failed: the host splits the levels then.
+fn split_on_device(g: &Gpu, x: &[mp_limb_t], powers: &[Vec<mp_limb_t>], inverses: &[Vec<mp_limb_t>], leaf_slot: usize, start: Instant) -> Option<Vec<mp_limb_t>> {
+    let mut numbers = fresh_limbs(leaf_slot << powers.len());
+    stats::gpu_attempt_starts();
+    let at = Instant::now();
+    let splits = Splits { number: x, powers, inverses, guard: GUARD, leaf_slot };
+    if let Err(e) = g.split_levels(&splits, &mut numbers) {
+        stats::fallback(Op::GetStr, e.fallback());
+        log!("radix: GPU failed splitting the levels ({e}); splitting them on the host");
+        return None;
+    }
+    stats::gpu_call(Op::GetStr, x.len(), at.elapsed());
+    log!("radix: {} levels split on the device in {:.3} ms, at {:.3} ms", powers.len(), ms(at), ms(start));
+    if config::get().check {
+        // The device's products were not checked one by one: the host's
+        // levels from the same powers.
+        let host = split_on_host(x, powers, inverses, start);
+        if host != numbers {
+            eprintln!("cugmp: CUGMP_CHECK: the GPU's radix conversion of {} limbs differs from the host's; aborting", x.len());
+            std::process::abort();
+        }
+    }
+    Some(numbers)
+}
+
+/// The leaves of `x` by `powers` and their `inverses` (`split`), each
+/// level's products as one product (the GPU's where it takes it), its
+/// remainders and corrections on threads: `powers[0].len() + 1` limbs
+/// apart (x itself where there are no powers).
+fn split_on_host(x: &[mp_limb_t], powers: &[Vec<mp_limb_t>], inverses: &[Vec<mp_limb_t>], start: Instant) -> Vec<mp_limb_t> {
+    let (n, levels) = (x.len(), powers.len());
+    // The numbers of level j (0: the leaves; from 1, split by powers[j -
+    // 1]), most significant first, slot(j) limbs apart: each is below
+    // powers[j - 1]^2 < B^(2k), k = powers[j - 1].len() (a leaf below
+    // powers[0]), and the slot has a limb more, where a remainder is
+    // corrected in place (split_level).
+    let slot = |j: usize| match j {
+        0 => powers.first().map_or(n, |p| p.len() + 1),
+        _ => 2 * powers[j - 1].len() + 1,
+    };
+    // Level j is split_level's level j - 1 (0: the leaves): 2^(levels - j)
+    // numbers.
+    let count = |j: usize| 1usize << (levels - j);
+    let most = (0..=levels).map(|j| count(j) * slot(j)).max().unwrap_or(0);
+    let most_apart = (1..=levels).map(|j| count(j) * split_apart(powers[j - 1].len())).max().unwrap_or(0);
+    // Every buffer at its largest once (fresh pages, huge where large,
+    // touched first by the threads or the download that fill them), two for
+    // the numbers, in turn: four of about the number's length in all.
+    let mut numbers = fresh_limbs(most);
+    let mut halves = fresh_limbs(most);
+    let mut scratch = Scratch { side_by_side: fresh_limbs(most_apart), products: fresh_limbs(most_apart) };
+    let top = levels;
+    // On threads: the buffer is fresh, and its page faults are most of a
+    // copy this large.
+    copy_limbs(&mut numbers[..n], x);
+    numbers[n..slot(top)].fill(0);
+    for j in (1..=top).rev() {
+        let (from, to) = (&numbers[..count(j) * slot(j)], &mut halves[..count(j - 1) * slot(j - 1)]);
+        split_level(from, slot(j), &powers[j - 1], &inverses[j - 1], to, slot(j - 1), &mut scratch);
+        std::mem::swap(&mut numbers, &mut halves);
+        log!("radix: level {} split into {} numbers of {} limbs at {:.3} ms", j - 1, count(j - 1), slot(j - 1), ms(start));
+    }
+    numbers.truncate(slot(0) << levels);
+    numbers
 }
 
 /// The digit values of `limbs` in `base` as `split` and `Leaves::write`
