@@ -37,8 +37,8 @@ pub enum GpuError {
     TooLarge,
     /// A copy thread could not be started.
     Thread,
-    /// A product's check on the device failed (src/gpu/gfp/mod.rs): the
-    /// result is discarded.
+    /// A check on the device failed (a product's, src/gpu/gfp/mod.rs; an
+    /// inverse's error bound, src/gpu/radix.rs): the result is discarded.
     Inexact,
 }
 
@@ -50,7 +50,7 @@ impl fmt::Display for GpuError {
             GpuError::Panic => write!(f, "panic in the CUDA bindings"),
             GpuError::TooLarge => write!(f, "operands too large for the device"),
             GpuError::Thread => write!(f, "no copy thread could be started"),
-            GpuError::Inexact => write!(f, "a product failed its exactness check on the device"),
+            GpuError::Inexact => write!(f, "a result failed its exactness check on the device"),
         }
     }
 }

@@ -42,22 +42,29 @@ pub struct Joins<'a> {
 }
 
 /// The splits of [`Gpu::split_levels`]: `number` (below P_(L-1)^2, L =
-/// `powers.len()`) split by P_(L-1) into its quotient and remainder, each
-/// of those by P_(L-2), and so on down to 2^L leaves, each below P_0.
-/// P_(j+1) = P_j^2 (each trimmed, k_j limbs), and `inverses[j]` is
-/// Barrett's inverse of P_j with `guard` extra limbs: with its numbers'
-/// tops q1 (limbs k - 1 .. 2k of each, k = k_j) side by side `2k + guard +
-/// 2` limbs apart, the limbs from `k + 1 + guard` of each one's product by
-/// the inverse are a quotient at most 2 below the true one
-/// (src/algorithms/radix/to_digits.rs, `split_level`, has the bound).
+/// `levels`) split by P_(L-1) into its quotient and remainder, each of
+/// those by P_(L-2), and so on down to 2^L leaves, each below P_0 (`first`:
+/// P_0, trimmed, and its Barrett inverse with `guard` extra limbs,
+/// floor(B^(2k + guard) / P_0) for P_0 of k limbs). P_(j+1) = P_j^2, and
+/// the device makes it and its inverse itself, by the Newton step of
+/// src/algorithms/radix/to_digits.rs (`inverse_of_square`, which has the
+/// bound: an inverse at most 2 below the exact one, each step's numbers
+/// within the lengths used here, which the device checks). With a level's
+/// numbers' tops q1 (limbs k - 1 .. 2k of each, k = P_j's length) side by
+/// side `2k + guard + 2` limbs apart, the limbs from `k + 1 + guard` of each
+/// one's product by the inverse are a quotient at most 2 below the true
+/// one (`split_level` there).
 pub struct Splits<'a> {
     pub number: &'a [u64],
-    pub powers: &'a [Vec<u64>],
-    pub inverses: &'a [Vec<u64>],
+    pub first: (&'a [u64], &'a [u64]),
+    pub levels: usize,
     pub guard: usize,
     /// Limbs apart the leaves come back (at least P_0's length).
     pub leaf_slot: usize,
 }
+
+/// A device buffer and the limbs of it in use (from its start).
+type Held = (CudaSlice<u64>, usize);
 
 /// Corrections a quotient estimate of [`Splits`] takes at most.
 const CORRECTIONS: usize = 2;
@@ -118,23 +125,27 @@ impl Gpu {
     /// limb k + 1 of a slot says the remainder was at least P; where it
     /// does, the sum replaces the remainder and the quotient gains one.
     pub fn split_levels(&self, splits: &Splits<'_>, out: &mut [u64]) -> Result<(), GpuError> {
-        let Splits { number, powers, inverses, guard, leaf_slot } = *splits;
-        let levels = powers.len();
+        let Splits { number, first: (p0, nu0), levels, guard, leaf_slot } = *splits;
         let count0 = 1usize.checked_shl(levels as u32).unwrap_or(0);
-        let top = powers.last().map_or(0, Vec::len);
+        let k0 = p0.len();
         let fits = levels > 0
-            && inverses.len() == levels
             && count0 > 0
-            && powers.iter().all(|p| p.last().is_some_and(|&l| l != 0))
-            && number.len() <= 2 * top
-            && leaf_slot >= powers[0].len()
+            && p0.last().is_some_and(|&l| l != 0)
+            && !nu0.is_empty()
+            && nu0.len() <= k0 + guard + 1
+            && leaf_slot >= k0
             && count0.checked_mul(leaf_slot) == Some(out.len());
         if !fits {
             return Err(GpuError::TooLarge);
         }
-        let _busy = self.queue().busy.enter(2 * top);
+        let _busy = self.queue().busy.enter(number.len());
         guarded(|| {
             let stream = self.stream();
+            let (powers, inverses) = self.powers_and_inverses(&stream, (p0, nu0), levels, guard)?;
+            let top = powers[levels - 1].1;
+            if number.len() > 2 * top {
+                return Err(GpuError::TooLarge);
+            }
             // Level j + 1's numbers, `apart` limbs apart: below P_j^2, so
             // 2 k_j limbs each (the top level's one number, zeros after it).
             let numbers_up = self.copy_to_device(&stream, number)?;
@@ -142,8 +153,8 @@ impl Gpu {
             drop(numbers_up);
             let mut apart = 2 * top;
             for j in (0..levels).rev() {
-                let (p, nu) = (&powers[j], &inverses[j]);
-                let k = p.len();
+                let ((p_dev, k), (nu_dev, nun)) = (&powers[j], &inverses[j]);
+                let (k, nun) = (*k, *nun);
                 let count = count0 >> (j + 1);
                 let wide = 2 * k + guard + 2;
                 let len = count * wide;
@@ -153,15 +164,13 @@ impl Gpu {
                 let na = addr(&numbers, &stream);
                 let tops = stream.alloc_zeros::<u64>(len)?;
                 self.lay_out(&stream, (addr(&tops, &stream), wide), (na + 8 * (k as u64 - 1), apart), k + 1, count)?;
-                let nu_dev = self.copy_to_device(&stream, nu)?;
-                let estimates = self.product_dev(&stream, (addr(&tops, &stream), len - nu.len()), Second::At(addr(&nu_dev, &stream), nu.len()))?;
+                let estimates = self.product_dev(&stream, (addr(&tops, &stream), len - nun), Second::At(addr(nu_dev, &stream), nun))?;
                 drop(tops);
                 let quotients = stream.alloc_zeros::<u64>(len)?;
                 let qa = addr(&quotients, &stream);
                 self.lay_out(&stream, (qa, wide), (addr(&estimates, &stream) + 8 * (k + 1 + guard) as u64, wide), k + 1, count)?;
                 drop(estimates);
-                let p_dev = self.copy_to_device(&stream, p)?;
-                let multiples = self.product_dev(&stream, (qa, len - k), Second::At(addr(&p_dev, &stream), k))?;
+                let multiples = self.product_dev(&stream, (qa, len - k), Second::At(addr(p_dev, &stream), k))?;
                 let rests = stream.alloc_zeros::<u64>(len)?;
                 let ra = addr(&rests, &stream);
                 self.lay_out(&stream, (ra, wide), (na, apart), 2 * k, count)?;
@@ -172,9 +181,9 @@ impl Gpu {
                 // limbs) in every slot.
                 let complement = stream.alloc_zeros::<u64>(k + 1)?;
                 let ca = addr(&complement, &stream);
-                self.addsub_dev(&stream, true, ca, ca, k + 1, addr(&p_dev, &stream), k, 0)?;
+                self.addsub_dev(&stream, true, ca, ca, k + 1, addr(p_dev, &stream), k, 0)?;
                 let complements = self.in_every_slot(&stream, (ca, k + 1), wide, count)?;
-                drop((complement, p_dev));
+                drop(complement);
                 let sums = stream.alloc_zeros::<u64>(len)?;
                 let flags = stream.alloc_zeros::<u64>(len)?;
                 let (sa, fa) = (addr(&sums, &stream), addr(&flags, &stream));
@@ -187,7 +196,7 @@ impl Gpu {
                 drop((sums, flags, complements));
                 // The next level: each number's quotient, then its
                 // remainder, both below P_j < B^k.
-                let next_apart = if j == 0 { leaf_slot } else { 2 * powers[j - 1].len() };
+                let next_apart = if j == 0 { leaf_slot } else { 2 * powers[j - 1].1 };
                 let next = stream.alloc_zeros::<u64>(2 * count * next_apart)?;
                 let xa = addr(&next, &stream);
                 self.lay_out(&stream, (xa, 2 * next_apart), (qa, wide), k, count)?;
@@ -198,6 +207,83 @@ impl Gpu {
             }
             self.copy_from_device_into(&stream, &numbers, out)
         })
+    }
+
+    /// P_j and its inverse for j < `levels` (`Splits`), each with its
+    /// length: P_0 and its inverse uploaded, each further power squared
+    /// and inverted on the device. Err(Inexact) where a step's numbers
+    /// left the lengths the bound gives them.
+    fn powers_and_inverses(&self, stream: &Arc<CudaStream>, (p0, nu0): (&[u64], &[u64]), levels: usize, guard: usize) -> Result<(Vec<Held>, Vec<Held>), GpuError> {
+        let mut powers: Vec<Held> = vec![(self.copy_to_device(stream, p0)?, p0.len())];
+        let mut inverses: Vec<Held> = vec![(self.copy_to_device(stream, nu0)?, nu0.len())];
+        // Four words a level, each 0 unless its step's bound failed.
+        let faults = stream.alloc_zeros::<u64>(4 * levels)?;
+        let fa = addr(&faults, stream);
+        for j in 1..levels {
+            let (p, k) = &powers[j - 1];
+            let k = *k;
+            let square = self.product_dev(stream, (addr(p, stream), k), Second::Square)?;
+            // P_(j-1) >= B^(k-1), so its square has 2k or 2k - 1 limbs.
+            let top = stream.clone_dtoh(&square.slice(2 * k - 1..2 * k))?;
+            let big_k = if top[0] == 0 { 2 * k - 1 } else { 2 * k };
+            let nu = self.inverse_of_square(stream, &inverses[j - 1], k, (addr(&square, stream), big_k), guard, fa + 32 * j as u64)?;
+            powers.push((square, big_k));
+            inverses.push(nu);
+        }
+        if stream.clone_dtoh(&faults)?.iter().any(|&w| w != 0) {
+            return Err(GpuError::Inexact);
+        }
+        Ok((powers, inverses))
+    }
+
+    /// The inverse of P^2 (`p2`, K limbs) from `nu`, P's (P of k limbs), in
+    /// K + guard + 1 limbs: y = floor(nu^2 / B^s), s = 4k + guard - 2K,
+    /// then y + floor(y t / B^(2K+guard)) with t = B^(2K+guard) - y P^2
+    /// (to_digits.rs, `inverse_of_square`). The bound there puts y and the
+    /// result below B^(K+guard+1) and t within 0 and B^(K+k+2); the four
+    /// words at `faults` become nonzero where one of them is not.
+    fn inverse_of_square(&self, stream: &Arc<CudaStream>, (nu, nun): &Held, k: usize, (p2, big_k): (u64, usize), guard: usize, faults: u64) -> Result<Held, GpuError> {
+        let (nun, yn, big) = (*nun, big_k + guard + 1, 2 * big_k + guard);
+        let s = (4 * k + guard).checked_sub(2 * big_k).filter(|&s| s <= 2 * nun).ok_or(GpuError::TooLarge)?;
+        let nu2 = self.product_dev(stream, (addr(nu, stream), nun), Second::Square)?;
+        let y = stream.alloc_zeros::<u64>(yn)?;
+        let ya = addr(&y, stream);
+        let kept = yn.min(2 * nun - s);
+        let na = addr(&nu2, stream);
+        // SAFETY: `kept` limbs from nu2's limb s (s + kept <= 2 nun) into y
+        // (kept <= yn); both alive until the copy runs.
+        unsafe { result::memcpy_dtod_async(ya, na + 8 * s as u64, 8 * kept, stream.cu_stream()) }?;
+        self.any_nonzero(stream, faults, (na + 8 * (s + kept) as u64, 2 * nun - s - kept))?;
+        drop(nu2);
+        let yp2 = self.product_dev(stream, (ya, yn), Second::At(p2, big_k))?;
+        // t = B^big - y P^2 over big + 1 limbs (y P^2 has yn + K = big + 1),
+        // borrowing where y P^2 > B^big.
+        let mut t = stream.alloc_zeros::<u64>(big + 1)?;
+        {
+            let mut top = t.slice_mut(big..big + 1);
+            stream.memcpy_htod(&[1u64], &mut top)?;
+        }
+        let ta = addr(&t, stream);
+        self.addsub_dev(stream, true, ta, ta, big + 1, addr(&yp2, stream), big + 1, faults + 8)?;
+        drop(yp2);
+        let tn = (big_k + k + 2).min(big + 1);
+        self.any_nonzero(stream, faults + 16, (ta + 8 * tn as u64, big + 1 - tn))?;
+        let yt = self.product_dev(stream, (ya, yn), Second::At(ta, tn))?;
+        let above = yn + tn - big.min(yn + tn);
+        if above > 0 {
+            self.addsub_dev(stream, false, ya, ya, yn, addr(&yt, stream) + 8 * big as u64, above, faults + 24)?;
+        }
+        Ok((y, yn))
+    }
+
+    /// Sets the word at `flag` (left alone otherwise) where any of the `n`
+    /// limbs at `x` is nonzero.
+    fn any_nonzero(&self, stream: &Arc<CudaStream>, flag: u64, (x, n): (u64, usize)) -> Result<(), GpuError> {
+        if n > 0 {
+            let limbs = n as u64;
+            launch!(self, stream, any_low_bits, n, &flag, &x, &limbs, &limbs, &0u32);
+        }
+        Ok(())
     }
 
     /// The `n` limbs at device address `x` in the first limbs of each of

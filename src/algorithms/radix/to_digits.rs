@@ -116,32 +116,24 @@ pub fn split(limbs: &[mp_limb_t], base: u32, levels: u32) -> Leaves {
     let width = total.div_ceil(leaves);
     // powers[j] = base^(width * 2^j): the divisor that splits a number of
     // 2^(j+1) leaves into two of 2^j; inverses[j] its inverse (`inverse`).
+    // The device squares and inverts the larger ones itself.
     let start = Instant::now();
-    let mut powers: Vec<Vec<mp_limb_t>> = Vec::with_capacity(levels as usize);
-    let mut inverses: Vec<Vec<mp_limb_t>> = Vec::with_capacity(levels as usize);
-    for j in 0..levels as usize {
-        let (p, nu) = match j {
-            0 => {
-                let p = power(base, width);
-                let nu = inverse(&p);
-                (p, nu)
-            }
-            _ => {
-                let p = square(&powers[j - 1]);
-                let nu = inverse_of_square(&inverses[j - 1], powers[j - 1].len(), &p);
-                (p, nu)
-            }
-        };
-        powers.push(p);
-        inverses.push(nu);
-    }
-    log!("radix: {n} limbs, {leaves} leaves of {width} digits: powers and inverses {:.3} ms", ms(start));
-    let leaf_slot = powers.first().map_or(n, |p| p.len() + 1);
-    let device = (levels > 0 && splits_on_device(n)).then(|| route_at(Op::Internal, n, true)).flatten();
-    let numbers = match device.and_then(|g| split_on_device(g, x, &powers, &inverses, leaf_slot, start)) {
-        Some(numbers) => numbers,
-        None => split_on_host(x, &powers, &inverses, start),
+    let (first, first_inverse) = match levels {
+        0 => (Vec::new(), Vec::new()),
+        _ => {
+            let p = power(base, width);
+            let nu = inverse(&p);
+            (p, nu)
+        }
     };
+    // With no levels, the one leaf is x itself.
+    let leaf_slot = if levels == 0 { n } else { first.len() + 1 };
+    let device = (levels > 0 && splits_on_device(n)).then(|| route_at(Op::Internal, n, true)).flatten();
+    let numbers = device.and_then(|g| split_on_device(g, x, (&first, &first_inverse), levels as usize, leaf_slot, start)).unwrap_or_else(|| {
+        let (powers, inverses) = powers_and_inverses(first.clone(), first_inverse.clone(), levels as usize);
+        log!("radix: {n} limbs, {leaves} leaves of {width} digits: powers and inverses {:.3} ms", ms(start));
+        split_on_host(x, &powers, &inverses, start)
+    });
     // The top leaves, down to the first with a nonzero digit: the leaves
     // hold `width * leaves` digits, up to `leaves - 1` more than `total`,
     // which is itself at least the number's count, so whole leaves at the
@@ -175,26 +167,46 @@ fn splits_on_device(limbs: usize) -> bool {
     limbs >= SPLITS_ON_DEVICE_FROM
 }
 
-/// The leaves of `x` by `powers` and their `inverses` (`split`), split on
-/// `g`'s resident numbers: the number, the powers and the inverses go up
-/// once, the leaves come down once, `leaf_slot` limbs apart. None where
-/// the device failed: the host splits the levels then.
-fn split_on_device(g: &Gpu, x: &[mp_limb_t], powers: &[Vec<mp_limb_t>], inverses: &[Vec<mp_limb_t>], leaf_slot: usize, start: Instant) -> Option<Vec<mp_limb_t>> {
-    let mut numbers = fresh_limbs(leaf_slot << powers.len());
+/// The powers base^(width 2^j) and their inverses for `levels` levels,
+/// from the first (`split`): each power the square of the one before, its
+/// inverse by `inverse_of_square`. None for no levels.
+fn powers_and_inverses(first: Vec<mp_limb_t>, first_inverse: Vec<mp_limb_t>, levels: usize) -> (Vec<Vec<mp_limb_t>>, Vec<Vec<mp_limb_t>>) {
+    if levels == 0 {
+        return (Vec::new(), Vec::new());
+    }
+    let (mut powers, mut inverses) = (vec![first], vec![first_inverse]);
+    for j in 1..levels {
+        let p = square(&powers[j - 1]);
+        let nu = inverse_of_square(&inverses[j - 1], powers[j - 1].len(), &p);
+        powers.push(p);
+        inverses.push(nu);
+    }
+    (powers, inverses)
+}
+
+/// The leaves of `x` (`split`) split on `g`'s resident numbers, from the
+/// first power and its inverse: the number and those go up once, the
+/// device squares and inverts the other powers itself (the Newton step of
+/// `inverse_of_square`, whose bound it checks), and the leaves come down
+/// once, `leaf_slot` limbs apart. None where the device failed or the
+/// bound did not hold: the host splits the levels then.
+fn split_on_device(g: &Gpu, x: &[mp_limb_t], first: (&[mp_limb_t], &[mp_limb_t]), levels: usize, leaf_slot: usize, start: Instant) -> Option<Vec<mp_limb_t>> {
+    let mut numbers = fresh_limbs(leaf_slot << levels);
     stats::gpu_attempt_starts();
     let at = Instant::now();
-    let splits = Splits { number: x, powers, inverses, guard: GUARD, leaf_slot };
+    let splits = Splits { number: x, first, levels, guard: GUARD, leaf_slot };
     if let Err(e) = g.split_levels(&splits, &mut numbers) {
         stats::fallback(Op::GetStr, e.fallback());
         log!("radix: GPU failed splitting the levels ({e}); splitting them on the host");
         return None;
     }
     stats::gpu_call(Op::GetStr, x.len(), at.elapsed());
-    log!("radix: {} levels split on the device in {:.3} ms, at {:.3} ms", powers.len(), ms(at), ms(start));
+    log!("radix: {levels} levels split on the device in {:.3} ms, at {:.3} ms", ms(at), ms(start));
     if config::get().check {
         // The device's products were not checked one by one: the host's
-        // levels from the same powers.
-        let host = split_on_host(x, powers, inverses, start);
+        // powers, inverses and levels.
+        let (powers, inverses) = powers_and_inverses(first.0.to_vec(), first.1.to_vec(), levels);
+        let host = split_on_host(x, &powers, &inverses, start);
         if host != numbers {
             eprintln!("cugmp: CUGMP_CHECK: the GPU's radix conversion of {} limbs differs from the host's; aborting", x.len());
             std::process::abort();
