@@ -93,8 +93,9 @@ mod trampolines {
 /// Runs when the dynamic loader maps libcugmp.so: with `CUGMP_LOG=1`, one line
 /// saying which library serves this process (functions served straight by the
 /// embedded GMP log nothing else); with `CUGMP_STATS=1` or `CUGMP_PROFILE=1`,
-/// the exit-time tables;
-/// and the routing's fast path made ready.
+/// the exit-time tables; GMP's default memory functions with huge pages
+/// for large blocks (src/gmp/memory.rs); and the routing's fast path made
+/// ready.
 extern "C" fn on_load() {
     // No panic may escape a constructor; this only reads the environment.
     let _ = std::panic::catch_unwind(|| {
@@ -111,6 +112,7 @@ extern "C" fn on_load() {
         if cfg.profile {
             crate::stats::enable_profile();
         }
+        crate::gmp::memory::install();
         crate::algorithms::route::settle();
     });
 }

@@ -12,7 +12,6 @@
 //! (`cpu_reference`).
 
 use crate::config::{self, log, GpuMode};
-use crate::gmp::embedded;
 use crate::gpu::{self, Availability, Gpu, InFlight};
 use crate::stats::{self, Op};
 use crate::{helpers, parallel};
@@ -552,17 +551,12 @@ pub fn internal_sized_for_gpu(limbs: usize) -> bool {
     !matches!(gpu::available(), Availability::Absent)
 }
 
-/// Whether GMP's allocation functions are still its own (thread safe), not a
-/// program's (`mp_set_memory_functions`), which GMP calls only from the
-/// thread that called it: GMP's code may then run on other threads.
+/// Whether GMP's allocation functions are still its own (thread safe, or
+/// cuGMP's in their place, src/gmp/memory.rs), not a program's
+/// (`mp_set_memory_functions`), which GMP calls only from the thread that
+/// called it: GMP's code may then run on other threads.
 pub fn gmp_allocates_by_default() -> bool {
-    // SAFETY: reads of GMP's function pointers, set only by the program's
-    // mp_set_memory_functions.
-    unsafe {
-        embedded::__gmp_allocate_func as *const () == embedded::gmp_default_allocate as *const ()
-            && embedded::__gmp_reallocate_func as *const () == embedded::gmp_default_reallocate as *const ()
-            && embedded::__gmp_free_func as *const () == embedded::gmp_default_free as *const ()
-    }
+    crate::gmp::memory::defaults_in_place()
 }
 
 #[cfg(test)]

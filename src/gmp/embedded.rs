@@ -19,8 +19,9 @@ pub type FreeFn = unsafe extern "C" fn(*mut c_void, size_t);
 
 unsafe extern "C" {
     // Data, under GMP's own names.
-    pub static __gmp_allocate_func: AllocFn;
-    pub static __gmp_reallocate_func: ReallocFn;
+    // Written once, by memory::install at load time.
+    pub static mut __gmp_allocate_func: AllocFn;
+    pub static mut __gmp_reallocate_func: ReallocFn;
     pub static __gmp_free_func: FreeFn;
     pub static __gmp_version: *const c_char;
     pub static __gmpn_bases: [bases; 257];

@@ -1,15 +1,18 @@
 //! The ground floor: GMP's C types as the library lays them out, access to
 //! an `mpz_t`'s limbs, the storage helpers that allocate and store them as
 //! GMP does ([`mpz`]), the embedded GMP's renamed entry points
-//! ([`embedded`]), and what its processor detection is told ([`cpuid`]).
+//! ([`embedded`]), its default memory functions ([`memory`]), and what its
+//! processor detection is told ([`cpuid`]).
 //!
 //! It imports nothing of the crate but the leaves (`parallel`, for the
-//! threaded store of large results). Every layer above may use it.
+//! threaded store of large results; `pages`, for huge pages). Every layer
+//! above may use it.
 
 #![allow(non_camel_case_types, non_snake_case)]
 
 pub mod cpuid;
 pub mod embedded;
+pub mod memory;
 pub mod mpz;
 
 use libc::{c_int, c_long, c_ulong};
