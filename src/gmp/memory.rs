@@ -20,6 +20,10 @@ use crate::pages::prefer_huge_pages;
 use libc::{c_void, size_t};
 
 /// GMP's `__gmp_default_allocate`, then the advice.
+///
+/// # Safety
+/// GMP's allocation function's contract (called by GMP, or by a program
+/// through `mp_get_memory_functions`).
 pub unsafe extern "C" fn allocate(n: size_t) -> *mut c_void {
     // SAFETY: GMP's default allocation function (it aborts on failure).
     let p = unsafe { embedded::gmp_default_allocate(n) };
@@ -28,6 +32,9 @@ pub unsafe extern "C" fn allocate(n: size_t) -> *mut c_void {
 }
 
 /// GMP's `__gmp_default_reallocate`, then the advice on a grown block.
+///
+/// # Safety
+/// `p` is a block of `old` bytes from these functions or GMP's defaults.
 pub unsafe extern "C" fn reallocate(p: *mut c_void, old: size_t, new: size_t) -> *mut c_void {
     // SAFETY: the caller's block from these functions (GMP's contract).
     let q = unsafe { embedded::gmp_default_reallocate(p, old, new) };
