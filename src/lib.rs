@@ -30,7 +30,7 @@
 //! | 3     | `algorithms`               | (the folder: module declarations only)                               |
 //! | 2     | `cpu`                      | the CPU engine at mpn level: limb slices through the embedded GMP     |
 //! | 2     | `gpu`                      | the GPU engine at mpn level: driver, memory and staging, transforms, products, linear kernels |
-//! | 1     | `gmp`                      | GMP's C types, limb access, mpz storage, the embedded GMP's entry points and what its processor detection is told |
+//! | 1     | `gmp`                      | GMP's C types, limb access, mpz storage, the embedded GMP's entry points, its default memory functions and what its processor detection is told |
 //! | 0     | `config`                   | the environment, read once                                           |
 //! | 0     | `stats`                    | counts, bytes and times per operation (`CUGMP_STATS`)                |
 //! | 0     | `parallel`                 | a call's work on threads kept between calls or started for it         |
