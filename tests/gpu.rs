@@ -466,8 +466,12 @@ fn joins_on_device(_api: &Api) -> String {
     every_case_on_device("gpu_joins_sweep", "levels joined on the device", "conversions").1
 }
 
-/// The body of `joins_on_device`.
-fn joins_sweep(api: &Api) -> String {
+/// Radix conversion's cases on the device, both ways: from 33,000 limbs
+/// (where the device's levels start at 32,768) to 10^7 digits, bases 10,
+/// 3, 7, 36 and 62 (10 alone from 10^5 limbs); random, base^k and its
+/// neighbours, all ones in binary, a negative number. Calls `each(n, base,
+/// case, x)` for each; returns the count.
+fn radix_cases(mut each: impl FnMut(usize, i32, usize, &Integer)) -> usize {
     let mut rng = RandState::new();
     let mut cases = 0;
     let max = max_limbs() as usize;
@@ -479,19 +483,28 @@ fn joins_sweep(api: &Api) -> String {
             let power = Integer::from(Integer::u_pow_u(base as u32, k));
             let numbers = [random_limbs(n, &mut rng), Integer::from(&power - 1u32), power.clone(), Integer::from(&power + 1u32), (Integer::from(1) << bits) - 1u32, -random_limbs(n, &mut rng)];
             for (i, x) in numbers.iter().enumerate() {
-                let mut text = reference_get_str(x, base).expect("GMP's digits");
-                if i == 0 {
-                    text.insert_str(0, "000000");
-                }
-                let c_text = std::ffi::CString::new(text).expect("digits have no NUL");
-                let mut r = to_mpz(api, &Integer::new());
-                assert_eq!(unsafe { (api.set_str)(&mut *r, c_text.as_ptr(), base) }, 0, "mpz_set_str refused GMP's own digits");
-                assert!(from_mpz(&r) == *x, "MISMATCH: mpz_set_str base {base}, {n} limbs, case {i}");
-                unsafe { (api.clear)(&mut *r) };
+                each(n, base, i, x);
                 cases += 1;
             }
         }
     }
+    cases
+}
+
+/// The body of `joins_on_device`: each case's digits (the first with
+/// leading zeros) read by mpz_set_str.
+fn joins_sweep(api: &Api) -> String {
+    let cases = radix_cases(|n, base, i, x| {
+        let mut text = reference_get_str(x, base).expect("GMP's digits");
+        if i == 0 {
+            text.insert_str(0, "000000");
+        }
+        let c_text = std::ffi::CString::new(text).expect("digits have no NUL");
+        let mut r = to_mpz(api, &Integer::new());
+        assert_eq!(unsafe { (api.set_str)(&mut *r, c_text.as_ptr(), base) }, 0, "mpz_set_str refused GMP's own digits");
+        assert!(from_mpz(&r) == *x, "MISMATCH: mpz_set_str base {base}, {n} limbs, case {i}");
+        unsafe { (api.clear)(&mut *r) };
+    });
     format!("cases={cases}")
 }
 
@@ -507,32 +520,18 @@ fn splits_on_device(_api: &Api) -> String {
     every_case_on_device("gpu_splits_sweep", "levels split on the device", "conversions").1
 }
 
-/// The body of `splits_on_device`.
+/// The body of `splits_on_device`: each case written by mpz_get_str.
 fn splits_sweep(api: &Api) -> String {
-    let mut rng = RandState::new();
-    let mut cases = 0;
-    let max = max_limbs() as usize;
-    for n in [33_000usize, 40_000, 100_003, 520_000].into_iter().filter(|&n| n <= max) {
-        let bases: &[i32] = if n >= 100_000 { &[10] } else { &[10, 3, 7, 36, 62] };
-        for &base in bases {
-            let bits = 64 * n as u32;
-            let k = (f64::from(bits) / f64::from(base).log2()) as u32;
-            let power = Integer::from(Integer::u_pow_u(base as u32, k));
-            let numbers = [random_limbs(n, &mut rng), Integer::from(&power - 1u32), power.clone(), Integer::from(&power + 1u32), (Integer::from(1) << bits) - 1u32, -random_limbs(n, &mut rng)];
-            for (i, x) in numbers.iter().enumerate() {
-                let want = reference_get_str(x, base).expect("GMP's digits");
-                let m = to_mpz(api, x);
-                let s = unsafe { (api.get_str)(std::ptr::null_mut(), base, &*m) };
-                assert!(!s.is_null(), "mpz_get_str returned NULL");
-                let text = unsafe { std::ffi::CStr::from_ptr(s) }.to_string_lossy().into_owned();
-                unsafe { (*api.free_func)(s as *mut libc::c_void, text.len() + 1) };
-                assert!(text == want, "MISMATCH: mpz_get_str base {base}, {n} limbs, case {i}");
-                let mut m = m;
-                unsafe { (api.clear)(&mut *m) };
-                cases += 1;
-            }
-        }
-    }
+    let cases = radix_cases(|n, base, i, x| {
+        let want = reference_get_str(x, base).expect("GMP's digits");
+        let mut m = to_mpz(api, x);
+        let s = unsafe { (api.get_str)(std::ptr::null_mut(), base, &*m) };
+        assert!(!s.is_null(), "mpz_get_str returned NULL");
+        let text = unsafe { std::ffi::CStr::from_ptr(s) }.to_string_lossy().into_owned();
+        unsafe { (*api.free_func)(s as *mut libc::c_void, text.len() + 1) };
+        assert!(text == want, "MISMATCH: mpz_get_str base {base}, {n} limbs, case {i}");
+        unsafe { (api.clear)(&mut *m) };
+    });
     format!("cases={cases}")
 }
 
