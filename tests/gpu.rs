@@ -229,6 +229,28 @@ fn mulmod_sweep(api: &Api) -> u64 {
     unsafe { (api.gpu_operations)() - before }
 }
 
+/// Radix conversion both ways at 40,000 limbs, base 10 (the levels on the
+/// device from 32,768 limbs): mpz_get_str's text and mpz_set_str's number
+/// must be GMP's. Returns the GPU operations counted meanwhile (under an
+/// injected fault: none, the host's levels and GMP's products instead).
+fn radix_round_trip(api: &Api) -> u64 {
+    let mut rng = RandState::new();
+    let before = unsafe { (api.gpu_operations)() };
+    let x = random_limbs(40_000, &mut rng);
+    let want = reference_get_str(&x, 10).expect("GMP's digits");
+    let mut m = to_mpz(api, &x);
+    let s = unsafe { (api.get_str)(std::ptr::null_mut(), 10, &*m) };
+    assert!(!s.is_null(), "mpz_get_str returned NULL");
+    let text = unsafe { std::ffi::CStr::from_ptr(s) }.to_string_lossy().into_owned();
+    unsafe { (*api.free_func)(s as *mut libc::c_void, text.len() + 1) };
+    assert!(text == want, "MISMATCH: mpz_get_str base 10, 40,000 limbs");
+    let c_text = std::ffi::CString::new(text).expect("digits have no NUL");
+    assert_eq!(unsafe { (api.set_str)(&mut *m, c_text.as_ptr(), 10) }, 0, "mpz_set_str refused GMP's own digits");
+    assert!(from_mpz(&m) == x, "MISMATCH: mpz_set_str base 10, 40,000 limbs");
+    unsafe { (api.clear)(&mut *m) };
+    unsafe { (api.gpu_operations)() - before }
+}
+
 /// `limbs` random limbs, the top bit set: two halves from random_bits, whose
 /// bit count (a u32) cannot take 2^26 limbs at once.
 fn random_limbs(limbs: usize, rng: &mut RandState) -> Integer {
@@ -1129,7 +1151,7 @@ fn child(name: &str) {
     let start = std::time::Instant::now();
     let (linear_on_gpu, linear_calls) = linear_sweep(api);
     let linear_s = start.elapsed().as_secs_f64();
-    let on_gpu = linear_on_gpu + mul_sweep(api) + mulmod_sweep(api);
+    let on_gpu = linear_on_gpu + mul_sweep(api) + mulmod_sweep(api) + radix_round_trip(api);
     match name {
         "gpu_matches_gmp" | "gpu_check_mode_passes" => {
             // Under CUGMP_GPU=force every add/sub/shift/logic call is the GPU's.
