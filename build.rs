@@ -108,6 +108,10 @@ fn embed_gmp(manifest: &Path, out: &Path) {
         "__gmpn_div_q",
         "__gmpn_hgcd_matrix_adjust",
         "__gmpn_matrix22_mul",
+        "__gmpn_toom22_mul",
+        "__gmpn_toom33_mul",
+        "__gmpn_toom2_sqr",
+        "__gmpn_toom3_sqr",
     ] {
         assert!(functions.contains(f), "the embedded GMP has no {f} to hook");
         println!("cargo:rustc-link-arg=-Wl,--wrap={CPU_PREFIX}{f}");

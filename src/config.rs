@@ -26,6 +26,10 @@
 //!   n is). Unset: from `route::CPU_SHARE_FROM` limbs on hosts of 4 cores
 //!   or more while a GPU serves the process, else never (without a GPU,
 //!   cuGMP is GMP).
+//! * `CUGMP_CPU_IFMA=0`: the CPU engine keeps GMP's own loops for its small
+//!   products on processors with AVX-512 IFMA, instead of its schoolbook
+//!   kernel on those instructions (src/cpu/ifma.rs; on by default, with or
+//!   without a GPU).
 //! * `CUGMP_CPU_HELPERS=n` (1 to 8, tuning only): the helper threads kept
 //!   for shared products; default `route::CPU_SHARE_HELPERS`, fewer where
 //!   the host has fewer cores to spare.
@@ -114,6 +118,8 @@ pub struct Config {
     pub gpu_pool: usize,
     /// `CUGMP_CPU_SHARE` as set (Some(0): never); None for the default.
     pub cpu_share: Option<usize>,
+    /// `CUGMP_CPU_IFMA`: false where set to 0 or off.
+    pub cpu_ifma: bool,
     /// `CUGMP_CPU_HELPERS` as set, 1 to 8; None for the default.
     pub cpu_helpers: Option<usize>,
     /// `CUGMP_CPU_SHARE_TWICE` as set (Some(0): never); None for the default.
@@ -202,6 +208,7 @@ impl Config {
             radix_levels,
             gpu_pool,
             cpu_share,
+            cpu_ifma: !matches!(std::env::var("CUGMP_CPU_IFMA").as_deref(), Ok("0") | Ok("off")),
             cpu_helpers,
             cpu_share_twice,
             gpu_queues,

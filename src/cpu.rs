@@ -4,11 +4,14 @@
 //! results are checked against (`CUGMP_CHECK=1`, the self-test).
 //!
 //! [`gf2x`]: products of binary polynomials (carry-less), its own code.
+//! [`ifma`]: schoolbook products on AVX-512 IFMA, put in the embedded GMP's
+//! place for its own small products where they are faster.
 //!
 //! It may use the ground floor (`gmp`) and the leaves; it knows nothing of
 //! the GPU or of routing.
 
 pub mod gf2x;
+pub mod ifma;
 
 use crate::gmp::{embedded, mp_limb_t, mp_size_t};
 use crate::{helpers, parallel};

@@ -96,6 +96,49 @@ fn mul_matches_gmp() {
     }
 }
 
+/// Products and squares at every size where the CPU engine's own small
+/// products (src/cpu/ifma.rs, on processors with AVX-512 IFMA) or GMP's
+/// loops may take them, across each of their thresholds: GMP's schoolbook
+/// sizes, its Karatsuba and Toom-3 levels taken whole, the longer operand in
+/// pieces, and the sizes just past the kernel's longest.
+#[test]
+fn small_products_match_gmp() {
+    let mut r = rng();
+    let mut sizes: Vec<usize> = (1..=40).collect();
+    sizes.extend([47, 48, 49, 63, 64, 65, 100, 127, 128, 129, 130, 131, 200, 255, 256, 257, 300, 511, 512, 513]);
+    let mut count = 0;
+    // Exactly `limbs` limbs: random with the top bit set, all ones, or the
+    // top and bottom bits alone.
+    let pattern = |k: usize, limbs: usize, r: &mut RandState| {
+        let bits = 64 * limbs as u32;
+        match k % 3 {
+            0 => Integer::from(Integer::random_bits(bits, r)) | (Integer::from(1) << (bits - 1)),
+            1 => (Integer::from(1) << bits) - 1u32,
+            _ => (Integer::from(1) << (bits - 1)) + 1u32,
+        }
+    };
+    for (i, &n) in sizes.iter().enumerate() {
+        let a = pattern(i, n, &mut r);
+        // The square: rop distinct and rop = a = b.
+        let want = Integer::from(a.square_ref());
+        let (mut za, mut z) = (Z::from(&a), Z::new());
+        unsafe { (api().mul)(z.ptr(), za.ptr(), za.ptr()) };
+        same(&format!("mpz_mul {n} limbs squared"), &z.get(), &want);
+        unsafe { (api().mul)(za.ptr(), za.ptr(), za.ptr()) };
+        same(&format!("mpz_mul {n} limbs squared in place"), &za.get(), &want);
+        // Against shorter and longer operands, both signs.
+        for &m in &[1, 2, 7, 8, 9, 13, 14, 15, 16, 24, 28, 29, n / 2 + 1, n, n + 1, 3 * n + 5, 1000] {
+            let b = -pattern(i + m, m, &mut r);
+            let want = Integer::from(&a * &b);
+            let (mut za, mut zb, mut z) = (Z::from(&a), Z::from(&b), Z::new());
+            unsafe { (api().mul)(z.ptr(), za.ptr(), zb.ptr()) };
+            same(&format!("mpz_mul {n} x {m} limbs"), &z.get(), &want);
+            count += 1;
+        }
+    }
+    assert!(count > 900, "{count} products");
+}
+
 #[test]
 fn logic_matches_gmp() {
     let xs = operands(SMALL, &mut rng());

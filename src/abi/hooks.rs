@@ -27,6 +27,7 @@
 
 use super::{boundary, routed};
 use crate::algorithms::{hgcd, hooks};
+use crate::cpu::ifma;
 use crate::gmp::{cpuid, embedded};
 use crate::gmp::{hgcd_matrix, mp_limb_t, mp_size_t};
 use libc::{c_int, size_t};
@@ -85,6 +86,50 @@ unsafe extern "C" fn __wrap___cugmp_cpu__gmpn_mul_n(rp: *mut mp_limb_t, up: *con
     routed!("mpn_mul_n", hooks::internal_mpn_on_cpu(n, n) => embedded::mpn_mul_n(rp, up, vp, n), {
         hooks::internal_mpn_product(rp, up, n as usize, vp, n as usize, || embedded::mpn_mul_n(rp, up, vp, n))
     })
+}
+
+/// GMP's Karatsuba and Toom-3 levels as its other routines call them
+/// (`mpn_mul`, `mpn_mul_n`, `mpn_sqr` and the Toom levels above): below
+/// the sizes src/cpu/ifma.rs takes whole, on processors with AVX-512
+/// IFMA, one schoolbook pass of the kernel; else GMP's.
+#[unsafe(no_mangle)]
+unsafe extern "C" fn __wrap___cugmp_cpu__gmpn_toom22_mul(pp: *mut mp_limb_t, ap: *const mp_limb_t, an: mp_size_t, bp: *const mp_limb_t, bn: mp_size_t, scratch: *mut mp_limb_t) {
+    // SAFETY: GMP's arguments (an >= bn, pp apart from both).
+    unsafe {
+        if !ifma::mul_whole(pp, ap, an, bp, bn) {
+            embedded::mpn_toom22_mul(pp, ap, an, bp, bn, scratch);
+        }
+    }
+}
+
+#[unsafe(no_mangle)]
+unsafe extern "C" fn __wrap___cugmp_cpu__gmpn_toom33_mul(pp: *mut mp_limb_t, ap: *const mp_limb_t, an: mp_size_t, bp: *const mp_limb_t, bn: mp_size_t, scratch: *mut mp_limb_t) {
+    // SAFETY: as above.
+    unsafe {
+        if !ifma::mul_whole(pp, ap, an, bp, bn) {
+            embedded::mpn_toom33_mul(pp, ap, an, bp, bn, scratch);
+        }
+    }
+}
+
+#[unsafe(no_mangle)]
+unsafe extern "C" fn __wrap___cugmp_cpu__gmpn_toom2_sqr(pp: *mut mp_limb_t, ap: *const mp_limb_t, an: mp_size_t, scratch: *mut mp_limb_t) {
+    // SAFETY: as above.
+    unsafe {
+        if !ifma::sqr_whole(pp, ap, an) {
+            embedded::mpn_toom2_sqr(pp, ap, an, scratch);
+        }
+    }
+}
+
+#[unsafe(no_mangle)]
+unsafe extern "C" fn __wrap___cugmp_cpu__gmpn_toom3_sqr(pp: *mut mp_limb_t, ap: *const mp_limb_t, an: mp_size_t, scratch: *mut mp_limb_t) {
+    // SAFETY: as above.
+    unsafe {
+        if !ifma::sqr_whole(pp, ap, an) {
+            embedded::mpn_toom3_sqr(pp, ap, an, scratch);
+        }
+    }
 }
 
 /// GMP's `mpn_sqr` as its other routines call it: `{rp, 2n} = {up, n}^2`.

@@ -113,6 +113,7 @@ extern "C" fn on_load() {
             crate::stats::enable_profile();
         }
         crate::gmp::memory::install();
+        crate::cpu::ifma::install();
         crate::algorithms::route::settle();
     });
 }

@@ -101,6 +101,14 @@ unsafe extern "C" {
     pub fn mpn_mul(rp: *mut mp_limb_t, up: *const mp_limb_t, un: mp_size_t, vp: *const mp_limb_t, vn: mp_size_t) -> mp_limb_t;
     #[link_name = "__real___cugmp_cpu__gmpn_mul_n"]
     pub fn mpn_mul_n(rp: *mut mp_limb_t, up: *const mp_limb_t, vp: *const mp_limb_t, n: mp_size_t);
+    #[link_name = "__real___cugmp_cpu__gmpn_toom22_mul"]
+    pub fn mpn_toom22_mul(pp: *mut mp_limb_t, ap: *const mp_limb_t, an: mp_size_t, bp: *const mp_limb_t, bn: mp_size_t, scratch: *mut mp_limb_t);
+    #[link_name = "__real___cugmp_cpu__gmpn_toom33_mul"]
+    pub fn mpn_toom33_mul(pp: *mut mp_limb_t, ap: *const mp_limb_t, an: mp_size_t, bp: *const mp_limb_t, bn: mp_size_t, scratch: *mut mp_limb_t);
+    #[link_name = "__real___cugmp_cpu__gmpn_toom2_sqr"]
+    pub fn mpn_toom2_sqr(pp: *mut mp_limb_t, ap: *const mp_limb_t, an: mp_size_t, scratch: *mut mp_limb_t);
+    #[link_name = "__real___cugmp_cpu__gmpn_toom3_sqr"]
+    pub fn mpn_toom3_sqr(pp: *mut mp_limb_t, ap: *const mp_limb_t, an: mp_size_t, scratch: *mut mp_limb_t);
     #[link_name = "__real___cugmp_cpu__gmpn_sqr"]
     pub fn mpn_sqr(rp: *mut mp_limb_t, up: *const mp_limb_t, n: mp_size_t);
     #[link_name = "__real___cugmp_cpu__gmpn_nussbaumer_mul"]
@@ -125,6 +133,9 @@ unsafe extern "C" {
     pub fn mpn_hgcd_matrix_adjust(m: *const hgcd_matrix, n: mp_size_t, ap: *mut mp_limb_t, bp: *mut mp_limb_t, p: mp_size_t, tp: *mut mp_limb_t) -> mp_size_t;
     #[link_name = "__real___cugmp_cpu__gmpn_matrix22_mul"]
     pub fn mpn_matrix22_mul(r0: *mut mp_limb_t, r1: *mut mp_limb_t, r2: *mut mp_limb_t, r3: *mut mp_limb_t, rn: mp_size_t, m0: *const mp_limb_t, m1: *const mp_limb_t, m2: *const mp_limb_t, m3: *const mp_limb_t, mn: mp_size_t, tp: *mut mp_limb_t);
+    /// GMP's fat initialiser: fills `__gmpn_cpuvec` (src/gmp/dispatch.rs).
+    #[link_name = "__cugmp_cpu__gmpn_cpuvec_init"]
+    pub fn mpn_cpuvec_init();
     #[link_name = "__cugmp_cpu__gmp_default_allocate"]
     pub fn gmp_default_allocate(n: size_t) -> *mut c_void;
     #[link_name = "__cugmp_cpu__gmp_default_reallocate"]

@@ -1,8 +1,9 @@
 //! The ground floor: GMP's C types as the library lays them out, access to
 //! an `mpz_t`'s limbs, the storage helpers that allocate and store them as
 //! GMP does ([`mpz`]), the embedded GMP's renamed entry points
-//! ([`embedded`]), its default memory functions ([`memory`]), and what its
-//! processor detection is told ([`cpuid`]).
+//! ([`embedded`]), its default memory functions ([`memory`]), what its
+//! processor detection is told ([`cpuid`]), and its fat dispatch table
+//! ([`dispatch`]).
 //!
 //! It imports nothing of the crate but the leaves (`parallel`, for the
 //! threaded store of large results; `pages`, for huge pages). Every layer
@@ -11,6 +12,7 @@
 #![allow(non_camel_case_types, non_snake_case)]
 
 pub mod cpuid;
+pub mod dispatch;
 pub mod embedded;
 pub mod memory;
 pub mod mpz;

@@ -1,0 +1,588 @@
+//! Schoolbook products in 52-bit digits on AVX-512 IFMA: the CPU engine's
+//! replacement for GMP's `mpn_mul_basecase` and for its Karatsuba and
+//! Toom-3 levels at the sizes where one schoolbook pass of these is faster
+//! (RESULTS.md, "Schoolbook products on AVX-512 IFMA").
+//!
+//! GMP multiplies 64-bit limbs with one `mulx` at a time. `vpmadd52luq` and
+//! `vpmadd52huq` make eight 52 x 52-bit products a instruction, low and
+//! high halves apart, and add them into 64-bit lanes: up to 2^12 of them
+//! fit a lane before it can overflow. So the operands are cut into 52-bit
+//! digits, each output column's low and high halves are summed in
+//! registers (eight columns a vector, 32 a pass), and the columns are put
+//! back together as two numbers without overlapping digits (their low 52
+//! bits, and the rest one digit up), added by GMP's `mpn_add_n`.
+//!
+//! It owns only limb slices and the embedded GMP's additions; whether and
+//! where it replaces GMP's loops is src/gmp/dispatch.rs's business, told by
+//! [`install`].
+
+#[cfg(target_arch = "x86_64")]
+use core::arch::x86_64::*;
+
+#[cfg(target_arch = "x86_64")]
+use crate::gmp::dispatch::{self, Slot};
+use crate::gmp::{embedded, mp_limb_t, mp_size_t};
+use std::mem::MaybeUninit;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+/// The longest shorter operand (limbs) the kernel takes; GMP's own loops
+/// keep longer ones.
+const V_MAX: usize = 256;
+/// The longer operand goes through the kernel in pieces of at most this many
+/// limbs, each against the whole shorter one.
+const PIECE: usize = 256;
+
+const M52: u64 = (1 << 52) - 1;
+
+/// 52-bit digits of `limbs` limbs.
+const fn digits(limbs: usize) -> usize {
+    (64 * limbs).div_ceil(52)
+}
+
+const fn round_up(n: usize, to: usize) -> usize {
+    n.div_ceil(to) * to
+}
+
+/// Digits of a piece, of the shorter operand, and output columns, each with
+/// room for whole vectors and the zeros the loops read past the end.
+const PIECE_DIGITS: usize = round_up(digits(PIECE), 8);
+const V_DIGITS: usize = round_up(digits(V_MAX), 8);
+const COLUMNS: usize = round_up(PIECE_DIGITS + V_DIGITS, 32);
+/// Zeros before a piece's digits: a pass over 32 columns reads up to 31
+/// digits below its first column.
+const FRONT: usize = 32;
+/// Zeros after the digits: up to 31 beyond the last (passes), 16 (packing).
+const BACK: usize = 40;
+
+/// GMP's `mpn_mul_basecase`, which [`install`] replaced, for the sizes the
+/// kernel leaves to it.
+static GMP_MUL: AtomicUsize = AtomicUsize::new(0);
+/// Whether [`install`] put the kernel in place.
+static INSTALLED: AtomicBool = AtomicBool::new(false);
+
+/// Where the kernel takes GMP's products, from A/B runs against GMP's own
+/// loops (RESULTS.md, "Schoolbook products on AVX-512 IFMA"): schoolbook
+/// products whose shorter operand has at least MUL_FROM limbs and that
+/// make at least MUL_FROM_PRODUCTS limb products (below, the digits'
+/// fixed cost is not repaid); squares of WHOLE_SQR_FROM limbs and more
+/// (below, GMP's square, which makes each cross product once, wins); whole
+/// Karatsuba and Toom-3 levels up to V_MAX limbs.
+const MUL_FROM: usize = 8;
+const MUL_FROM_PRODUCTS: usize = 192;
+const WHOLE_SQR_FROM: usize = 48;
+
+#[cfg(target_arch = "x86_64")]
+type MulFn = unsafe extern "C" fn(*mut mp_limb_t, *const mp_limb_t, mp_size_t, *const mp_limb_t, mp_size_t);
+
+/// Puts the kernel in the embedded GMP's place for its schoolbook products
+/// ([`mul_basecase`] in GMP's dispatch table) and, through the hooks on
+/// its Karatsuba and Toom-3 levels (src/abi/hooks.rs), for whole products
+/// and squares ([`mul_whole`], [`sqr_whole`]), where the processor has the
+/// instructions and `CUGMP_CPU_IFMA` is not 0. Called once, from the
+/// load-time constructor.
+pub fn install() {
+    if !crate::config::get().cpu_ifma || !available() {
+        return;
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        GMP_MUL.store(dispatch::replace(Slot::MulBasecase, mul_basecase as MulFn as usize), Ordering::Release);
+        INSTALLED.store(true, Ordering::Release);
+    }
+}
+
+/// Whether the kernel takes GMP's small products in this process.
+pub fn installed() -> bool {
+    INSTALLED.load(Ordering::Acquire)
+}
+
+/// `{rp, un + vn} = {up, un} * {vp, vn}` (`un >= vn >= 1`, rp apart) by the
+/// kernel where it takes a whole product of this size in place of GMP's
+/// Karatsuba or Toom-3 level; false where it does not (nothing written).
+///
+/// # Safety
+/// The pointers hold the limbs the sizes say.
+pub unsafe fn mul_whole(rp: *mut mp_limb_t, up: *const mp_limb_t, un: mp_size_t, vp: *const mp_limb_t, vn: mp_size_t) -> bool {
+    let v = vn as usize;
+    if v == 0 || v > V_MAX || un < vn || !installed() {
+        return false;
+    }
+    // SAFETY: the caller's limbs; installed() only where install found the
+    // processor's features.
+    #[cfg(target_arch = "x86_64")]
+    unsafe {
+        mul(rp, up, un as usize, vp, v)
+    };
+    true
+}
+
+/// `{rp, 2n} = {up, n}^2` by the kernel where it takes a whole square of
+/// this size; false where it does not.
+///
+/// # Safety
+/// As [`mul_whole`].
+pub unsafe fn sqr_whole(rp: *mut mp_limb_t, up: *const mp_limb_t, n: mp_size_t) -> bool {
+    let m = n as usize;
+    if !(WHOLE_SQR_FROM..=V_MAX).contains(&m) || !installed() {
+        return false;
+    }
+    // SAFETY: as in mul_whole.
+    #[cfg(target_arch = "x86_64")]
+    unsafe {
+        sqr(rp, up, m)
+    };
+    true
+}
+
+/// GMP's `mpn_mul_basecase`: `{rp, un + vn} = {up, un} * {vp, vn}`, `un >=
+/// vn >= 1`.
+#[cfg(target_arch = "x86_64")]
+unsafe extern "C" fn mul_basecase(rp: *mut mp_limb_t, up: *const mp_limb_t, un: mp_size_t, vp: *const mp_limb_t, vn: mp_size_t) {
+    let (u, v) = (un as usize, vn as usize);
+    // Where the kernel's fixed cost (the digits, the packing) is repaid:
+    // RESULTS.md, "Schoolbook products on AVX-512 IFMA".
+    if (MUL_FROM..=V_MAX).contains(&v) && u * v >= MUL_FROM_PRODUCTS {
+        // SAFETY: GMP's arguments; install checked the processor.
+        unsafe { mul(rp, up, u, vp, v) }
+    } else {
+        // SAFETY: install stored GMP's function of this type before
+        // putting this one in its place.
+        unsafe { std::mem::transmute::<usize, MulFn>(GMP_MUL.load(Ordering::Acquire))(rp, up, un, vp, vn) }
+    }
+}
+
+/// Whether this processor runs the kernel: AVX-512 F, IFMA and VBMI2.
+#[cfg(target_arch = "x86_64")]
+pub fn available() -> bool {
+    std::arch::is_x86_feature_detected!("avx512f") && std::arch::is_x86_feature_detected!("avx512ifma") && std::arch::is_x86_feature_detected!("avx512vbmi2")
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+pub fn available() -> bool {
+    false
+}
+
+/// `{rp, un + vn} = {up, un} * {vp, vn}` as GMP's `mpn_mul_basecase` takes
+/// it: `un >= vn >= 1`, `vn <= V_MAX`, `rp` apart from both operands.
+///
+/// # Safety
+/// The pointers hold the limbs the sizes say; the processor has
+/// [`available`]'s features.
+#[cfg(target_arch = "x86_64")]
+pub unsafe fn mul(rp: *mut mp_limb_t, up: *const mp_limb_t, un: usize, vp: *const mp_limb_t, vn: usize) {
+    debug_assert!(un >= vn && (1..=V_MAX).contains(&vn));
+    // SAFETY: as the caller promises.
+    unsafe { mul_digits(rp, up, un, vp, vn) }
+}
+
+/// `{rp, 2n} = {up, n}^2`, `1 <= n <= V_MAX`, `rp` apart from `up`: each
+/// cross product of two digits made once and doubled, the squares of the
+/// digits added on the diagonal.
+///
+/// # Safety
+/// As [`mul`].
+#[cfg(target_arch = "x86_64")]
+pub unsafe fn sqr(rp: *mut mp_limb_t, up: *const mp_limb_t, n: usize) {
+    debug_assert!((1..=V_MAX).contains(&n));
+    // SAFETY: as the caller promises.
+    unsafe { sqr_digits(rp, up, n) }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512ifma,avx512vbmi2")]
+unsafe fn sqr_digits(rp: *mut mp_limb_t, up: *const mp_limb_t, n: usize) {
+    let mut a = [const { MaybeUninit::<u64>::uninit() }; FRONT + V_DIGITS + BACK];
+    let mut lo = [const { MaybeUninit::<u64>::uninit() }; COLUMNS + BACK];
+    let mut hi = [const { MaybeUninit::<u64>::uninit() }; 1 + COLUMNS + BACK];
+    let mut carries = [const { MaybeUninit::<u64>::uninit() }; 2 * V_MAX + 8];
+    let (a, lo, hi, carries) = (a.as_mut_ptr().cast::<u64>(), lo.as_mut_ptr().cast::<u64>(), hi.as_mut_ptr().cast::<u64>(), carries.as_mut_ptr().cast::<u64>());
+    // SAFETY: buffers sized for V_MAX limbs as in mul_digits.
+    unsafe {
+        a.write_bytes(0, FRONT);
+        hi.write(0);
+        let na = to_digits(a.add(FRONT), up, n);
+        a.add(FRONT + round_up(na, 8)).write_bytes(0, BACK);
+        let columns = round_up(2 * na, 32);
+        square_columns_of(lo, hi.add(1), a.add(FRONT), na, columns);
+        split(lo, hi.add(1), columns);
+        lo.add(columns).write_bytes(0, 16);
+        hi.add(1 + columns).write_bytes(0, 16);
+        pack(rp, 2 * n, lo);
+        pack(carries, 2 * n, hi);
+        let cy = embedded::mpn_add_n(rp, rp, carries, 2 * n as mp_size_t);
+        debug_assert_eq!(cy, 0);
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512ifma,avx512vbmi2")]
+unsafe fn mul_digits(rp: *mut mp_limb_t, up: *const mp_limb_t, un: usize, vp: *const mp_limb_t, vn: usize) {
+    // Left unwritten but for the zeros the loops read: zeroing these 12 KiB
+    // a call would cost as much as a small product.
+    let mut b = [const { MaybeUninit::<u64>::uninit() }; V_DIGITS + BACK];
+    let mut a = [const { MaybeUninit::<u64>::uninit() }; FRONT + PIECE_DIGITS + BACK];
+    let mut lo = [const { MaybeUninit::<u64>::uninit() }; COLUMNS + BACK];
+    // One zero before the high halves: they belong one column up.
+    let mut hi = [const { MaybeUninit::<u64>::uninit() }; 1 + COLUMNS + BACK];
+    let mut piece_out = [const { MaybeUninit::<u64>::uninit() }; PIECE + V_MAX + 8];
+    let mut carries = [const { MaybeUninit::<u64>::uninit() }; PIECE + V_MAX + 8];
+    let (b, a, lo, hi) = (b.as_mut_ptr().cast::<u64>(), a.as_mut_ptr().cast::<u64>(), lo.as_mut_ptr().cast::<u64>(), hi.as_mut_ptr().cast::<u64>());
+    let (piece_out, carries) = (piece_out.as_mut_ptr().cast::<u64>(), carries.as_mut_ptr().cast::<u64>());
+    // SAFETY: every buffer is sized by the constants above for pieces of
+    // at most PIECE limbs against at most V_MAX; the pointers are the
+    // caller's.
+    unsafe {
+        let nb = to_digits(b, vp, vn);
+        a.write_bytes(0, FRONT);
+        hi.write(0);
+        let mut done = 0;
+        while done < un {
+            let pn = (un - done).min(PIECE);
+            let na = to_digits(a.add(FRONT), up.add(done), pn);
+            // to_digits writes whole vectors; the passes read zeros beyond.
+            a.add(FRONT + round_up(na, 8)).write_bytes(0, BACK);
+            let columns = round_up(na + nb, 32);
+            columns_of(lo, hi.add(1), a.add(FRONT), na, b, nb, columns);
+            split(lo, hi.add(1), columns);
+            // The packing reads 16 digits past the last it needs.
+            lo.add(columns).write_bytes(0, 16);
+            hi.add(1 + columns).write_bytes(0, 16);
+            let rn = pn + vn;
+            let out = if done == 0 { rp } else { piece_out };
+            pack(out, rn, lo);
+            pack(carries, rn, hi);
+            let cy = embedded::mpn_add_n(out, out, carries, rn as mp_size_t);
+            debug_assert_eq!(cy, 0);
+            if done > 0 {
+                // This piece's product goes in at `done` limbs, over the top
+                // vn limbs of the product so far.
+                let at = rp.add(done);
+                let cy = embedded::mpn_add_n(at, at, out, vn as mp_size_t);
+                let cy = embedded::mpn_add_1(at.add(vn), out.add(vn), (rn - vn) as mp_size_t, cy);
+                debug_assert_eq!(cy, 0);
+            }
+            done += pn;
+        }
+    }
+}
+
+/// The 52-bit digits of `{src, n}` into `dst` (as many as [`digits`] says,
+/// then zeros to the end of the last vector); returns the count.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512ifma,avx512vbmi2")]
+unsafe fn to_digits(dst: *mut u64, src: *const mp_limb_t, n: usize) -> usize {
+    // Eight digits are 416 bits: 6.5 limbs. A vector of them starts at a
+    // limb boundary (even vectors) or 32 bits into one (odd vectors).
+    const EVEN_AT: [i64; 8] = [0, 0, 1, 2, 3, 4, 4, 5];
+    const EVEN_SHIFT: [i64; 8] = [0, 52, 40, 28, 16, 4, 56, 44];
+    const ODD_AT: [i64; 8] = [0, 1, 2, 2, 3, 4, 5, 6];
+    const ODD_SHIFT: [i64; 8] = [32, 20, 8, 60, 48, 36, 24, 12];
+    let nd = digits(n);
+    let m52 = _mm512_set1_epi64(M52 as i64);
+    let one = _mm512_set1_epi64(1);
+    // SAFETY: the constants are eight i64 each; loads stop at limb n by
+    // their mask, stores stay within the vector that holds digit nd - 1.
+    unsafe {
+        let (even_at, even_shift) = (_mm512_loadu_si512(EVEN_AT.as_ptr().cast()), _mm512_loadu_si512(EVEN_SHIFT.as_ptr().cast()));
+        let (odd_at, odd_shift) = (_mm512_loadu_si512(ODD_AT.as_ptr().cast()), _mm512_loadu_si512(ODD_SHIFT.as_ptr().cast()));
+        let mut v = 0;
+        while 8 * v < nd {
+            let first = (416 * v) / 64;
+            // first < n: digit 8v starts below bit 64n.
+            let left = (n - first).min(8);
+            let words = _mm512_maskz_loadu_epi64(((1u32 << left) - 1) as __mmask8, src.add(first).cast());
+            let (at, shift) = if v % 2 == 0 { (even_at, even_shift) } else { (odd_at, odd_shift) };
+            let low = _mm512_permutexvar_epi64(at, words);
+            let high = _mm512_permutexvar_epi64(_mm512_add_epi64(at, one), words);
+            let d = _mm512_and_si512(_mm512_shrdv_epi64(low, high, shift), m52);
+            _mm512_storeu_si512(dst.add(8 * v).cast(), d);
+            v += 1;
+        }
+    }
+    nd
+}
+
+/// Column sums of the product of digits `{a, na}` and `{b, nb}`: for each
+/// column c < `columns` (a multiple of 32), the low halves of the digit
+/// products a_i b_j with i + j = c into `lo[c]`, their high halves into
+/// `hi[c]` (they weigh one column more). `a` has 32 zeros before it and
+/// 32 after its last vector.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512ifma,avx512vbmi2")]
+unsafe fn columns_of(lo: *mut u64, hi: *mut u64, a: *const u64, na: usize, b: *const u64, nb: usize, columns: usize) {
+    let mut k = 0;
+    while k < columns {
+        let (mut l0, mut l1, mut l2, mut l3) = (_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512());
+        let (mut h0, mut h1, mut h2, mut h3) = (_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512());
+        // Digits of b that meet a digit of a in columns k .. k + 32.
+        let first = (k + 1).saturating_sub(na);
+        let last = (k + 31).min(nb - 1);
+        let mut j = first;
+        while j <= last {
+            // SAFETY: k - j + 31 >= 0 - 31 and <= na + 30: inside a's zeros.
+            unsafe {
+                let bj = _mm512_set1_epi64(*b.add(j) as i64);
+                let p = a.offset(k as isize - j as isize);
+                let (a0, a1, a2, a3) = (_mm512_loadu_si512(p.cast()), _mm512_loadu_si512(p.add(8).cast()), _mm512_loadu_si512(p.add(16).cast()), _mm512_loadu_si512(p.add(24).cast()));
+                l0 = _mm512_madd52lo_epu64(l0, a0, bj);
+                h0 = _mm512_madd52hi_epu64(h0, a0, bj);
+                l1 = _mm512_madd52lo_epu64(l1, a1, bj);
+                h1 = _mm512_madd52hi_epu64(h1, a1, bj);
+                l2 = _mm512_madd52lo_epu64(l2, a2, bj);
+                h2 = _mm512_madd52hi_epu64(h2, a2, bj);
+                l3 = _mm512_madd52lo_epu64(l3, a3, bj);
+                h3 = _mm512_madd52hi_epu64(h3, a3, bj);
+            }
+            j += 1;
+        }
+        // SAFETY: columns k .. k + 32 of lo and hi.
+        unsafe {
+            for (i, (l, h)) in [(l0, h0), (l1, h1), (l2, h2), (l3, h3)].into_iter().enumerate() {
+                _mm512_storeu_si512(lo.add(k + 8 * i).cast(), l);
+                _mm512_storeu_si512(hi.add(k + 8 * i).cast(), h);
+            }
+        }
+        k += 32;
+    }
+}
+
+/// [`columns_of`] for the square of `{a, na}`: each product a_i a_j with
+/// i > j once, doubled, then each a_i^2 in column 2i.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512ifma,avx512vbmi2")]
+unsafe fn square_columns_of(lo: *mut u64, hi: *mut u64, a: *const u64, na: usize, columns: usize) {
+    let mut k = 0;
+    while k < columns {
+        let (mut l0, mut l1, mut l2, mut l3) = (_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512());
+        let (mut h0, mut h1, mut h2, mut h3) = (_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512());
+        let first = (k + 1).saturating_sub(na);
+        // Column k + t takes a_(k+t-j) a_j where k + t - j > j: every lane
+        // while 2j < k, then fewer, none once 2j >= k + 31.
+        let whole_to = k.div_ceil(2).max(first);
+        let last = ((k + 30) / 2).min(na - 1);
+        let mut j = first;
+        while j < whole_to.min(last + 1) {
+            // SAFETY: j < na; the loads as in columns_of.
+            unsafe {
+                let bj = _mm512_set1_epi64(*a.add(j) as i64);
+                let p = a.offset(k as isize - j as isize);
+                let (x0, x1, x2, x3) = (_mm512_loadu_si512(p.cast()), _mm512_loadu_si512(p.add(8).cast()), _mm512_loadu_si512(p.add(16).cast()), _mm512_loadu_si512(p.add(24).cast()));
+                l0 = _mm512_madd52lo_epu64(l0, x0, bj);
+                h0 = _mm512_madd52hi_epu64(h0, x0, bj);
+                l1 = _mm512_madd52lo_epu64(l1, x1, bj);
+                h1 = _mm512_madd52hi_epu64(h1, x1, bj);
+                l2 = _mm512_madd52lo_epu64(l2, x2, bj);
+                h2 = _mm512_madd52hi_epu64(h2, x2, bj);
+                l3 = _mm512_madd52lo_epu64(l3, x3, bj);
+                h3 = _mm512_madd52hi_epu64(h3, x3, bj);
+            }
+            j += 1;
+        }
+        while j <= last {
+            // Lanes 8q + t with t > 2j - k - 8q: the masks' shifts, 0 (all)
+            // to 8 (none).
+            let at = (2 * j - k) as i32 + 1;
+            let mask = |q: i32| (0xffu32 << (at - 8 * q).clamp(0, 8)) as __mmask8;
+            // SAFETY: as above.
+            unsafe {
+                let bj = _mm512_set1_epi64(*a.add(j) as i64);
+                let p = a.offset(k as isize - j as isize);
+                let (x0, x1, x2, x3) = (_mm512_loadu_si512(p.cast()), _mm512_loadu_si512(p.add(8).cast()), _mm512_loadu_si512(p.add(16).cast()), _mm512_loadu_si512(p.add(24).cast()));
+                let (m0, m1, m2, m3) = (mask(0), mask(1), mask(2), mask(3));
+                l0 = _mm512_mask_madd52lo_epu64(l0, m0, x0, bj);
+                h0 = _mm512_mask_madd52hi_epu64(h0, m0, x0, bj);
+                l1 = _mm512_mask_madd52lo_epu64(l1, m1, x1, bj);
+                h1 = _mm512_mask_madd52hi_epu64(h1, m1, x1, bj);
+                l2 = _mm512_mask_madd52lo_epu64(l2, m2, x2, bj);
+                h2 = _mm512_mask_madd52hi_epu64(h2, m2, x2, bj);
+                l3 = _mm512_mask_madd52lo_epu64(l3, m3, x3, bj);
+                h3 = _mm512_mask_madd52hi_epu64(h3, m3, x3, bj);
+            }
+            j += 1;
+        }
+        // SAFETY: columns k .. k + 32.
+        unsafe {
+            for (i, (l, h)) in [(l0, h0), (l1, h1), (l2, h2), (l3, h3)].into_iter().enumerate() {
+                _mm512_storeu_si512(lo.add(k + 8 * i).cast(), _mm512_slli_epi64(l, 1));
+                _mm512_storeu_si512(hi.add(k + 8 * i).cast(), _mm512_slli_epi64(h, 1));
+            }
+        }
+        k += 32;
+    }
+    // The diagonal: a_i^2's halves into column 2i, eight digits at a time
+    // spread to the even lanes of two vectors.
+    let to_even_low = _mm512_set_epi64(0, 3, 0, 2, 0, 1, 0, 0);
+    let to_even_high = _mm512_set_epi64(0, 7, 0, 6, 0, 5, 0, 4);
+    let mut i = 0;
+    while i < na {
+        // SAFETY: digits i .. i + 8 (zeros past na), columns 2i .. 2i + 16.
+        unsafe {
+            let x = _mm512_loadu_si512(a.add(i).cast());
+            let (dl, dh) = (_mm512_madd52lo_epu64(_mm512_setzero_si512(), x, x), _mm512_madd52hi_epu64(_mm512_setzero_si512(), x, x));
+            for (half, to) in [(0, to_even_low), (8, to_even_high)] {
+                let (pl, ph) = (lo.add(2 * i + half), hi.add(2 * i + half));
+                _mm512_storeu_si512(pl.cast(), _mm512_add_epi64(_mm512_loadu_si512(pl.cast()), _mm512_maskz_permutexvar_epi64(0x55, to, dl)));
+                _mm512_storeu_si512(ph.cast(), _mm512_add_epi64(_mm512_loadu_si512(ph.cast()), _mm512_maskz_permutexvar_epi64(0x55, to, dh)));
+            }
+        }
+        i += 8;
+    }
+}
+
+/// The column sums as two numbers of 52-bit digits whose sum is the
+/// product: column c's total (its low halves and the high halves of
+/// column c - 1, below 2^61) splits into its low 52 bits, left in `lo[c]`,
+/// and the rest, left in `hi[c]`, a digit of column c + 1.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512ifma,avx512vbmi2")]
+unsafe fn split(lo: *mut u64, hi: *mut u64, columns: usize) {
+    let m52 = _mm512_set1_epi64(M52 as i64);
+    let mut below = _mm512_setzero_si512();
+    let mut c = 0;
+    while c < columns {
+        // SAFETY: columns c .. c + 8, each read before it is written.
+        unsafe {
+            let h = _mm512_loadu_si512(hi.add(c).cast());
+            let total = _mm512_add_epi64(_mm512_loadu_si512(lo.add(c).cast()), _mm512_alignr_epi64(h, below, 7));
+            _mm512_storeu_si512(lo.add(c).cast(), _mm512_and_si512(total, m52));
+            _mm512_storeu_si512(hi.add(c).cast(), _mm512_srli_epi64(total, 52));
+            below = h;
+        }
+        c += 8;
+    }
+}
+
+/// Where each limb of a vector of eight finds its digits: 512 limb bits
+/// are 9.85 digits, and the pattern repeats every 13 vectors. Entry `r`
+/// gives, for vectors v with v % 13 == r, the first digit (relative to
+/// `512 v / 52`) and the bit in it at which each limb starts.
+const PACK: [([i64; 8], [i64; 8]); 13] = {
+    let mut t = [([0i64; 8], [0i64; 8]); 13];
+    let mut r = 0;
+    while r < 13 {
+        let offset = 512 * r - 52 * ((512 * r) / 52);
+        let mut lane = 0;
+        while lane < 8 {
+            let bit = offset + 64 * lane;
+            t[r].0[lane] = (bit / 52) as i64;
+            t[r].1[lane] = (bit % 52) as i64;
+            lane += 1;
+        }
+        r += 1;
+    }
+    t
+};
+
+/// `{dst, n}` = the number whose 52-bit digits (each below 2^52) are `src`,
+/// which holds zeros for 16 digits beyond the last that `n` limbs cover.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512ifma,avx512vbmi2")]
+unsafe fn pack(dst: *mut mp_limb_t, n: usize, src: *const u64) {
+    let one = _mm512_set1_epi64(1);
+    let two = _mm512_set1_epi64(2);
+    let fifty_two = _mm512_set1_epi64(52);
+    let hundred_four = _mm512_set1_epi64(104);
+    let mut v = 0;
+    while 8 * v < n {
+        let first = (512 * v) / 52;
+        let (at, shift) = &PACK[v % 13];
+        // SAFETY: sixteen digits from `first`, within src's zeros; the
+        // store is masked to the n limbs.
+        unsafe {
+            let (at, shift) = (_mm512_loadu_si512(at.as_ptr().cast()), _mm512_loadu_si512(shift.as_ptr().cast()));
+            let (w0, w1) = (_mm512_loadu_si512(src.add(first).cast()), _mm512_loadu_si512(src.add(first + 8).cast()));
+            let d0 = _mm512_permutex2var_epi64(w0, at, w1);
+            let d1 = _mm512_permutex2var_epi64(w0, _mm512_add_epi64(at, one), w1);
+            let d2 = _mm512_permutex2var_epi64(w0, _mm512_add_epi64(at, two), w1);
+            // Shifts of 64 and more give zero: a limb takes three digits
+            // only where it starts late in the first.
+            let limb = _mm512_or_si512(
+                _mm512_or_si512(_mm512_srlv_epi64(d0, shift), _mm512_sllv_epi64(d1, _mm512_sub_epi64(fifty_two, shift))),
+                _mm512_sllv_epi64(d2, _mm512_sub_epi64(hundred_four, shift)),
+            );
+            let left = (n - 8 * v).min(8);
+            _mm512_mask_storeu_epi64(dst.add(8 * v).cast(), ((1u32 << left) - 1) as __mmask8, limb);
+        }
+        v += 1;
+    }
+}
+
+#[cfg(all(test, target_arch = "x86_64"))]
+mod tests {
+    use super::*;
+
+    /// The product by GMP's single-limb loop, which the kernel never
+    /// replaces: an independent reference.
+    fn by_rows(u: &[u64], v: &[u64]) -> Vec<u64> {
+        let mut r = vec![0; u.len() + v.len()];
+        for (j, &vj) in v.iter().enumerate() {
+            // SAFETY: r has room for u.len() + 1 limbs from j.
+            let cy = unsafe { embedded::mpn_addmul_1(r.as_mut_ptr().add(j), u.as_ptr(), u.len() as mp_size_t, vj) };
+            r[j + u.len()] = cy;
+        }
+        r
+    }
+
+    fn xorshift(s: &mut u64) -> u64 {
+        *s ^= *s << 13;
+        *s ^= *s >> 7;
+        *s ^= *s << 17;
+        *s
+    }
+
+    #[test]
+    fn kernel_matches_gmp_at_every_shape() {
+        if !available() {
+            eprintln!("skipped: this processor lacks AVX-512 IFMA or VBMI2");
+            return;
+        }
+        let mut s = 0x1234_5678_9abc_def1;
+        let mut checked = 0;
+        for vn in 1..=V_MAX {
+            for un in [vn, vn + 1, vn + 7, 2 * vn + 3, PIECE - 1, PIECE, PIECE + 1, 3 * PIECE + 5, 1000] {
+                if un < vn {
+                    continue;
+                }
+                for pattern in 0..3 {
+                    let limb = |s: &mut u64| match pattern {
+                        0 => xorshift(s),
+                        1 => u64::MAX,
+                        _ => xorshift(s) & 0x8000_0000_0000_0001,
+                    };
+                    let u: Vec<u64> = (0..un).map(|_| limb(&mut s)).collect();
+                    let v: Vec<u64> = (0..vn).map(|_| limb(&mut s)).collect();
+                    let mut r = vec![0xdead; un + vn];
+                    // SAFETY: sizes as the kernel takes them.
+                    unsafe { mul(r.as_mut_ptr(), u.as_ptr(), un, v.as_ptr(), vn) };
+                    assert_eq!(r, by_rows(&u, &v), "{un} x {vn} limbs, pattern {pattern}");
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 3000);
+    }
+
+    #[test]
+    fn square_kernel_matches_gmp() {
+        if !available() {
+            eprintln!("skipped: this processor lacks AVX-512 IFMA or VBMI2");
+            return;
+        }
+        let mut s = 0x0fed_cba9_8765_4321;
+        for n in 1..=V_MAX {
+            for pattern in 0..3 {
+                let u: Vec<u64> = (0..n)
+                    .map(|_| match pattern {
+                        0 => xorshift(&mut s),
+                        1 => u64::MAX,
+                        _ => xorshift(&mut s) & 0x8000_0000_0000_0001,
+                    })
+                    .collect();
+                let mut r = vec![0xdead; 2 * n];
+                // SAFETY: n limbs, 2n of room.
+                unsafe { sqr(r.as_mut_ptr(), u.as_ptr(), n) };
+                assert_eq!(r, by_rows(&u, &u), "{n} limbs squared, pattern {pattern}");
+            }
+        }
+    }
+}

@@ -1,0 +1,50 @@
+//! The embedded GMP's fat dispatch table (`__gmpn_cpuvec`, gmp-impl.h's
+//! `struct cpuvec_t`): the loops its other routines call through, its
+//! schoolbook products among them. GMP fills the table at its first call;
+//! [`replace`] fills it first, then puts a function of the CPU engine in
+//! one slot.
+//!
+//! It knows the table's layout, nothing of the functions put there.
+
+use super::embedded;
+
+/// Slots of `struct cpuvec_t` (GMP 6.3's gmp-impl.h): 37 function pointers
+/// in alphabetical order, then five thresholds.
+#[derive(Clone, Copy, Debug)]
+pub enum Slot {
+    MulBasecase = 26,
+}
+
+const WORDS: usize = 42;
+
+unsafe extern "C" {
+    static mut __gmpn_cpuvec: [usize; WORDS];
+    static __gmpn_cpuvec_initialized: libc::c_int;
+}
+
+/// GMP's table, filled.
+fn table() -> *mut [usize; WORDS] {
+    // SAFETY: GMP's own initialiser, which every fat entry point runs on
+    // first use; it fills the table from CPUID and sets the flag.
+    unsafe {
+        if std::ptr::read_volatile(&raw const __gmpn_cpuvec_initialized) == 0 {
+            embedded::mpn_cpuvec_init();
+        }
+    }
+    &raw mut __gmpn_cpuvec
+}
+
+/// Puts `f` in `slot` and returns what GMP had there. `f` must have the
+/// slot's C signature and compute what GMP's does. Called from the
+/// load-time constructor, before any thread of the program calls GMP.
+pub fn replace(slot: Slot, f: usize) -> usize {
+    let t = table();
+    // SAFETY: a word of GMP's table, within its 42; a word write is atomic
+    // on the processors a fat build runs on.
+    unsafe {
+        let p = (t as *mut usize).add(slot as usize);
+        let old = p.read_volatile();
+        p.write_volatile(f);
+        old
+    }
+}
