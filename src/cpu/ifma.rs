@@ -69,7 +69,7 @@ static INSTALLED: AtomicBool = AtomicBool::new(false);
 /// Karatsuba and Toom-3 levels up to V_MAX limbs.
 const MUL_FROM: usize = 8;
 const MUL_FROM_PRODUCTS: usize = 192;
-const WHOLE_SQR_FROM: usize = 48;
+const WHOLE_SQR_FROM: usize = 64;
 
 #[cfg(target_arch = "x86_64")]
 type MulFn = unsafe extern "C" fn(*mut mp_limb_t, *const mp_limb_t, mp_size_t, *const mp_limb_t, mp_size_t);
