@@ -28,9 +28,9 @@
 //! | 3.2   | `algorithms::product`      | every GPU product: counted, checked, faults, fallback to the CPU     |
 //! | 3.1   | `algorithms::route`        | the routing policy: CUGMP_GPU, thresholds, which engine              |
 //! | 3     | `algorithms`               | (the folder: module declarations only)                               |
-//! | 2     | `cpu`                      | the CPU engine at mpn level: limb slices through the embedded GMP     |
+//! | 2     | `cpu`                      | the CPU engine at mpn level: limb slices through the embedded GMP, and its own schoolbook products on AVX-512 IFMA |
 //! | 2     | `gpu`                      | the GPU engine at mpn level: driver, memory and staging, transforms, products, linear kernels |
-//! | 1     | `gmp`                      | GMP's C types, limb access, mpz storage, the embedded GMP's entry points, its default memory functions and what its processor detection is told |
+//! | 1     | `gmp`                      | GMP's C types, limb access, mpz storage, the embedded GMP's entry points, its default memory functions, what its processor detection is told and its fat dispatch table |
 //! | 0     | `config`                   | the environment, read once                                           |
 //! | 0     | `stats`                    | counts, bytes and times per operation (`CUGMP_STATS`)                |
 //! | 0     | `parallel`                 | a call's work on threads kept between calls or started for it         |

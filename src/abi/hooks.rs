@@ -19,6 +19,11 @@
 //! steps (`mpn_hgcd_matrix_adjust`, `mpn_matrix22_mul`) are hooked to make
 //! their products on several cores at once (src/algorithms/hgcd.rs).
 //!
+//! GMP's Karatsuba and Toom-3 levels (`mpn_toom22_mul`, `mpn_toom33_mul`,
+//! `mpn_toom2_sqr`, `mpn_toom3_sqr`) are hooked for the CPU engine: up to
+//! 256 limbs, on processors with AVX-512 IFMA, src/cpu/ifma.rs makes the
+//! whole product in one schoolbook pass.
+//!
 //! GMP's processor detection is hooked too (`__gmpn_cpuid`): the embedded
 //! GMP is told what src/gmp/cpuid.rs answers.
 //!
