@@ -8,13 +8,13 @@
 //! high halves apart, and add them into 64-bit lanes: up to 2^12 of them
 //! fit a lane before it can overflow. So the operands are cut into 52-bit
 //! digits, each output column's low and high halves are summed in
-//! registers (eight columns a vector, 32 a pass), and the columns are put
-//! back together as two numbers without overlapping digits (their low 52
-//! bits, and the rest one digit up), added by GMP's `mpn_add_n`.
+//! registers (eight columns a vector, 32 a pass), the columns' carries are
+//! resolved eight at a time with bit masks (`normalise`), and the digits
+//! are packed back into limbs.
 //!
-//! It owns only limb slices and the embedded GMP's additions; whether and
-//! where it replaces GMP's loops is src/gmp/dispatch.rs's business, told by
-//! [`install`].
+//! It owns the kernels and the sizes they take from GMP; it works on limb
+//! slices, with the embedded GMP's additions for a product made in pieces.
+//! src/gmp/dispatch.rs writes GMP's dispatch table for [`install`].
 
 #[cfg(target_arch = "x86_64")]
 use core::arch::x86_64::*;
@@ -75,7 +75,7 @@ const WHOLE_SQR_FROM: usize = 64;
 type MulFn = unsafe extern "C" fn(*mut mp_limb_t, *const mp_limb_t, mp_size_t, *const mp_limb_t, mp_size_t);
 
 /// Puts the kernel in the embedded GMP's place for its schoolbook products
-/// ([`mul_basecase`] in GMP's dispatch table) and, through the hooks on
+/// (`mul_basecase` in GMP's dispatch table) and, through the hooks on
 /// its Karatsuba and Toom-3 levels (src/abi/hooks.rs), for whole products
 /// and squares ([`mul_whole`], [`sqr_whole`]), where the processor has the
 /// instructions and `CUGMP_CPU_IFMA` is not 0. Called once, from the
@@ -193,24 +193,18 @@ pub unsafe fn sqr(rp: *mut mp_limb_t, up: *const mp_limb_t, n: usize) {
 unsafe fn sqr_digits(rp: *mut mp_limb_t, up: *const mp_limb_t, n: usize) {
     let mut a = [const { MaybeUninit::<u64>::uninit() }; FRONT + V_DIGITS + BACK];
     let mut lo = [const { MaybeUninit::<u64>::uninit() }; COLUMNS + BACK];
-    let mut hi = [const { MaybeUninit::<u64>::uninit() }; 1 + COLUMNS + BACK];
-    let mut carries = [const { MaybeUninit::<u64>::uninit() }; 2 * V_MAX + 8];
-    let (a, lo, hi, carries) = (a.as_mut_ptr().cast::<u64>(), lo.as_mut_ptr().cast::<u64>(), hi.as_mut_ptr().cast::<u64>(), carries.as_mut_ptr().cast::<u64>());
+    let mut hi = [const { MaybeUninit::<u64>::uninit() }; COLUMNS];
+    let (a, lo, hi) = (a.as_mut_ptr().cast::<u64>(), lo.as_mut_ptr().cast::<u64>(), hi.as_mut_ptr().cast::<u64>());
     // SAFETY: buffers sized for V_MAX limbs as in mul_digits.
     unsafe {
         a.write_bytes(0, FRONT);
-        hi.write(0);
         let na = to_digits(a.add(FRONT), up, n);
         a.add(FRONT + round_up(na, 8)).write_bytes(0, BACK);
         let columns = round_up(2 * na, 32);
-        square_columns_of(lo, hi.add(1), a.add(FRONT), na, columns);
-        split(lo, hi.add(1), columns);
+        square_columns_of(lo, hi, a.add(FRONT), na, columns);
+        normalise(lo, hi, columns);
         lo.add(columns).write_bytes(0, 16);
-        hi.add(1 + columns).write_bytes(0, 16);
         pack(rp, 2 * n, lo);
-        pack(carries, 2 * n, hi);
-        let cy = embedded::mpn_add_n(rp, rp, carries, 2 * n as mp_size_t);
-        debug_assert_eq!(cy, 0);
     }
 }
 
@@ -222,19 +216,16 @@ unsafe fn mul_digits(rp: *mut mp_limb_t, up: *const mp_limb_t, un: usize, vp: *c
     let mut b = [const { MaybeUninit::<u64>::uninit() }; V_DIGITS + BACK];
     let mut a = [const { MaybeUninit::<u64>::uninit() }; FRONT + PIECE_DIGITS + BACK];
     let mut lo = [const { MaybeUninit::<u64>::uninit() }; COLUMNS + BACK];
-    // One zero before the high halves: they belong one column up.
-    let mut hi = [const { MaybeUninit::<u64>::uninit() }; 1 + COLUMNS + BACK];
+    let mut hi = [const { MaybeUninit::<u64>::uninit() }; COLUMNS];
     let mut piece_out = [const { MaybeUninit::<u64>::uninit() }; PIECE + V_MAX + 8];
-    let mut carries = [const { MaybeUninit::<u64>::uninit() }; PIECE + V_MAX + 8];
     let (b, a, lo, hi) = (b.as_mut_ptr().cast::<u64>(), a.as_mut_ptr().cast::<u64>(), lo.as_mut_ptr().cast::<u64>(), hi.as_mut_ptr().cast::<u64>());
-    let (piece_out, carries) = (piece_out.as_mut_ptr().cast::<u64>(), carries.as_mut_ptr().cast::<u64>());
+    let piece_out = piece_out.as_mut_ptr().cast::<u64>();
     // SAFETY: every buffer is sized by the constants above for pieces of
     // at most PIECE limbs against at most V_MAX; the pointers are the
     // caller's.
     unsafe {
         let nb = to_digits(b, vp, vn);
         a.write_bytes(0, FRONT);
-        hi.write(0);
         let mut done = 0;
         while done < un {
             let pn = (un - done).min(PIECE);
@@ -242,17 +233,13 @@ unsafe fn mul_digits(rp: *mut mp_limb_t, up: *const mp_limb_t, un: usize, vp: *c
             // to_digits writes whole vectors; the passes read zeros beyond.
             a.add(FRONT + round_up(na, 8)).write_bytes(0, BACK);
             let columns = round_up(na + nb, 32);
-            columns_of(lo, hi.add(1), a.add(FRONT), na, b, nb, columns);
-            split(lo, hi.add(1), columns);
+            columns_of(lo, hi, a.add(FRONT), na, b, nb, columns);
+            normalise(lo, hi, columns);
             // The packing reads 16 digits past the last it needs.
             lo.add(columns).write_bytes(0, 16);
-            hi.add(1 + columns).write_bytes(0, 16);
             let rn = pn + vn;
             let out = if done == 0 { rp } else { piece_out };
             pack(out, rn, lo);
-            pack(carries, rn, hi);
-            let cy = embedded::mpn_add_n(out, out, carries, rn as mp_size_t);
-            debug_assert_eq!(cy, 0);
             if done > 0 {
                 // This piece's product goes in at `done` limbs, over the top
                 // vn limbs of the product so far.
@@ -429,27 +416,44 @@ unsafe fn square_columns_of(lo: *mut u64, hi: *mut u64, a: *const u64, na: usize
     }
 }
 
-/// The column sums as two numbers of 52-bit digits whose sum is the
-/// product: column c's total (its low halves and the high halves of
-/// column c - 1, below 2^61) splits into its low 52 bits, left in `lo[c]`,
-/// and the rest, left in `hi[c]`, a digit of column c + 1.
+/// The column sums as the product's 52-bit digits, into `lo`: column c's
+/// total (its low halves and the high halves of column c - 1, below 2^61)
+/// keeps its low 52 bits and carries the rest (below 2^9) into column c + 1;
+/// a digit that then reaches 2^52 carries 1 on, through any run of digits
+/// of 2^52 - 1 above it. Eight columns a vector: the lanes that make a
+/// carry (G) and those that pass one on (P) are bit masks, and the lanes a
+/// carry reaches are S | ((S + P) ^ S ^ P) with S = G << 1 | the carry from
+/// the vector below, as in a binary addition; bit 8 of S + P carries to the
+/// next vector.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512ifma,avx512vbmi2")]
-unsafe fn split(lo: *mut u64, hi: *mut u64, columns: usize) {
+unsafe fn normalise(lo: *mut u64, hi: *const u64, columns: usize) {
     let m52 = _mm512_set1_epi64(M52 as i64);
-    let mut below = _mm512_setzero_si512();
+    let one = _mm512_set1_epi64(1);
+    let (mut high_below, mut over_below) = (_mm512_setzero_si512(), _mm512_setzero_si512());
+    let mut carry = 0u32;
     let mut c = 0;
     while c < columns {
-        // SAFETY: columns c .. c + 8, each read before it is written.
+        // SAFETY: columns c .. c + 8 of both.
         unsafe {
             let h = _mm512_loadu_si512(hi.add(c).cast());
-            let total = _mm512_add_epi64(_mm512_loadu_si512(lo.add(c).cast()), _mm512_alignr_epi64(h, below, 7));
-            _mm512_storeu_si512(lo.add(c).cast(), _mm512_and_si512(total, m52));
-            _mm512_storeu_si512(hi.add(c).cast(), _mm512_srli_epi64(total, 52));
-            below = h;
+            let total = _mm512_add_epi64(_mm512_loadu_si512(lo.add(c).cast()), _mm512_alignr_epi64(h, high_below, 7));
+            let over = _mm512_srli_epi64(total, 52);
+            let t = _mm512_add_epi64(_mm512_and_si512(total, m52), _mm512_alignr_epi64(over, over_below, 7));
+            let r = _mm512_and_si512(t, m52);
+            let g = u32::from(_mm512_cmpgt_epu64_mask(t, m52));
+            let p = u32::from(_mm512_cmpeq_epu64_mask(r, m52));
+            let s = (g << 1) | carry;
+            let x = s + p;
+            let reached = (s | (x ^ s ^ p)) as __mmask8;
+            carry = (x >> 8) & 1;
+            _mm512_storeu_si512(lo.add(c).cast(), _mm512_and_si512(_mm512_mask_add_epi64(r, reached, r, one), m52));
+            high_below = h;
+            over_below = over;
         }
         c += 8;
     }
+    debug_assert_eq!(carry, 0);
 }
 
 /// Where each limb of a vector of eight finds its digits: 512 limb bits
@@ -543,11 +547,14 @@ mod tests {
                 if un < vn {
                     continue;
                 }
-                for pattern in 0..3 {
+                for pattern in 0..4 {
+                    // Random, all ones, sparse, and mostly ones (long runs of
+                    // full digits for the carries to cross).
                     let limb = |s: &mut u64| match pattern {
                         0 => xorshift(s),
                         1 => u64::MAX,
-                        _ => xorshift(s) & 0x8000_0000_0000_0001,
+                        2 => xorshift(s) & 0x8000_0000_0000_0001,
+                        _ => !(xorshift(s) & xorshift(s) & xorshift(s) & xorshift(s)),
                     };
                     let u: Vec<u64> = (0..un).map(|_| limb(&mut s)).collect();
                     let v: Vec<u64> = (0..vn).map(|_| limb(&mut s)).collect();
@@ -570,12 +577,13 @@ mod tests {
         }
         let mut s = 0x0fed_cba9_8765_4321;
         for n in 1..=V_MAX {
-            for pattern in 0..3 {
+            for pattern in 0..4 {
                 let u: Vec<u64> = (0..n)
                     .map(|_| match pattern {
                         0 => xorshift(&mut s),
                         1 => u64::MAX,
-                        _ => xorshift(&mut s) & 0x8000_0000_0000_0001,
+                        2 => xorshift(&mut s) & 0x8000_0000_0000_0001,
+                        _ => !(xorshift(&mut s) & xorshift(&mut s) & xorshift(&mut s) & xorshift(&mut s)),
                     })
                     .collect();
                 let mut r = vec![0xdead; 2 * n];
