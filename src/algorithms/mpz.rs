@@ -17,7 +17,7 @@ use super::product::{inject_product_fault, product_into};
 use super::route::{cpu_only, cpu_reference, one_sharing, product_route, route, shared_on_cpu, shared_twice};
 use crate::config::{self, log};
 use crate::gmp::mpz::{self, Int};
-use crate::gmp::{self, embedded, mp_bitcnt_t, mp_limb_t, mp_size_t, mpz_ptr, mpz_srcptr};
+use crate::gmp::{self, embedded, mp_bitcnt_t, mp_limb_t, mpz_ptr, mpz_srcptr};
 use crate::gpu::linear::{Logic, Owned, Shift, Signed};
 use crate::gpu::{self, Gpu};
 use crate::stats::{self, Op};
@@ -164,24 +164,21 @@ pub unsafe fn mul(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
         let (sa, sb) = (signed(a), signed(b));
         let (la, lb) = (sa.magnitude, sb.magnitude);
         let negative = sa.negative != sb.negative;
-        if !std::ptr::eq(r, a) && !std::ptr::eq(r, b) && !la.is_empty() && !lb.is_empty() {
-            // r is neither operand: the product comes from the device
-            // straight into r's limbs, and a GPU failure leaves the operands
-            // intact for the CPU.
-            let (long, short) = if la.len() >= lb.len() { (la, lb) } else { (lb, la) };
-            let n = long.len() + short.len();
-            let on_gpu = product_route(Op::Mul, long.len(), short.len()).is_some_and(|g| {
-                product_in_place(r, n, negative, |out| product_into(g, Op::Mul, "mpz_mul", (long.as_ptr(), long.len()), (short.as_ptr(), short.len()), out))
-            });
-            if !on_gpu {
-                stats::on_cpu(Op::Mul, short.len(), || mul_on_cpu(r, a, b));
-            }
-            inject_product_fault((*r)._mp_d, gmp::limbs(r).len());
-            return;
+        if la.is_empty() || lb.is_empty() {
+            return embedded::mpz_mul(r, a, b);
         }
-        // Same limbs (a == b) square: Gpu::mul takes one transform.
-        let gpu_op = |g: &Gpu| g.mul(la, lb).map(|p| Owned::new(negative, p));
-        mpz_op(Op::Mul, "mpz_mul", la.len().min(lb.len()), !la.is_empty() && !lb.is_empty(), r, gpu_op, |t| mul_on_cpu(t, a, b));
+        // The product comes from the device straight into r's limbs, or
+        // into fresh ones where r is an operand or too small (its old limbs
+        // then freed, not copied); a GPU failure leaves the operands intact
+        // for the CPU. Same limbs (a == b): a square, one transform.
+        let (long, short) = if la.len() >= lb.len() { (la, lb) } else { (lb, la) };
+        let n = long.len() + short.len();
+        let on_gpu = product_route(Op::Mul, long.len(), short.len()).is_some_and(|g| {
+            product_in_place(r, a, b, n, negative, |out| product_into(g, Op::Mul, "mpz_mul", (long.as_ptr(), long.len()), (short.as_ptr(), short.len()), out))
+        });
+        if !on_gpu {
+            stats::on_cpu(Op::Mul, short.len(), || mul_on_cpu(r, a, b));
+        }
         inject_product_fault((*r)._mp_d, gmp::limbs(r).len());
     }
 }
@@ -199,14 +196,22 @@ pub unsafe fn mul_routed(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
     }
 }
 
-/// A product of `n` limbs and sign `negative` computed by `compute` straight
-/// into the limbs of `r`, which is neither operand (grown first); r's size
-/// is set when `compute` says it succeeded (else r's limbs hold anything,
-/// and the caller computes r again).
-unsafe fn product_in_place(r: mpz_ptr, n: usize, negative: bool, compute: impl FnOnce(&mut [mp_limb_t]) -> bool) -> bool {
+/// A product of `n` limbs and sign `negative` of `a` and `b` computed by
+/// `compute` into r's limbs, or into fresh ones handed to r where r is
+/// `a` or `b` or has fewer than n limbs of room (GMP's reallocation would
+/// copy limbs about to be overwritten). r's size is set when `compute`
+/// says it succeeded; else r is unchanged, or its limbs hold anything
+/// (r not an operand), and the caller computes r again.
+unsafe fn product_in_place(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr, n: usize, negative: bool, compute: impl FnOnce(&mut [mp_limb_t]) -> bool) -> bool {
     unsafe {
-        if ((*r)._mp_alloc as usize) < n {
-            embedded::mpz_realloc(r, n as mp_size_t);
+        if std::ptr::eq(r, a) || std::ptr::eq(r, b) || ((*r)._mp_alloc as usize) < n {
+            let p = mpz::allocate_limbs(n);
+            if !compute(std::slice::from_raw_parts_mut(p, n)) {
+                mpz::free_limbs(p, n);
+                return false;
+            }
+            mpz::adopt(r, p, n, negative);
+            return true;
         }
         let out = std::slice::from_raw_parts_mut((*r)._mp_d, n);
         if !compute(out) {
@@ -236,13 +241,7 @@ unsafe fn mul_on_cpu(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
             // Same limbs (a == b) square.
             let (n, negative) = (la.len() + lb.len(), sa.negative != sb.negative);
             let twice = shared_twice(la.len().min(lb.len()));
-            if std::ptr::eq(r, a) || std::ptr::eq(r, b) {
-                // r is an operand: a new buffer, then stored.
-                let mut p = vec![0; n];
-                stats::shared(stats::Shared::Product, cpu::mul_on_cores(&mut p, la, lb, twice));
-                return mpz::store(r, &p, negative);
-            }
-            product_in_place(r, n, negative, |out| {
+            product_in_place(r, a, b, n, negative, |out| {
                 stats::shared(stats::Shared::Product, cpu::mul_on_cores(out, la, lb, twice));
                 true
             });

@@ -78,6 +78,47 @@ pub unsafe fn store(r: mpz_ptr, magnitude: &[mp_limb_t], negative: bool) {
     }
 }
 
+/// Fresh room for `n` limbs (n >= 1) through GMP's allocation function,
+/// for a result made beside an `mpz_t` and then handed to it by [`adopt`]
+/// (or given back by [`free_limbs`]). Beyond INT_MAX limbs GMP's overflow
+/// report, as its own reallocation gives.
+///
+/// # Safety
+/// GMP's memory functions are set (always, at load).
+pub unsafe fn allocate_limbs(n: usize) -> *mut mp_limb_t {
+    if n > c_int::MAX as usize {
+        unsafe { embedded::overflow_in_mpz() };
+    }
+    unsafe { (embedded::__gmp_allocate_func)(n.max(1) * std::mem::size_of::<mp_limb_t>()) as *mut mp_limb_t }
+}
+
+/// Gives back room `allocate_limbs(n)` made.
+///
+/// # Safety
+/// `p` came from `allocate_limbs(n)` and is not used again.
+pub unsafe fn free_limbs(p: *mut mp_limb_t, n: usize) {
+    unsafe { (embedded::__gmp_free_func)(p as *mut libc::c_void, n.max(1) * std::mem::size_of::<mp_limb_t>()) };
+}
+
+/// Makes `r` the number whose `n` limbs (high zero limbs allowed) are at
+/// `p`, from `allocate_limbs(n)`, with the sign `negative`; r's own limbs
+/// are freed. No copy: as GMP's `mpz_mul` does where its result is one of
+/// its operands or needs more room.
+///
+/// # Safety
+/// `r` is an initialised `mpz_t`; `p` came from `allocate_limbs(n)`.
+pub unsafe fn adopt(r: mpz_ptr, p: *mut mp_limb_t, n: usize, negative: bool) {
+    unsafe {
+        let limbs = std::slice::from_raw_parts(p, n);
+        let size = n - limbs.iter().rev().take_while(|&&l| l == 0).count();
+        clear(r);
+        (*r)._mp_d = p;
+        // n <= INT_MAX: allocate_limbs checked it.
+        (*r)._mp_alloc = n.max(1) as c_int;
+        (*r)._mp_size = if negative { -(size as c_int) } else { size as c_int };
+    }
+}
+
 /// A GMP integer owned here: initialised and cleared through the embedded
 /// GMP (so a program's memory functions are honoured).
 pub struct Int(pub __mpz_struct);
