@@ -205,12 +205,16 @@ pub unsafe fn mul_routed(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
 unsafe fn product_in_place(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr, n: usize, negative: bool, compute: impl FnOnce(&mut [mp_limb_t]) -> bool) -> bool {
     unsafe {
         if std::ptr::eq(r, a) || std::ptr::eq(r, b) || ((*r)._mp_alloc as usize) < n {
-            let p = mpz::allocate_limbs(n);
+            // A limb to spare: the sum a program then makes into the product
+            // (pi.c's T = T1 Q2 + P1 T2) has room without GMP's reallocation,
+            // which would copy it.
+            let room = n + 1;
+            let p = mpz::allocate_limbs(room);
             if !compute(std::slice::from_raw_parts_mut(p, n)) {
-                mpz::free_limbs(p, n);
+                mpz::free_limbs(p, room);
                 return false;
             }
-            mpz::adopt(r, p, n, negative);
+            mpz::adopt(r, p, room, n, negative);
             return true;
         }
         let out = std::slice::from_raw_parts_mut((*r)._mp_d, n);

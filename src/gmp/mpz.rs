@@ -101,20 +101,20 @@ pub unsafe fn free_limbs(p: *mut mp_limb_t, n: usize) {
 }
 
 /// Makes `r` the number whose `n` limbs (high zero limbs allowed) are at
-/// `p`, from `allocate_limbs(n)`, with the sign `negative`; r's own limbs
-/// are freed. No copy: as GMP's `mpz_mul` does where its result is one of
-/// its operands or needs more room.
+/// `p`, from `allocate_limbs(room)` (room >= n), with the sign `negative`;
+/// r's own limbs are freed. No copy: as GMP's `mpz_mul` does where its
+/// result is one of its operands or needs more room.
 ///
 /// # Safety
-/// `r` is an initialised `mpz_t`; `p` came from `allocate_limbs(n)`.
-pub unsafe fn adopt(r: mpz_ptr, p: *mut mp_limb_t, n: usize, negative: bool) {
+/// `r` is an initialised `mpz_t`; `p` came from `allocate_limbs(room)`.
+pub unsafe fn adopt(r: mpz_ptr, p: *mut mp_limb_t, room: usize, n: usize, negative: bool) {
     unsafe {
         let limbs = std::slice::from_raw_parts(p, n);
         let size = n - limbs.iter().rev().take_while(|&&l| l == 0).count();
         clear(r);
         (*r)._mp_d = p;
-        // n <= INT_MAX: allocate_limbs checked it.
-        (*r)._mp_alloc = n.max(1) as c_int;
+        // room <= INT_MAX: allocate_limbs checked it.
+        (*r)._mp_alloc = room.max(1) as c_int;
         (*r)._mp_size = if negative { -(size as c_int) } else { size as c_int };
     }
 }
