@@ -289,6 +289,56 @@ unsafe fn to_digits(dst: *mut u64, src: *const mp_limb_t, n: usize) -> usize {
     nd
 }
 
+/// A pass's sums: the low halves of 32 columns' digit products in four
+/// vectors, then their high halves in four.
+#[cfg(target_arch = "x86_64")]
+type Pass = [__m512i; 8];
+
+/// Adds to `pass` the products of the digit in every lane of `bj` with the
+/// 32 digits at `p`: with MASKED, only in the lanes `masks` gives (one mask
+/// a vector; the unmasked instructions otherwise, which keep the loop
+/// tighter).
+///
+/// # Safety
+/// 32 digits readable at `p`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512ifma,avx512vbmi2")]
+#[inline]
+unsafe fn add_products<const MASKED: bool>(pass: &mut Pass, p: *const u64, bj: __m512i, masks: [__mmask8; 4]) {
+    for q in 0..4 {
+        // SAFETY: as the caller promises.
+        let x = unsafe { _mm512_loadu_si512(p.add(8 * q).cast()) };
+        if MASKED {
+            pass[q] = _mm512_mask_madd52lo_epu64(pass[q], masks[q], x, bj);
+            pass[4 + q] = _mm512_mask_madd52hi_epu64(pass[4 + q], masks[q], x, bj);
+        } else {
+            pass[q] = _mm512_madd52lo_epu64(pass[q], x, bj);
+            pass[4 + q] = _mm512_madd52hi_epu64(pass[4 + q], x, bj);
+        }
+    }
+}
+
+/// Stores `pass` (each sum doubled with DOUBLED) at columns k .. k + 32 of
+/// `lo` and `hi`.
+///
+/// # Safety
+/// Those columns writable.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512ifma,avx512vbmi2")]
+#[inline]
+unsafe fn store_pass<const DOUBLED: bool>(lo: *mut u64, hi: *mut u64, k: usize, pass: &Pass) {
+    for q in 0..4 {
+        let (l, h) = if DOUBLED { (_mm512_slli_epi64(pass[q], 1), _mm512_slli_epi64(pass[4 + q], 1)) } else { (pass[q], pass[4 + q]) };
+        // SAFETY: as the caller promises.
+        unsafe {
+            _mm512_storeu_si512(lo.add(k + 8 * q).cast(), l);
+            _mm512_storeu_si512(hi.add(k + 8 * q).cast(), h);
+        }
+    }
+}
+
+const EVERY_LANE: [__mmask8; 4] = [0xff; 4];
+
 /// Column sums of the product of digits `{a, na}` and `{b, nb}`: for each
 /// column c < `columns` (a multiple of 32), the low halves of the digit
 /// products a_i b_j with i + j = c into `lo[c]`, their high halves into
@@ -299,36 +349,14 @@ unsafe fn to_digits(dst: *mut u64, src: *const mp_limb_t, n: usize) -> usize {
 unsafe fn columns_of(lo: *mut u64, hi: *mut u64, a: *const u64, na: usize, b: *const u64, nb: usize, columns: usize) {
     let mut k = 0;
     while k < columns {
-        let (mut l0, mut l1, mut l2, mut l3) = (_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512());
-        let (mut h0, mut h1, mut h2, mut h3) = (_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512());
+        let mut pass: Pass = [_mm512_setzero_si512(); 8];
         // Digits of b that meet a digit of a in columns k .. k + 32.
-        let first = (k + 1).saturating_sub(na);
-        let last = (k + 31).min(nb - 1);
-        let mut j = first;
-        while j <= last {
+        for j in (k + 1).saturating_sub(na)..(k + 32).min(nb) {
             // SAFETY: k - j + 31 >= 0 - 31 and <= na + 30: inside a's zeros.
-            unsafe {
-                let bj = _mm512_set1_epi64(*b.add(j) as i64);
-                let p = a.offset(k as isize - j as isize);
-                let (a0, a1, a2, a3) = (_mm512_loadu_si512(p.cast()), _mm512_loadu_si512(p.add(8).cast()), _mm512_loadu_si512(p.add(16).cast()), _mm512_loadu_si512(p.add(24).cast()));
-                l0 = _mm512_madd52lo_epu64(l0, a0, bj);
-                h0 = _mm512_madd52hi_epu64(h0, a0, bj);
-                l1 = _mm512_madd52lo_epu64(l1, a1, bj);
-                h1 = _mm512_madd52hi_epu64(h1, a1, bj);
-                l2 = _mm512_madd52lo_epu64(l2, a2, bj);
-                h2 = _mm512_madd52hi_epu64(h2, a2, bj);
-                l3 = _mm512_madd52lo_epu64(l3, a3, bj);
-                h3 = _mm512_madd52hi_epu64(h3, a3, bj);
-            }
-            j += 1;
+            unsafe { add_products::<false>(&mut pass, a.offset(k as isize - j as isize), _mm512_set1_epi64(*b.add(j) as i64), EVERY_LANE) };
         }
         // SAFETY: columns k .. k + 32 of lo and hi.
-        unsafe {
-            for (i, (l, h)) in [(l0, h0), (l1, h1), (l2, h2), (l3, h3)].into_iter().enumerate() {
-                _mm512_storeu_si512(lo.add(k + 8 * i).cast(), l);
-                _mm512_storeu_si512(hi.add(k + 8 * i).cast(), h);
-            }
-        }
+        unsafe { store_pass::<false>(lo, hi, k, &pass) };
         k += 32;
     }
 }
@@ -340,60 +368,26 @@ unsafe fn columns_of(lo: *mut u64, hi: *mut u64, a: *const u64, na: usize, b: *c
 unsafe fn square_columns_of(lo: *mut u64, hi: *mut u64, a: *const u64, na: usize, columns: usize) {
     let mut k = 0;
     while k < columns {
-        let (mut l0, mut l1, mut l2, mut l3) = (_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512());
-        let (mut h0, mut h1, mut h2, mut h3) = (_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512());
+        let mut pass: Pass = [_mm512_setzero_si512(); 8];
         let first = (k + 1).saturating_sub(na);
         // Column k + t takes a_(k+t-j) a_j where k + t - j > j: every lane
         // while 2j < k, then fewer, none once 2j >= k + 31.
         let whole_to = k.div_ceil(2).max(first);
         let last = ((k + 30) / 2).min(na - 1);
-        let mut j = first;
-        while j < whole_to.min(last + 1) {
+        for j in first..whole_to.min(last + 1) {
             // SAFETY: j < na; the loads as in columns_of.
-            unsafe {
-                let bj = _mm512_set1_epi64(*a.add(j) as i64);
-                let p = a.offset(k as isize - j as isize);
-                let (x0, x1, x2, x3) = (_mm512_loadu_si512(p.cast()), _mm512_loadu_si512(p.add(8).cast()), _mm512_loadu_si512(p.add(16).cast()), _mm512_loadu_si512(p.add(24).cast()));
-                l0 = _mm512_madd52lo_epu64(l0, x0, bj);
-                h0 = _mm512_madd52hi_epu64(h0, x0, bj);
-                l1 = _mm512_madd52lo_epu64(l1, x1, bj);
-                h1 = _mm512_madd52hi_epu64(h1, x1, bj);
-                l2 = _mm512_madd52lo_epu64(l2, x2, bj);
-                h2 = _mm512_madd52hi_epu64(h2, x2, bj);
-                l3 = _mm512_madd52lo_epu64(l3, x3, bj);
-                h3 = _mm512_madd52hi_epu64(h3, x3, bj);
-            }
-            j += 1;
+            unsafe { add_products::<false>(&mut pass, a.offset(k as isize - j as isize), _mm512_set1_epi64(*a.add(j) as i64), EVERY_LANE) };
         }
-        while j <= last {
+        for j in whole_to..last + 1 {
             // Lanes 8q + t with t > 2j - k - 8q: the masks' shifts, 0 (all)
             // to 8 (none).
             let at = (2 * j - k) as i32 + 1;
-            let mask = |q: i32| (0xffu32 << (at - 8 * q).clamp(0, 8)) as __mmask8;
+            let masks = [0, 1, 2, 3].map(|q| (0xffu32 << (at - 8 * q).clamp(0, 8)) as __mmask8);
             // SAFETY: as above.
-            unsafe {
-                let bj = _mm512_set1_epi64(*a.add(j) as i64);
-                let p = a.offset(k as isize - j as isize);
-                let (x0, x1, x2, x3) = (_mm512_loadu_si512(p.cast()), _mm512_loadu_si512(p.add(8).cast()), _mm512_loadu_si512(p.add(16).cast()), _mm512_loadu_si512(p.add(24).cast()));
-                let (m0, m1, m2, m3) = (mask(0), mask(1), mask(2), mask(3));
-                l0 = _mm512_mask_madd52lo_epu64(l0, m0, x0, bj);
-                h0 = _mm512_mask_madd52hi_epu64(h0, m0, x0, bj);
-                l1 = _mm512_mask_madd52lo_epu64(l1, m1, x1, bj);
-                h1 = _mm512_mask_madd52hi_epu64(h1, m1, x1, bj);
-                l2 = _mm512_mask_madd52lo_epu64(l2, m2, x2, bj);
-                h2 = _mm512_mask_madd52hi_epu64(h2, m2, x2, bj);
-                l3 = _mm512_mask_madd52lo_epu64(l3, m3, x3, bj);
-                h3 = _mm512_mask_madd52hi_epu64(h3, m3, x3, bj);
-            }
-            j += 1;
+            unsafe { add_products::<true>(&mut pass, a.offset(k as isize - j as isize), _mm512_set1_epi64(*a.add(j) as i64), masks) };
         }
         // SAFETY: columns k .. k + 32.
-        unsafe {
-            for (i, (l, h)) in [(l0, h0), (l1, h1), (l2, h2), (l3, h3)].into_iter().enumerate() {
-                _mm512_storeu_si512(lo.add(k + 8 * i).cast(), _mm512_slli_epi64(l, 1));
-                _mm512_storeu_si512(hi.add(k + 8 * i).cast(), _mm512_slli_epi64(h, 1));
-            }
-        }
+        unsafe { store_pass::<true>(lo, hi, k, &pass) };
         k += 32;
     }
     // The diagonal: a_i^2's halves into column 2i, eight digits at a time
@@ -534,10 +528,29 @@ mod tests {
         *s
     }
 
-    #[test]
-    fn kernel_matches_gmp_at_every_shape() {
+    /// Whether this processor lacks what the kernels need (the tests then
+    /// say they skipped).
+    fn lacks_the_instructions() -> bool {
         if !available() {
             eprintln!("skipped: this processor lacks AVX-512 IFMA or VBMI2");
+        }
+        !available()
+    }
+
+    /// A limb of operands of four kinds: random, all ones, sparse, and
+    /// mostly ones (long runs of full digits for the carries to cross).
+    fn limb(pattern: u32, s: &mut u64) -> u64 {
+        match pattern {
+            0 => xorshift(s),
+            1 => u64::MAX,
+            2 => xorshift(s) & 0x8000_0000_0000_0001,
+            _ => !(xorshift(s) & xorshift(s) & xorshift(s) & xorshift(s)),
+        }
+    }
+
+    #[test]
+    fn kernel_matches_gmp_at_every_shape() {
+        if lacks_the_instructions() {
             return;
         }
         let mut s = 0x1234_5678_9abc_def1;
@@ -548,16 +561,8 @@ mod tests {
                     continue;
                 }
                 for pattern in 0..4 {
-                    // Random, all ones, sparse, and mostly ones (long runs of
-                    // full digits for the carries to cross).
-                    let limb = |s: &mut u64| match pattern {
-                        0 => xorshift(s),
-                        1 => u64::MAX,
-                        2 => xorshift(s) & 0x8000_0000_0000_0001,
-                        _ => !(xorshift(s) & xorshift(s) & xorshift(s) & xorshift(s)),
-                    };
-                    let u: Vec<u64> = (0..un).map(|_| limb(&mut s)).collect();
-                    let v: Vec<u64> = (0..vn).map(|_| limb(&mut s)).collect();
+                    let u: Vec<u64> = (0..un).map(|_| limb(pattern, &mut s)).collect();
+                    let v: Vec<u64> = (0..vn).map(|_| limb(pattern, &mut s)).collect();
                     let mut r = vec![0xdead; un + vn];
                     // SAFETY: sizes as the kernel takes them.
                     unsafe { mul(r.as_mut_ptr(), u.as_ptr(), un, v.as_ptr(), vn) };
@@ -571,21 +576,13 @@ mod tests {
 
     #[test]
     fn square_kernel_matches_gmp() {
-        if !available() {
-            eprintln!("skipped: this processor lacks AVX-512 IFMA or VBMI2");
+        if lacks_the_instructions() {
             return;
         }
         let mut s = 0x0fed_cba9_8765_4321;
         for n in 1..=V_MAX {
             for pattern in 0..4 {
-                let u: Vec<u64> = (0..n)
-                    .map(|_| match pattern {
-                        0 => xorshift(&mut s),
-                        1 => u64::MAX,
-                        2 => xorshift(&mut s) & 0x8000_0000_0000_0001,
-                        _ => !(xorshift(&mut s) & xorshift(&mut s) & xorshift(&mut s) & xorshift(&mut s)),
-                    })
-                    .collect();
+                let u: Vec<u64> = (0..n).map(|_| limb(pattern, &mut s)).collect();
                 let mut r = vec![0xdead; 2 * n];
                 // SAFETY: n limbs, 2n of room.
                 unsafe { sqr(r.as_mut_ptr(), u.as_ptr(), n) };
