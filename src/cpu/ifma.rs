@@ -197,22 +197,52 @@ unsafe fn sqr_digits(rp: *mut mp_limb_t, up: *const mp_limb_t, n: usize) {
     let (a, lo, hi) = (a.as_mut_ptr().cast::<u64>(), lo.as_mut_ptr().cast::<u64>(), hi.as_mut_ptr().cast::<u64>());
     // SAFETY: buffers sized for V_MAX limbs as in mul_digits.
     unsafe {
-        a.write_bytes(0, FRONT);
-        let na = to_digits(a.add(FRONT), up, n);
-        a.add(FRONT + round_up(na, 8)).write_bytes(0, BACK);
+        let na = operand_digits(a, up, n);
         let columns = round_up(2 * na, 32);
         square_columns_of(lo, hi, a.add(FRONT), na, columns);
+        columns_to_limbs(rp, 2 * n, lo, hi, columns);
+    }
+}
+
+/// The digits of `{src, n}` at `a + FRONT`, with the zeros the passes read
+/// before them (FRONT) and after their last vector (BACK); returns their
+/// count.
+///
+/// # Safety
+/// `a` holds FRONT + the digits rounded to a vector + BACK words.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512ifma,avx512vbmi2")]
+unsafe fn operand_digits(a: *mut u64, src: *const mp_limb_t, n: usize) -> usize {
+    // SAFETY: as the caller promises.
+    unsafe {
+        a.write_bytes(0, FRONT);
+        let na = to_digits(a.add(FRONT), src, n);
+        a.add(FRONT + round_up(na, 8)).write_bytes(0, BACK);
+        na
+    }
+}
+
+/// `{out, n}` from the column sums of `columns` columns in `lo` and `hi`
+/// (`lo` with room for 16 words more, which the packing reads).
+///
+/// # Safety
+/// As that says; `out` holds n limbs.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512ifma,avx512vbmi2")]
+unsafe fn columns_to_limbs(out: *mut mp_limb_t, n: usize, lo: *mut u64, hi: *const u64, columns: usize) {
+    // SAFETY: as the caller promises.
+    unsafe {
         normalise(lo, hi, columns);
         lo.add(columns).write_bytes(0, 16);
-        pack(rp, 2 * n, lo);
+        pack(out, n, lo);
     }
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512ifma,avx512vbmi2")]
 unsafe fn mul_digits(rp: *mut mp_limb_t, up: *const mp_limb_t, un: usize, vp: *const mp_limb_t, vn: usize) {
-    // Left unwritten but for the zeros the loops read: zeroing these 12 KiB
-    // a call would cost as much as a small product.
+    // Left unwritten but for the zeros the loops read: zeroing these
+    // buffers whole a call would cost as much as a small product.
     let mut b = [const { MaybeUninit::<u64>::uninit() }; V_DIGITS + BACK];
     let mut a = [const { MaybeUninit::<u64>::uninit() }; FRONT + PIECE_DIGITS + BACK];
     let mut lo = [const { MaybeUninit::<u64>::uninit() }; COLUMNS + BACK];
@@ -225,21 +255,15 @@ unsafe fn mul_digits(rp: *mut mp_limb_t, up: *const mp_limb_t, un: usize, vp: *c
     // caller's.
     unsafe {
         let nb = to_digits(b, vp, vn);
-        a.write_bytes(0, FRONT);
         let mut done = 0;
         while done < un {
             let pn = (un - done).min(PIECE);
-            let na = to_digits(a.add(FRONT), up.add(done), pn);
-            // to_digits writes whole vectors; the passes read zeros beyond.
-            a.add(FRONT + round_up(na, 8)).write_bytes(0, BACK);
+            let na = operand_digits(a, up.add(done), pn);
             let columns = round_up(na + nb, 32);
             columns_of(lo, hi, a.add(FRONT), na, b, nb, columns);
-            normalise(lo, hi, columns);
-            // The packing reads 16 digits past the last it needs.
-            lo.add(columns).write_bytes(0, 16);
             let rn = pn + vn;
             let out = if done == 0 { rp } else { piece_out };
-            pack(out, rn, lo);
+            columns_to_limbs(out, rn, lo, hi, columns);
             if done > 0 {
                 // This piece's product goes in at `done` limbs, over the top
                 // vn limbs of the product so far.
