@@ -124,9 +124,12 @@ done
 # libcugmp.so (-cugmp), for device-run.sh pi.
 cc -O2 -std=c11 -D_POSIX_C_SOURCE=200809L -I "$gmp_out/include" benches/programs/pi.c "$gmp_out/lib/libgmp.a" -lpthread -o pack/c/pi-ref
 cc -O2 -std=c11 -D_POSIX_C_SOURCE=200809L -I "$gmp_out/include" benches/programs/pi.c -Lpack/deps -l:libcugmp.so -Wl,-rpath,'$ORIGIN/../deps' -lpthread -o pack/c/pi-cugmp
-# benches/programs/gcds.c the same two ways (gcds from many threads at once).
-cc -O2 -std=c11 -D_POSIX_C_SOURCE=200809L -I "$gmp_out/include" benches/programs/gcds.c "$gmp_out/lib/libgmp.a" -lpthread -o pack/c/gcds-ref
-cc -O2 -std=c11 -D_POSIX_C_SOURCE=200809L -I "$gmp_out/include" benches/programs/gcds.c -Lpack/deps -l:libcugmp.so -Wl,-rpath,'$ORIGIN/../deps' -lpthread -o pack/c/gcds-cugmp
+# benches/programs/gcds.c (gcds from many threads at once) and growing.c
+# (numbers that grow from nothing) the same two ways.
+for prog in gcds growing; do
+    cc -O2 -std=c11 -D_POSIX_C_SOURCE=200809L -I "$gmp_out/include" "benches/programs/$prog.c" "$gmp_out/lib/libgmp.a" -lpthread -o "pack/c/$prog-ref"
+    cc -O2 -std=c11 -D_POSIX_C_SOURCE=200809L -I "$gmp_out/include" "benches/programs/$prog.c" -Lpack/deps -l:libcugmp.so -Wl,-rpath,'$ORIGIN/../deps' -lpthread -o "pack/c/$prog-cugmp"
+done
 
 # The fuzz targets (built here by scripts/fuzz.sh's recipe, run for 1 s to build them).
 bash scripts/fuzz.sh 1 >/dev/null

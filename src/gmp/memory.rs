@@ -12,6 +12,17 @@
 //! nothing for smaller ones. Memory is still malloc's: a block from them
 //! may be freed by free(), as GMP's defaults allow.
 //!
+//! Growing a block is most of what a program of many small numbers asks
+//! of them: GMP reallocates a number's limbs each time it outgrows them,
+//! one limb at a time, and in a process with threads (the library's
+//! helpers and copy threads are there wherever a GPU serves) glibc's
+//! `realloc` takes its arena's lock on each call, where a program alone
+//! on GMP runs glibc's single-threaded path. So a growth that fits the
+//! block malloc actually made (`malloc_usable_size`) keeps it, blocks start
+//! at `SMALLEST` bytes, and a small block that must move gets room for
+//! twice what it held (RESULTS.md, "Memory functions in a program of many
+//! small numbers").
+//!
 //! A program's own `mp_set_memory_functions` replaces them as it replaces
 //! GMP's; with NULLs it gets GMP's plain defaults back.
 
@@ -26,18 +37,42 @@ use libc::{c_void, size_t};
 /// through `mp_get_memory_functions`).
 pub unsafe extern "C" fn allocate(n: size_t) -> *mut c_void {
     // SAFETY: GMP's default allocation function (it aborts on failure).
-    let p = unsafe { embedded::gmp_default_allocate(n) };
+    let p = unsafe { embedded::gmp_default_allocate(n.max(SMALLEST)) };
     prefer_huge_pages(p as *mut u8, n);
     p
 }
 
-/// GMP's `__gmp_default_reallocate`, then the advice on a grown block.
+/// The least a block from `allocate` holds: five limbs (a 48-byte chunk of
+/// malloc's), where a number's first limb would get a chunk of three and
+/// its fourth would move it.
+const SMALLEST: size_t = 40;
+
+/// Blocks up to this many bytes that must move for a growth get room for
+/// twice their old size; larger ones get what was asked (their copies
+/// cost more than the calls, and their memory is the program's).
+const SLACK_UP_TO: size_t = 4096;
+
+/// A growth that fits the block malloc made keeps the block; otherwise
+/// GMP's `__gmp_default_reallocate`, with room to spare for small blocks,
+/// then the advice on a grown block. Shrinking is GMP's (it returns
+/// memory).
 ///
 /// # Safety
 /// `p` is a block of `old` bytes from these functions or GMP's defaults.
 pub unsafe extern "C" fn reallocate(p: *mut c_void, old: size_t, new: size_t) -> *mut c_void {
+    let mut ask = new;
+    if new > old && !p.is_null() {
+        // SAFETY: a live block of malloc's (these functions and GMP's
+        // defaults allocate with malloc).
+        if unsafe { libc::malloc_usable_size(p) } >= new {
+            return p;
+        }
+        if new <= SLACK_UP_TO {
+            ask = new.max(2 * old);
+        }
+    }
     // SAFETY: the caller's block from these functions (GMP's contract).
-    let q = unsafe { embedded::gmp_default_reallocate(p, old, new) };
+    let q = unsafe { embedded::gmp_default_reallocate(p, old, ask) };
     if new > old {
         prefer_huge_pages(q as *mut u8, new);
     }
@@ -96,6 +131,37 @@ mod tests {
             }
         }
         panic!("no mapping holds {address:#x}");
+    }
+
+    /// A growth that fits malloc's block keeps it and its limbs; a small
+    /// block that moves gets room for twice its old size, contents kept;
+    /// shrinking and large growth go to GMP's reallocation.
+    #[test]
+    fn growth_keeps_what_fits_and_leaves_slack() {
+        unsafe {
+            let p = allocate(8) as *mut u64;
+            assert!(libc::malloc_usable_size(p as *mut c_void) >= SMALLEST, "a one-limb block is smaller than SMALLEST");
+            p.write(0x1234_5678_9abc_def0);
+            let q = reallocate(p as *mut c_void, 8, 32) as *mut u64;
+            assert_eq!(q, p, "a growth to four limbs moved a block of five");
+            assert_eq!(q.read(), 0x1234_5678_9abc_def0);
+            let usable = libc::malloc_usable_size(q as *mut c_void);
+            for i in 0..usable / 8 {
+                q.add(i).write(i as u64 * 3 + 1);
+            }
+            let r = reallocate(q as *mut c_void, usable, usable + 8) as *mut u64;
+            assert!(libc::malloc_usable_size(r as *mut c_void) >= 2 * usable, "a small block that moved got no slack");
+            for i in 0..usable / 8 {
+                assert_eq!(r.add(i).read(), i as u64 * 3 + 1, "limb {i} lost in the move");
+            }
+            let large = 1 << 20;
+            let s = reallocate(r as *mut c_void, usable + 8, large) as *mut u8;
+            let got = libc::malloc_usable_size(s as *mut c_void);
+            assert!(got >= large && got < large + (64 << 10), "a large growth got {got} bytes for {large}");
+            let t = reallocate(s as *mut c_void, large, 64);
+            assert!(libc::malloc_usable_size(t) < large, "shrinking kept the whole block");
+            libc::free(t);
+        }
     }
 
     /// The load-time constructor installed the functions (the test binary
