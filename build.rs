@@ -112,6 +112,8 @@ fn embed_gmp(manifest: &Path, out: &Path) {
         "__gmpn_toom33_mul",
         "__gmpn_toom2_sqr",
         "__gmpn_toom3_sqr",
+        "__gmpn_hgcd",
+        "__gmpn_hgcd_reduce",
     ] {
         assert!(functions.contains(f), "the embedded GMP has no {f} to hook");
         println!("cargo:rustc-link-arg=-Wl,--wrap={CPU_PREFIX}{f}");

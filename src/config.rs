@@ -122,6 +122,9 @@ pub struct Config {
     pub cpu_ifma: bool,
     /// `CUGMP_CPU_HELPERS` as set, 1 to 8; None for the default.
     pub cpu_helpers: Option<usize>,
+    /// `CUGMP_HGCD_THRESHOLD` as set (Some(0): GMP's own half-gcd); None
+    /// for the default.
+    pub hgcd_threshold: Option<usize>,
     /// `CUGMP_CPU_SHARE_TWICE` as set (Some(0): never); None for the default.
     pub cpu_share_twice: Option<usize>,
     /// `CUGMP_GPU_QUEUES`, 1 to 16 (default DEFAULT_GPU_QUEUES).
@@ -190,6 +193,7 @@ impl Config {
         let cpu_share = count("CUGMP_CPU_SHARE");
         let cpu_helpers = count("CUGMP_CPU_HELPERS").map(|n| n.clamp(1, 8));
         let cpu_share_twice = count("CUGMP_CPU_SHARE_TWICE");
+        let hgcd_threshold = count("CUGMP_HGCD_THRESHOLD");
         let gpu_queues = count("CUGMP_GPU_QUEUES").unwrap_or(DEFAULT_GPU_QUEUES).clamp(1, 16);
         let loaded_product_us = count("CUGMP_LOADED_PRODUCT_US");
         let gpus = count("CUGMP_GPUS").map(|n| n.max(1));
@@ -210,6 +214,7 @@ impl Config {
             cpu_share,
             cpu_ifma: !matches!(std::env::var("CUGMP_CPU_IFMA").as_deref(), Ok("0") | Ok("off")),
             cpu_helpers,
+            hgcd_threshold,
             cpu_share_twice,
             gpu_queues,
             loaded_product_us,

@@ -17,7 +17,9 @@
 //! (src/algorithms/radix/, src/algorithms/sqrt.rs,
 //! src/algorithms/quotient.rs), with GPU products. The half-gcd's matrix
 //! steps (`mpn_hgcd_matrix_adjust`, `mpn_matrix22_mul`) are hooked to make
-//! their products on several cores at once (src/algorithms/hgcd.rs).
+//! their products on several cores at once, and the half-gcd itself
+//! (`mpn_hgcd`, `mpn_hgcd_reduce`) to recurse down to a smaller size than
+//! GMP's fat build does (src/algorithms/hgcd.rs).
 //!
 //! GMP's Karatsuba and Toom-3 levels (`mpn_toom22_mul`, `mpn_toom33_mul`,
 //! `mpn_toom2_sqr`, `mpn_toom3_sqr`) are hooked for the CPU engine: up to
@@ -135,6 +137,19 @@ unsafe extern "C" fn __wrap___cugmp_cpu__gmpn_toom3_sqr(pp: *mut mp_limb_t, ap: 
             embedded::mpn_toom3_sqr(pp, ap, an, scratch);
         }
     }
+}
+
+/// GMP's half-gcd as its gcd and gcdext call it: recursing from
+/// src/algorithms/hgcd.rs's threshold instead of the 400 limbs of GMP's fat
+/// build.
+#[unsafe(no_mangle)]
+unsafe extern "C" fn __wrap___cugmp_cpu__gmpn_hgcd(ap: *mut mp_limb_t, bp: *mut mp_limb_t, n: mp_size_t, m: *mut hgcd_matrix, tp: *mut mp_limb_t) -> mp_size_t {
+    boundary!("mpn_hgcd", unsafe { hgcd::hgcd_for_gmp(ap, bp, n, m, tp, || embedded::mpn_hgcd(ap, bp, n, m, tp)) })
+}
+
+#[unsafe(no_mangle)]
+unsafe extern "C" fn __wrap___cugmp_cpu__gmpn_hgcd_reduce(m: *mut hgcd_matrix, ap: *mut mp_limb_t, bp: *mut mp_limb_t, n: mp_size_t, p: mp_size_t, tp: *mut mp_limb_t) -> mp_size_t {
+    boundary!("mpn_hgcd_reduce", unsafe { hgcd::reduce_for_gmp(m, ap, bp, n, p, tp, || embedded::mpn_hgcd_reduce(m, ap, bp, n, p, tp)) })
 }
 
 /// GMP's `mpn_sqr` as its other routines call it: `{rp, 2n} = {up, n}^2`.

@@ -121,3 +121,224 @@ pub unsafe fn matrix22_mul(r: [*mut mp_limb_t; 4], rn: usize, m: [*const mp_limb
         unsafe { *e.add(len) = embedded::mpn_add_n(e, u, v, len as mp_size_t) };
     }
 }
+
+/// The size from which GMP's build of the embedded half-gcd recurses
+/// (`HGCD_THRESHOLD`): GMP's fat build takes gmp-impl.h's default, 400
+/// limbs, where its tuned parameters for recent x86-64 processors say 64
+/// (Skylake's gmp-mparam.h). Below it the half-gcd is Lehmer's method, a
+/// step of one limb at a time over the whole numbers: quadratic, and most
+/// of a large gcd's time on one thread (RESULTS.md, "The half-gcd's base
+/// case"). Here the half-gcd recurses from DEFAULT_THRESHOLD limbs, with
+/// GMP's own steps, matrix products and adjustments.
+pub const DEFAULT_THRESHOLD: usize = 64;
+
+/// The least threshold taken (`CUGMP_HGCD_THRESHOLD` below it is raised to
+/// it): a half-gcd of fewer limbs has no halves worth a recursion.
+const LEAST_THRESHOLD: usize = 16;
+
+/// The threshold in force; None for GMP's own half-gcd
+/// (`CUGMP_HGCD_THRESHOLD=0`).
+fn threshold() -> Option<usize> {
+    match crate::config::get().hgcd_threshold {
+        Some(0) => None,
+        Some(t) => Some(t.max(LEAST_THRESHOLD)),
+        None => Some(DEFAULT_THRESHOLD),
+    }
+}
+
+/// The scratch limbs `hgcd` needs for `n` limbs at threshold `t`: GMP's
+/// `mpn_hgcd_itch` with `t` for its HGCD_THRESHOLD (the same recursion
+/// with another base size; its 22 limbs a level cover the deeper one).
+fn itch(n: usize, t: usize) -> usize {
+    if n < t {
+        return n;
+    }
+    let levels = usize::BITS - ((n - 1) / (t - 1)).leading_zeros();
+    20 * n.div_ceil(4) + 22 * levels as usize + t
+}
+
+/// The limbs of a half-gcd matrix for numbers of `n` limbs (GMP's
+/// `MPN_HGCD_MATRIX_INIT_ITCH`).
+fn matrix_itch(n: usize) -> usize {
+    4 * (n.div_ceil(2) + 1)
+}
+
+/// Scratch of `need` limbs: the caller's `tp` where GMP's contract gave it
+/// `given` limbs or more, else a buffer of its own (GMP's callers size the
+/// scratch for GMP's threshold, which needs less below 400 limbs).
+fn with_scratch<T>(tp: *mut mp_limb_t, given: usize, need: usize, f: impl FnOnce(*mut mp_limb_t) -> T) -> T {
+    if need <= given {
+        return f(tp);
+    }
+    let mut own: Vec<mp_limb_t> = Vec::with_capacity(need);
+    f(own.as_mut_ptr())
+}
+
+/// GMP's `mpn_hgcd` as GMP's gcd, gcdext and callers through the export
+/// reach it: the half-gcd of the `n`-limb numbers at `ap` and `bp`, the
+/// reduced numbers in their place and the matrix in `m`; returns their
+/// new size, 0 where no reduction was possible. `gmp` is GMP's own.
+pub unsafe fn hgcd_for_gmp(ap: *mut mp_limb_t, bp: *mut mp_limb_t, n: mp_size_t, m: *mut hgcd_matrix, tp: *mut mp_limb_t, gmp: impl FnOnce() -> mp_size_t) -> mp_size_t {
+    let Some(t) = threshold() else { return gmp() };
+    // SAFETY: GMP's formula for the scratch its callers give (a pure
+    // function of n).
+    let given = unsafe { embedded::mpn_hgcd_itch(n) } as usize;
+    let n = n as usize;
+    // SAFETY: GMP's arguments; the scratch as `with_scratch` found it.
+    with_scratch(tp, given, itch(n, t), |tp| unsafe { hgcd(ap, bp, n, m, tp, t) }) as mp_size_t
+}
+
+/// GMP's `mpn_hgcd_reduce` as callers through the export reach it: the
+/// half-gcd of the numbers' top `n - p` limbs, applied to the whole;
+/// returns the new size or 0. `gmp` is GMP's own.
+pub unsafe fn reduce_for_gmp(m: *mut hgcd_matrix, ap: *mut mp_limb_t, bp: *mut mp_limb_t, n: mp_size_t, p: mp_size_t, tp: *mut mp_limb_t, gmp: impl FnOnce() -> mp_size_t) -> mp_size_t {
+    let Some(t) = threshold() else { return gmp() };
+    // SAFETY: as above.
+    let given = unsafe { embedded::mpn_hgcd_reduce_itch(n, p) } as usize;
+    let (n, p) = (n as usize, p as usize);
+    let need = itch(n - p, t).max(n + p - 1);
+    // SAFETY: GMP's arguments; the scratch as `with_scratch` found it.
+    with_scratch(tp, given, need, |tp| unsafe { reduce(m, ap, bp, n, p, tp, t) }) as mp_size_t
+}
+
+/// GMP's `mpn_hgcd_reduce` below its HGCD_REDUCE_THRESHOLD, at every
+/// size: the exact half-gcd of the top `n - p` limbs, then the matrix
+/// applied to the whole by `matrix_adjust`. (Above that threshold GMP
+/// takes an approximate half-gcd, `mpn_hgcd_appr`, whose own base case
+/// is 400 limbs of Lehmer's method in its fat build.) Scratch:
+/// `itch(n - p, t)` limbs and `n + p - 1`.
+unsafe fn reduce(m: *mut hgcd_matrix, ap: *mut mp_limb_t, bp: *mut mp_limb_t, n: usize, p: usize, tp: *mut mp_limb_t, t: usize) -> usize {
+    // SAFETY: GMP's arguments (n > p, the numbers n limbs and room for one
+    // more), the scratch as stated.
+    unsafe {
+        let nn = hgcd(ap.add(p), bp.add(p), n - p, m, tp, t);
+        if nn == 0 {
+            return 0;
+        }
+        let size = (p + nn) as mp_size_t;
+        matrix_adjust(m, p + nn, ap, bp, p, || embedded::mpn_hgcd_matrix_adjust(m, size, ap, bp, p as mp_size_t, tp)) as usize
+    }
+}
+
+/// GMP's `mpn_hgcd` (its recursion step for step) with `t` for its
+/// HGCD_THRESHOLD; scratch `itch(n, t)` limbs.
+unsafe fn hgcd(ap: *mut mp_limb_t, bp: *mut mp_limb_t, mut n: usize, m: *mut hgcd_matrix, tp: *mut mp_limb_t, t: usize) -> usize {
+    let s = n / 2 + 1;
+    if n <= s {
+        return 0;
+    }
+    let mut success = false;
+    // One of GMP's steps (a Lehmer step, or a division where that fails):
+    // the new size, or None where no step reduces the numbers further.
+    // SAFETY (for every call): GMP's arguments; n + 1 limbs of scratch.
+    let step = |n: usize| match unsafe { embedded::mpn_hgcd_step(n as mp_size_t, ap, bp, s as mp_size_t, m, tp) } {
+        0 => None,
+        nn => Some(nn as usize),
+    };
+    if n >= t {
+        let n2 = (3 * n) / 4 + 1;
+        // SAFETY: the scratch holds itch(n, t) >= itch(n - n/2, t) and
+        // n + n/2 - 1 limbs.
+        let nn = unsafe { reduce(m, ap, bp, n, n / 2, tp, t) };
+        if nn != 0 {
+            n = nn;
+            success = true;
+        }
+        while n > n2 {
+            match step(n) {
+                Some(nn) => n = nn,
+                None => return if success { n } else { 0 },
+            }
+            success = true;
+        }
+        if n > s + 2 {
+            let p = 2 * s - n + 1;
+            let matrix_scratch = matrix_itch(n - p);
+            let mut m1 = std::mem::MaybeUninit::<hgcd_matrix>::uninit();
+            // SAFETY: as GMP's mpn_hgcd: M1 in the scratch's first
+            // matrix_scratch limbs, the recursion's scratch after them
+            // (itch covers both), the top n - p limbs of the numbers.
+            unsafe {
+                embedded::mpn_hgcd_matrix_init(m1.as_mut_ptr(), (n - p) as mp_size_t, tp);
+                let nn = hgcd(ap.add(p), bp.add(p), n - p, m1.as_mut_ptr(), tp.add(matrix_scratch), t);
+                if nn > 0 {
+                    let rest = tp.add(matrix_scratch);
+                    let size = (p + nn) as mp_size_t;
+                    n = matrix_adjust(m1.as_ptr(), p + nn, ap, bp, p, || embedded::mpn_hgcd_matrix_adjust(m1.as_ptr(), size, ap, bp, p as mp_size_t, rest)) as usize;
+                    embedded::mpn_hgcd_matrix_mul(m, m1.as_ptr(), rest);
+                    success = true;
+                }
+            }
+        }
+    }
+    loop {
+        match step(n) {
+            Some(nn) => n = nn,
+            None => return if success { n } else { 0 },
+        }
+        success = true;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// GMP's half-gcd of two numbers: (new size, a, b, the matrix's four
+    /// entries), by GMP's own (`t` None) or by `hgcd` at threshold `t`.
+    fn half_gcd(a: &[mp_limb_t], b: &[mp_limb_t], t: Option<usize>) -> (usize, Vec<mp_limb_t>, Vec<mp_limb_t>, Vec<Vec<mp_limb_t>>) {
+        let n = a.len();
+        let (mut a, mut b) = (a.to_vec(), b.to_vec());
+        a.push(0);
+        b.push(0);
+        let matrix_scratch = matrix_itch(n);
+        let mut mp = vec![0; matrix_scratch];
+        let gmp_itch = unsafe { embedded::mpn_hgcd_itch(n as mp_size_t) } as usize;
+        let mut tp = vec![0; gmp_itch.max(t.map_or(0, |t| itch(n, t))) + 1];
+        let mut m = std::mem::MaybeUninit::<hgcd_matrix>::uninit();
+        let nn = unsafe {
+            embedded::mpn_hgcd_matrix_init(m.as_mut_ptr(), n as mp_size_t, mp.as_mut_ptr());
+            match t {
+                None => embedded::mpn_hgcd(a.as_mut_ptr(), b.as_mut_ptr(), n as mp_size_t, m.as_mut_ptr(), tp.as_mut_ptr()) as usize,
+                Some(t) => hgcd(a.as_mut_ptr(), b.as_mut_ptr(), n, m.as_mut_ptr(), tp.as_mut_ptr(), t),
+            }
+        };
+        let m = unsafe { m.assume_init() };
+        let entries = (0..4).map(|k| unsafe { std::slice::from_raw_parts(m.p[k / 2][k % 2], m.n as usize) }.to_vec()).collect();
+        a.truncate(nn);
+        b.truncate(nn);
+        (nn, a, b, entries)
+    }
+
+    /// The recursion from lower thresholds leaves what GMP's own half-gcd
+    /// (400 limbs of Lehmer's method at the base) leaves: the same reduced
+    /// numbers and the same matrix, from 20 to 1500 limbs, random numbers
+    /// and numbers sharing their top limbs (long quotient runs).
+    #[test]
+    fn recursion_matches_gmps_half_gcd() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut reduced = 0;
+        for (k, n) in [20usize, 33, 64, 65, 100, 129, 200, 257, 399, 400, 401, 640, 1000, 1500].into_iter().enumerate() {
+            let a: Vec<u64> = (0..n).map(|_| next()).collect();
+            let mut b: Vec<u64> = (0..n).map(|_| next()).collect();
+            if k % 3 == 2 {
+                let top = n / 3;
+                b[n - top..].copy_from_slice(&a[n - top..]);
+                b[n - top] ^= 1;
+            }
+            let want = half_gcd(&a, &b, None);
+            for t in [16, 32, 64, 100] {
+                let got = half_gcd(&a, &b, Some(t));
+                assert!(got == want, "n = {n}, threshold {t}: the half-gcd differs from GMP's (sizes {} and {})", got.0, want.0);
+            }
+            reduced += usize::from(want.0 > 0);
+        }
+        assert!(reduced >= 12, "only {reduced} of the half-gcds reduced anything");
+    }
+}

@@ -133,6 +133,22 @@ unsafe extern "C" {
     pub fn mpn_hgcd_matrix_adjust(m: *const hgcd_matrix, n: mp_size_t, ap: *mut mp_limb_t, bp: *mut mp_limb_t, p: mp_size_t, tp: *mut mp_limb_t) -> mp_size_t;
     #[link_name = "__real___cugmp_cpu__gmpn_matrix22_mul"]
     pub fn mpn_matrix22_mul(r0: *mut mp_limb_t, r1: *mut mp_limb_t, r2: *mut mp_limb_t, r3: *mut mp_limb_t, rn: mp_size_t, m0: *const mp_limb_t, m1: *const mp_limb_t, m2: *const mp_limb_t, m3: *const mp_limb_t, mn: mp_size_t, tp: *mut mp_limb_t);
+    #[link_name = "__real___cugmp_cpu__gmpn_hgcd"]
+    pub fn mpn_hgcd(ap: *mut mp_limb_t, bp: *mut mp_limb_t, n: mp_size_t, m: *mut hgcd_matrix, tp: *mut mp_limb_t) -> mp_size_t;
+    #[link_name = "__real___cugmp_cpu__gmpn_hgcd_reduce"]
+    pub fn mpn_hgcd_reduce(m: *mut hgcd_matrix, ap: *mut mp_limb_t, bp: *mut mp_limb_t, n: mp_size_t, p: mp_size_t, tp: *mut mp_limb_t) -> mp_size_t;
+    /// GMP's half-gcd pieces, as its `mpn_hgcd` calls them.
+    #[link_name = "__cugmp_cpu__gmpn_hgcd_step"]
+    pub fn mpn_hgcd_step(n: mp_size_t, ap: *mut mp_limb_t, bp: *mut mp_limb_t, s: mp_size_t, m: *mut hgcd_matrix, tp: *mut mp_limb_t) -> mp_size_t;
+    #[link_name = "__cugmp_cpu__gmpn_hgcd_matrix_init"]
+    pub fn mpn_hgcd_matrix_init(m: *mut hgcd_matrix, n: mp_size_t, p: *mut mp_limb_t);
+    #[link_name = "__cugmp_cpu__gmpn_hgcd_matrix_mul"]
+    pub fn mpn_hgcd_matrix_mul(m: *mut hgcd_matrix, m1: *const hgcd_matrix, tp: *mut mp_limb_t);
+    /// The scratch GMP's callers give `mpn_hgcd` and `mpn_hgcd_reduce`.
+    #[link_name = "__cugmp_cpu__gmpn_hgcd_itch"]
+    pub fn mpn_hgcd_itch(n: mp_size_t) -> mp_size_t;
+    #[link_name = "__cugmp_cpu__gmpn_hgcd_reduce_itch"]
+    pub fn mpn_hgcd_reduce_itch(n: mp_size_t, p: mp_size_t) -> mp_size_t;
     /// GMP's fat initialiser: fills `__gmpn_cpuvec` (src/gmp/dispatch.rs).
     #[link_name = "__cugmp_cpu__gmpn_cpuvec_init"]
     pub fn mpn_cpuvec_init();
