@@ -130,7 +130,7 @@ pub unsafe fn matrix22_mul(r: [*mut mp_limb_t; 4], rn: usize, m: [*const mp_limb
 /// of a large gcd's time on one thread (RESULTS.md, "The half-gcd's base
 /// case"). Here the half-gcd recurses from DEFAULT_THRESHOLD limbs, with
 /// GMP's own steps, matrix products and adjustments.
-pub const DEFAULT_THRESHOLD: usize = 64;
+const DEFAULT_THRESHOLD: usize = 64;
 
 /// The least threshold taken (`CUGMP_HGCD_THRESHOLD` below it is raised to
 /// it): a half-gcd of fewer limbs has no halves worth a recursion.
