@@ -284,23 +284,49 @@ unsafe fn hgcd(ap: *mut mp_limb_t, bp: *mut mp_limb_t, mut n: usize, m: *mut hgc
 mod tests {
     use super::*;
 
-    /// GMP's half-gcd of two numbers: (new size, a, b, the matrix's four
-    /// entries), by GMP's own (`t` None) or by `hgcd` at threshold `t`.
-    fn half_gcd(a: &[mp_limb_t], b: &[mp_limb_t], t: Option<usize>) -> (usize, Vec<mp_limb_t>, Vec<mp_limb_t>, Vec<Vec<mp_limb_t>>) {
+    /// How a half-gcd is made in these tests.
+    #[derive(Clone, Copy, Debug)]
+    enum Way {
+        /// GMP's steps alone until none reduces further (as GMP's own test,
+        /// tests/mpn/t-hgcd.c, makes its reference): Lehmer's method.
+        Steps,
+        /// GMP's own `mpn_hgcd` (from 400 limbs its reduction reaches
+        /// `reduce_for_gmp` through the hook, with GMP's scratch).
+        Gmp,
+        /// `hgcd` from this threshold.
+        From(usize),
+    }
+
+    /// The half-gcd of two numbers: (new size, a, b, the matrix's four
+    /// entries).
+    fn half_gcd(a: &[mp_limb_t], b: &[mp_limb_t], way: Way) -> (usize, Vec<mp_limb_t>, Vec<mp_limb_t>, Vec<Vec<mp_limb_t>>) {
         let n = a.len();
         let (mut a, mut b) = (a.to_vec(), b.to_vec());
         a.push(0);
         b.push(0);
-        let matrix_scratch = matrix_itch(n);
-        let mut mp = vec![0; matrix_scratch];
+        let mut mp = vec![0; matrix_itch(n)];
         let gmp_itch = unsafe { embedded::mpn_hgcd_itch(n as mp_size_t) } as usize;
-        let mut tp = vec![0; gmp_itch.max(t.map_or(0, |t| itch(n, t))) + 1];
+        let ours = if let Way::From(t) = way { itch(n, t) } else { 0 };
+        let mut tp = vec![0; gmp_itch.max(ours).max(n) + 1];
         let mut m = std::mem::MaybeUninit::<hgcd_matrix>::uninit();
+        let (ap, bp, tp) = (a.as_mut_ptr(), b.as_mut_ptr(), tp.as_mut_ptr());
         let nn = unsafe {
             embedded::mpn_hgcd_matrix_init(m.as_mut_ptr(), n as mp_size_t, mp.as_mut_ptr());
-            match t {
-                None => embedded::mpn_hgcd(a.as_mut_ptr(), b.as_mut_ptr(), n as mp_size_t, m.as_mut_ptr(), tp.as_mut_ptr()) as usize,
-                Some(t) => hgcd(a.as_mut_ptr(), b.as_mut_ptr(), n, m.as_mut_ptr(), tp.as_mut_ptr(), t),
+            match way {
+                Way::Steps => {
+                    let (s, mut size, mut any) = (n / 2 + 1, n, false);
+                    // (Every size here is above s = n/2 + 1.)
+                    loop {
+                        match embedded::mpn_hgcd_step(size as mp_size_t, ap, bp, s as mp_size_t, m.as_mut_ptr(), tp) {
+                            0 => break,
+                            next => size = next as usize,
+                        }
+                        any = true;
+                    }
+                    if any { size } else { 0 }
+                }
+                Way::Gmp => embedded::mpn_hgcd(ap, bp, n as mp_size_t, m.as_mut_ptr(), tp) as usize,
+                Way::From(t) => hgcd(ap, bp, n, m.as_mut_ptr(), tp, t),
             }
         };
         let m = unsafe { m.assume_init() };
@@ -310,12 +336,12 @@ mod tests {
         (nn, a, b, entries)
     }
 
-    /// The recursion from lower thresholds leaves what GMP's own half-gcd
-    /// (400 limbs of Lehmer's method at the base) leaves: the same reduced
-    /// numbers and the same matrix, from 20 to 1500 limbs, random numbers
-    /// and numbers sharing their top limbs (long quotient runs).
+    /// The recursion from every threshold, and GMP's own half-gcd with the
+    /// hooked reduction, leave what GMP's steps alone leave: the same
+    /// reduced numbers and the same matrix, from 20 to 1500 limbs, random
+    /// numbers and numbers sharing their top limbs (long quotient runs).
     #[test]
-    fn recursion_matches_gmps_half_gcd() {
+    fn recursion_matches_gmps_steps() {
         let mut x = 0x2545_f491_4f6c_dd1du64;
         let mut next = move || {
             x ^= x << 13;
@@ -332,10 +358,10 @@ mod tests {
                 b[n - top..].copy_from_slice(&a[n - top..]);
                 b[n - top] ^= 1;
             }
-            let want = half_gcd(&a, &b, None);
-            for t in [16, 32, 64, 100] {
-                let got = half_gcd(&a, &b, Some(t));
-                assert!(got == want, "n = {n}, threshold {t}: the half-gcd differs from GMP's (sizes {} and {})", got.0, want.0);
+            let want = half_gcd(&a, &b, Way::Steps);
+            for way in [Way::Gmp, Way::From(16), Way::From(32), Way::From(64), Way::From(100)] {
+                let got = half_gcd(&a, &b, way);
+                assert!(got == want, "n = {n}, {way:?}: the half-gcd differs from GMP's steps' (sizes {} and {})", got.0, want.0);
             }
             reduced += usize::from(want.0 > 0);
         }
