@@ -215,9 +215,16 @@ unsafe fn reduce(m: *mut hgcd_matrix, ap: *mut mp_limb_t, bp: *mut mp_limb_t, n:
         if nn == 0 {
             return 0;
         }
-        let size = (p + nn) as mp_size_t;
-        matrix_adjust(m, p + nn, ap, bp, p, || embedded::mpn_hgcd_matrix_adjust(m, size, ap, bp, p as mp_size_t, tp)) as usize
+        adjust(m, p + nn, ap, bp, p, tp)
     }
+}
+
+/// `matrix_adjust` on `n`-limb numbers whose low `p` limbs meet the
+/// matrix, GMP's own adjustment (scratch `tp`) where it declines; the new
+/// size.
+unsafe fn adjust(m: *const hgcd_matrix, n: usize, ap: *mut mp_limb_t, bp: *mut mp_limb_t, p: usize, tp: *mut mp_limb_t) -> usize {
+    // SAFETY: the caller's arguments, as GMP's routine takes them.
+    unsafe { matrix_adjust(m, n, ap, bp, p, || embedded::mpn_hgcd_matrix_adjust(m, n as mp_size_t, ap, bp, p as mp_size_t, tp)) as usize }
 }
 
 /// GMP's `mpn_hgcd` (its recursion step for step) with `t` for its
@@ -263,8 +270,7 @@ unsafe fn hgcd(ap: *mut mp_limb_t, bp: *mut mp_limb_t, mut n: usize, m: *mut hgc
                 let nn = hgcd(ap.add(p), bp.add(p), n - p, m1.as_mut_ptr(), tp.add(matrix_scratch), t);
                 if nn > 0 {
                     let rest = tp.add(matrix_scratch);
-                    let size = (p + nn) as mp_size_t;
-                    n = matrix_adjust(m1.as_ptr(), p + nn, ap, bp, p, || embedded::mpn_hgcd_matrix_adjust(m1.as_ptr(), size, ap, bp, p as mp_size_t, rest)) as usize;
+                    n = adjust(m1.as_ptr(), p + nn, ap, bp, p, rest);
                     embedded::mpn_hgcd_matrix_mul(m, m1.as_ptr(), rest);
                     success = true;
                 }
