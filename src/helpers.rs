@@ -12,10 +12,22 @@
 //! its tasks itself (`share`'s caller decides, from how many threads are at
 //! such work, whether to ask at all).
 //!
+//! Spinning helpers are worth their cores only where the cores are free.
+//! Where other threads want them (other processes, the program's own
+//! threads), a spinning helper takes a core's share from them, and a
+//! helper taken off its core while holding a task holds up its caller:
+//! sixteen processes of pi.c at 10^6 digits at once on 16 cores took 1.6x
+//! to 2x GMP's time with eight helpers spinning in each (RESULTS.md,
+//! "Helpers on a busy host").
+//! So a helper that finds it was off its core for a while (the scheduler
+//! gave its core to another thread) makes every helper step back: for a
+//! while they sleep and callers keep their tasks, a while that doubles
+//! each time the host is still busy when it ends.
+//!
 //! A leaf: it imports nothing of the crate.
 
 use std::cell::UnsafeCell;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering::*};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering::*};
 use std::sync::OnceLock;
 use std::thread::Thread;
 use std::time::{Duration, Instant};
@@ -31,6 +43,56 @@ const SPIN: Duration = Duration::from_millis(2);
 /// Stack of a helper: GMP's products keep their temporaries below 64 KiB on
 /// the stack (its TMP_ALLOC).
 const STACK_BYTES: usize = 1 << 20;
+/// A spinning helper looks at the clock every 64 turns, a few microseconds
+/// apart; a gap this long between two looks means the scheduler took its
+/// core for another thread (a timeslice is 0.75 ms or more; an interrupt
+/// takes microseconds).
+const OFF_CORE: Duration = Duration::from_micros(250);
+/// The first step back, and the longest: each one that comes within
+/// `QUIET_SOON` of the last one's end doubles it (the host still busy), a
+/// later one starts again from the first (the library's own threads
+/// took the cores for a while: its copy threads, a long sum's).
+const QUIET_MIN: Duration = Duration::from_millis(50);
+const QUIET_MAX: Duration = Duration::from_secs(2);
+const QUIET_SOON: Duration = Duration::from_millis(200);
+
+/// Until when (nanoseconds from `epoch`) helpers sleep and callers keep
+/// their tasks; 0 while they need not.
+static QUIET_UNTIL: AtomicU64 = AtomicU64::new(0);
+/// The length of the last step back, nanoseconds.
+static QUIET_LAST: AtomicU64 = AtomicU64::new(0);
+/// Steps back taken.
+static STEPS_BACK: AtomicU64 = AtomicU64::new(0);
+
+fn epoch() -> Instant {
+    static EPOCH: OnceLock<Instant> = OnceLock::new();
+    *EPOCH.get_or_init(Instant::now)
+}
+
+fn nanos(t: Instant) -> u64 {
+    t.saturating_duration_since(epoch()).as_nanos() as u64
+}
+
+/// Whether the helpers are stepping back at `now`.
+fn quiet(now: Instant) -> bool {
+    nanos(now) < QUIET_UNTIL.load(Relaxed)
+}
+
+/// Makes the helpers step back from `now`: `QUIET_MIN`, or twice the last
+/// step where this one comes within `QUIET_SOON` of its end. A step
+/// already under way is left as it is.
+fn step_back(now: Instant) {
+    let t = nanos(now);
+    let until = QUIET_UNTIL.load(Relaxed);
+    if t < until {
+        return;
+    }
+    let last = QUIET_LAST.load(Relaxed);
+    let length = if until != 0 && t - until < QUIET_SOON.as_nanos() as u64 { (2 * last).min(QUIET_MAX.as_nanos() as u64) } else { QUIET_MIN.as_nanos() as u64 };
+    QUIET_LAST.store(length, Relaxed);
+    QUIET_UNTIL.store(t + length, Relaxed);
+    STEPS_BACK.fetch_add(1, Relaxed);
+}
 
 const EMPTY: u32 = 0;
 const READY: u32 = 1;
@@ -116,14 +178,26 @@ fn try_run(slot: &Slot) -> bool {
 
 fn help(board: &'static Board) {
     let mut last = Instant::now();
+    // When this helper last looked at the clock.
+    let mut looked = last;
     let mut spins = 0u32;
     loop {
         if board.slots.iter().any(try_run) {
             last = Instant::now();
+            looked = last;
             continue;
         }
         spins = spins.wrapping_add(1);
-        if !spins.is_multiple_of(64) || last.elapsed() < SPIN {
+        if !spins.is_multiple_of(64) {
+            std::hint::spin_loop();
+            continue;
+        }
+        let now = Instant::now();
+        if now.saturating_duration_since(looked) > OFF_CORE {
+            step_back(now);
+        }
+        looked = now;
+        if now.saturating_duration_since(last) < SPIN && !quiet(now) {
             std::hint::spin_loop();
             continue;
         }
@@ -136,6 +210,7 @@ fn help(board: &'static Board) {
         }
         board.sleeping.fetch_sub(1, SeqCst);
         last = Instant::now();
+        looked = last;
     }
 }
 
@@ -144,7 +219,7 @@ fn help(board: &'static Board) {
 /// work (a sleeping thread takes longer to wake than a short task lasts).
 pub fn awake() -> bool {
     let board = board();
-    if board.helpers.is_empty() || board.held.load(Relaxed) {
+    if board.helpers.is_empty() || board.held.load(Relaxed) || quiet(Instant::now()) {
         return false;
     }
     if board.sleeping.load(SeqCst) == 0 {
@@ -159,11 +234,16 @@ pub fn awake() -> bool {
 /// Runs every task of `tasks` exactly once and returns when all have run:
 /// the first on this thread, the others on helpers where they take them,
 /// else here after the first. Returns whether helpers were asked (the
-/// board was free and has helpers); the tasks run either way.
+/// board was free and has helpers, and they are not stepping back); the
+/// tasks run either way.
 pub fn share(tasks: &mut [&mut (dyn FnMut() + Send)]) -> bool {
     let Some((first, rest)) = tasks.split_first_mut() else { return false };
     let board = board();
-    let ask = !rest.is_empty() && rest.len() <= SLOTS && !board.helpers.is_empty() && board.held.compare_exchange(false, true, Acquire, Relaxed).is_ok();
+    let ask = !rest.is_empty()
+        && rest.len() <= SLOTS
+        && !board.helpers.is_empty()
+        && !quiet(Instant::now())
+        && board.held.compare_exchange(false, true, Acquire, Relaxed).is_ok();
     if !ask {
         first();
         for task in rest {
@@ -267,6 +347,75 @@ mod tests {
             }
         }
         panic!("in 30 attempts no helper took a task while the caller waited");
+    }
+
+    /// Threads that want every core take the helpers off theirs: the
+    /// helpers step back (callers keep their tasks), and serve again once
+    /// the cores are free and the step back has ended.
+    ///
+    /// First `step_back`'s lengths (here, as the other half of this test
+    /// reads the same state): the first QUIET_MIN, doubled when the next
+    /// one comes within QUIET_SOON of its end, never past QUIET_MAX, and
+    /// none while one is under way.
+    #[test]
+    fn helpers_step_back_from_busy_cores() {
+        let start = Instant::now() + QUIET_MAX * 4;
+        QUIET_UNTIL.store(0, Relaxed);
+        step_back(start);
+        assert_eq!(QUIET_LAST.load(Relaxed), QUIET_MIN.as_nanos() as u64);
+        assert!(quiet(start) && quiet(start + QUIET_MIN / 2) && !quiet(start + QUIET_MIN));
+        step_back(start + QUIET_MIN / 2);
+        assert_eq!(QUIET_LAST.load(Relaxed), QUIET_MIN.as_nanos() as u64, "a step under way was changed");
+        let mut at = start + QUIET_MIN;
+        let mut length = QUIET_MIN;
+        for _ in 0..10 {
+            step_back(at);
+            length = (length * 2).min(QUIET_MAX);
+            assert_eq!(QUIET_LAST.load(Relaxed), length.as_nanos() as u64);
+            at += length + QUIET_SOON / 2;
+        }
+        step_back(at + QUIET_SOON * 2);
+        assert_eq!(QUIET_LAST.load(Relaxed), QUIET_MIN.as_nanos() as u64, "a step long after the last did not start again from QUIET_MIN");
+        QUIET_UNTIL.store(0, Relaxed);
+        set_helpers(2);
+        let before = STEPS_BACK.load(Relaxed);
+        let busy = 4 * std::thread::available_parallelism().map_or(2, |n| n.get());
+        let stop = AtomicBool::new(false);
+        std::thread::scope(|s| {
+            for _ in 0..busy {
+                s.spawn(|| {
+                    while !stop.load(Relaxed) {
+                        std::hint::spin_loop();
+                    }
+                });
+            }
+            // Tasks keep the helpers spinning until one of them finds
+            // it was off its core.
+            let deadline = Instant::now() + Duration::from_secs(20);
+            while STEPS_BACK.load(Relaxed) == before && Instant::now() < deadline {
+                share(&mut [&mut || (), &mut || (), &mut || ()]);
+                std::thread::sleep(Duration::from_micros(200));
+            }
+            stop.store(true, Relaxed);
+        });
+        assert!(STEPS_BACK.load(Relaxed) > before, "{busy} busy threads never took a helper off its core");
+        // Right after it began (QUIET_MIN at least), the step back keeps
+        // the tasks on their caller.
+        let (mut a, mut b) = (0, 0);
+        let stepping = quiet(Instant::now());
+        let asked = share(&mut [&mut || a += 1, &mut || b += 1]);
+        assert!(stepping, "no step back under way right after it was taken");
+        assert!(!asked, "helpers were asked while stepping back");
+        assert_eq!((a, b), (1, 1));
+        // The step back ends (at most QUIET_MAX, doubled steps included),
+        // and the helpers are asked again where the board is free.
+        let deadline = Instant::now() + QUIET_MAX * 3;
+        let mut asked = false;
+        while !asked && Instant::now() < deadline {
+            asked = share(&mut [&mut || (), &mut || ()]);
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert!(asked, "the helpers were not asked again after the step back");
     }
 
     /// A task that panics, on a helper or on the caller, makes `share`
