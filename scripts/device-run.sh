@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine, over a tree packed by scripts/pack-device.sh:
-#   bash scripts/device-run.sh [gpu|differential|tests|gmp|bench|ab|perf|perf-ab|percall|pi|ops|python|batch|gf2x|beyond|gfp|devices|first|profile|radix|hostcopy|pipeline|phases|ncu|ncu-source|sanitize|fuzz|all]    (default: all)
+#   bash scripts/device-run.sh [gpu|differential|tests|gmp|bench|ab|perf|perf-ab|percall|pi|processes|ops|python|batch|gf2x|beyond|gfp|devices|first|profile|radix|hostcopy|pipeline|phases|ncu|ncu-source|sanitize|fuzz|all]    (default: all)
 # gpu: the GPU tests alone; differential: the differential suite under
 # CUGMP_GPU=force and the C programs (cuGMP against static GMP); tests: both
 # of those; gmp: GMP's own tests/mpz, tests/mpn and tests/mpf on libcugmp.so; fuzz:
@@ -25,7 +25,8 @@
 # own GMP against cuGMP preloaded, and pack/alt's libraries with
 # CUGMP_FIRST_ALT=1), CUGMP_FIRST_REPEATS passes (default 15) in turn, with
 # the medians (first.md); pi:
-# benches/programs/pi.c on static GMP and on cuGMP (off and auto) in turn; radix: mpz_get_str over radix conversion's levels and against
+# benches/programs/pi.c on static GMP and on cuGMP (off and auto) in turn;
+# processes: several processes of pi.c at once on each library; radix: mpz_get_str over radix conversion's levels and against
 # pack/alt's libraries (radix.md; CUGMP_SWEEP_HOOK=sqrt or tdiv_qr times
 # that hook instead, the levels sweep then moot);
 # hostcopy: the host-side copy rates alone (benches/host_copy.cu); pipeline:
@@ -372,6 +373,33 @@ if [ "$what" = pi ]; then
         done
     done
     note "pi: $out/pi.md ($(grep -c DIFFERENT "$out/pi.md") outputs differ from GMP's)"
+fi
+
+if [ "$what" = processes ]; then
+    # Several processes at once, as a busy host runs them: CUGMP_PROCS
+    # (default 16 and 4) processes of benches/programs/pi.c on one thread
+    # each, at CUGMP_PI_DIGITS (default 10^6 and 10^7), on static GMP and
+    # on libcugmp.so (auto), CUGMP_PI_REPEATS times (default 2) in turn;
+    # the wall time of all, the slowest process's own total, and whether
+    # every output is GMP's alone. One file back: processes.md.
+    for procs in ${CUGMP_PROCS:-16 4}; do
+        for digits in ${CUGMP_PI_DIGITS:-1000000 10000000}; do
+            want=$(pack/c/pi-ref "$digits" 1 | head -1)
+            for repeat in $(seq "${CUGMP_PI_REPEATS:-2}"); do
+                for prog in pi-ref pi-cugmp; do
+                    start=$(date +%s.%N)
+                    for i in $(seq "$procs"); do CUGMP_GPU=auto "pack/c/$prog" "$digits" 1 > "/tmp/processes.$i" 2>&1 & done
+                    wait
+                    end=$(date +%s.%N)
+                    slowest=$(grep -ho 'total=[0-9.]*' /tmp/processes.* | cut -d= -f2 | sort -n | tail -1)
+                    same=same; [ "$(head -qn1 /tmp/processes.* | sort -u)" = "$want" ] || same=DIFFERENT
+                    rm -f /tmp/processes.*
+                    echo "| $prog | $procs | $digits | $repeat | $(awk "BEGIN { printf \"%.2f\", $end - $start }") | $slowest | $same |" | tee -a "$out/processes.md"
+                done
+            done
+        done
+    done
+    note "processes: $out/processes.md ($(grep -c DIFFERENT "$out/processes.md") rows with an output not GMP's)"
 fi
 
 if [ "$what" = perf-ab ]; then
