@@ -30,6 +30,9 @@
 //!   products on processors with AVX-512 IFMA, instead of its schoolbook
 //!   kernel on those instructions (src/cpu/ifma.rs; on by default, with or
 //!   without a GPU).
+//! * `CUGMP_CPU_STEP_BACK=0` (tuning only): the helper threads never step
+//!   back from a busy host (src/helpers.rs); by default they sleep for a
+//!   while when the scheduler takes their cores for other threads.
 //! * `CUGMP_CPU_HELPERS=n` (1 to 8, tuning only): the helper threads kept
 //!   for shared products; default `route::CPU_SHARE_HELPERS`, fewer where
 //!   the host has fewer cores to spare.
@@ -122,6 +125,8 @@ pub struct Config {
     pub cpu_ifma: bool,
     /// `CUGMP_CPU_HELPERS` as set, 1 to 8; None for the default.
     pub cpu_helpers: Option<usize>,
+    /// `CUGMP_CPU_STEP_BACK`: false where set to 0 or off.
+    pub cpu_step_back: bool,
     /// `CUGMP_HGCD_THRESHOLD` as set (Some(0): GMP's own half-gcd); None
     /// for the default.
     pub hgcd_threshold: Option<usize>,
@@ -214,6 +219,7 @@ impl Config {
             cpu_share,
             cpu_ifma: !matches!(std::env::var("CUGMP_CPU_IFMA").as_deref(), Ok("0") | Ok("off")),
             cpu_helpers,
+            cpu_step_back: !matches!(std::env::var("CUGMP_CPU_STEP_BACK").as_deref(), Ok("0") | Ok("off")),
             hgcd_threshold,
             cpu_share_twice,
             gpu_queues,

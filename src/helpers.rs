@@ -63,6 +63,14 @@ static QUIET_UNTIL: AtomicU64 = AtomicU64::new(0);
 static QUIET_LAST: AtomicU64 = AtomicU64::new(0);
 /// Steps back taken.
 static STEPS_BACK: AtomicU64 = AtomicU64::new(0);
+/// Whether helpers step back at all (`set_step_back`).
+static STEPPING_BACK: AtomicBool = AtomicBool::new(true);
+
+/// Whether a helper taken off its core makes the helpers step back (the
+/// default); false keeps them spinning whatever the host's load.
+pub fn set_step_back(on: bool) {
+    STEPPING_BACK.store(on, Relaxed);
+}
 
 fn epoch() -> Instant {
     static EPOCH: OnceLock<Instant> = OnceLock::new();
@@ -193,7 +201,7 @@ fn help(board: &'static Board) {
             continue;
         }
         let now = Instant::now();
-        if now.saturating_duration_since(looked) > OFF_CORE {
+        if now.saturating_duration_since(looked) > OFF_CORE && STEPPING_BACK.load(Relaxed) {
             step_back(now);
         }
         looked = now;
@@ -351,7 +359,8 @@ mod tests {
 
     /// Threads that want every core take the helpers off theirs: the
     /// helpers step back (callers keep their tasks), and serve again once
-    /// the cores are free and the step back has ended.
+    /// the cores are free and the step back has ended; told not to, they
+    /// take no step.
     ///
     /// First `step_back`'s lengths (here, as the other half of this test
     /// reads the same state): the first QUIET_MIN, doubled when the next
@@ -417,6 +426,28 @@ mod tests {
             std::thread::sleep(Duration::from_millis(5));
         }
         assert!(asked, "the helpers were not asked again after the step back");
+        // With stepping back turned off (`CUGMP_CPU_STEP_BACK=0`), the same
+        // busy threads for a while take no step.
+        set_step_back(false);
+        let before = STEPS_BACK.load(Relaxed);
+        let stop = AtomicBool::new(false);
+        std::thread::scope(|s| {
+            for _ in 0..busy {
+                s.spawn(|| {
+                    while !stop.load(Relaxed) {
+                        std::hint::spin_loop();
+                    }
+                });
+            }
+            let until = Instant::now() + Duration::from_millis(300);
+            while Instant::now() < until {
+                share(&mut [&mut || (), &mut || (), &mut || ()]);
+                std::thread::sleep(Duration::from_micros(200));
+            }
+            stop.store(true, Relaxed);
+        });
+        set_step_back(true);
+        assert_eq!(STEPS_BACK.load(Relaxed), before, "the helpers stepped back while told not to");
     }
 
     /// A task that panics, on a helper or on the caller, makes `share`

@@ -630,10 +630,11 @@ fn planted_fault_is_caught() {
 /// statistics prove that products were shared. (Whether the helpers were
 /// free to take part depends on the host's load; src/helpers.rs's tests
 /// prove that they take tasks, src/cpu.rs's that the cut products are
-/// right.)
+/// right.) The helpers do not step back from a busy host there
+/// (`CUGMP_CPU_STEP_BACK=0`): the test machine's other tests keep it busy.
 #[test]
 fn shared_products_match_gmp() {
-    let env = [("CUGMP_FAULT", None), ("CUGMP_CPU_SHARE", Some("2")), ("CUGMP_GPU", Some("off")), ("CUGMP_STATS", Some("1"))];
+    let env = [("CUGMP_FAULT", None), ("CUGMP_CPU_SHARE", Some("2")), ("CUGMP_CPU_STEP_BACK", Some("0")), ("CUGMP_GPU", Some("off")), ("CUGMP_STATS", Some("1"))];
     let (ok, log) = common::rerun_tests(&["mul_matches_gmp", "threads_match_gmp"], &env);
     assert!(ok && log.contains("2 passed"), "the shared products' run failed:\n{log}");
     let counts = counts_after(&log, "mpz_mul products shared among cores: ");
@@ -702,11 +703,12 @@ fn gcds_match_gmp() {
 
 /// The half-gcd's matrix steps with their products on several cores
 /// (`CUGMP_CPU_SHARE`, src/algorithms/hgcd.rs): `gcds_match_gmp` in a
-/// child run that shares them with the GPU off; the child's statistics
-/// prove that steps were shared.
+/// child run that shares them with the GPU off, the helpers not stepping
+/// back from the busy test machine (`CUGMP_CPU_STEP_BACK=0`); the child's
+/// statistics prove that steps were shared.
 #[test]
 fn shared_hgcd_steps_match_gmp() {
-    let env = [("CUGMP_FAULT", None), ("CUGMP_CPU_SHARE", Some("2")), ("CUGMP_GPU", Some("off")), ("CUGMP_STATS", Some("1"))];
+    let env = [("CUGMP_FAULT", None), ("CUGMP_CPU_SHARE", Some("2")), ("CUGMP_CPU_STEP_BACK", Some("0")), ("CUGMP_GPU", Some("off")), ("CUGMP_STATS", Some("1"))];
     let (ok, log) = common::rerun_tests(&["gcds_match_gmp"], &env);
     assert!(ok && log.contains("1 passed"), "the shared steps' run failed:\n{log}");
     let counts = counts_after(&log, "half-gcd matrix steps with their products shared among cores: ");

@@ -295,6 +295,7 @@ pub fn settle() {
             let spare = parallel::cores().saturating_sub(1).max(1);
             let helpers = config::get().cpu_helpers.unwrap_or(CPU_SHARE_HELPERS.min(spare));
             helpers::set_helpers(helpers);
+            helpers::set_step_back(config::get().cpu_step_back);
             let twice = match config::get().cpu_share_twice {
                 Some(0) => usize::MAX,
                 Some(n) => n,
