@@ -357,6 +357,26 @@ mod tests {
         panic!("in 30 attempts no helper took a task while the caller waited");
     }
 
+    /// `busy` threads spinning while this one lays tasks for the helpers
+    /// (which keeps them spinning too), until `done` or `until`.
+    fn busy_beside_tasks(busy: usize, until: Instant, done: impl Fn() -> bool) {
+        let stop = AtomicBool::new(false);
+        std::thread::scope(|s| {
+            for _ in 0..busy {
+                s.spawn(|| {
+                    while !stop.load(Relaxed) {
+                        std::hint::spin_loop();
+                    }
+                });
+            }
+            while !done() && Instant::now() < until {
+                share(&mut [&mut || (), &mut || (), &mut || ()]);
+                std::thread::sleep(Duration::from_micros(200));
+            }
+            stop.store(true, Relaxed);
+        });
+    }
+
     /// Threads that want every core take the helpers off theirs: the
     /// helpers step back (callers keep their tasks), and serve again once
     /// the cores are free and the step back has ended; told not to, they
@@ -389,24 +409,8 @@ mod tests {
         set_helpers(2);
         let before = STEPS_BACK.load(Relaxed);
         let busy = 4 * std::thread::available_parallelism().map_or(2, |n| n.get());
-        let stop = AtomicBool::new(false);
-        std::thread::scope(|s| {
-            for _ in 0..busy {
-                s.spawn(|| {
-                    while !stop.load(Relaxed) {
-                        std::hint::spin_loop();
-                    }
-                });
-            }
-            // Tasks keep the helpers spinning until one of them finds
-            // it was off its core.
-            let deadline = Instant::now() + Duration::from_secs(20);
-            while STEPS_BACK.load(Relaxed) == before && Instant::now() < deadline {
-                share(&mut [&mut || (), &mut || (), &mut || ()]);
-                std::thread::sleep(Duration::from_micros(200));
-            }
-            stop.store(true, Relaxed);
-        });
+        // Until one of the helpers finds it was off its core.
+        busy_beside_tasks(busy, Instant::now() + Duration::from_secs(20), || STEPS_BACK.load(Relaxed) != before);
         assert!(STEPS_BACK.load(Relaxed) > before, "{busy} busy threads never took a helper off its core");
         // While a step back is under way (one begun now where the busy
         // threads' has ended already), callers keep their tasks.
@@ -430,22 +434,7 @@ mod tests {
         // busy threads for a while take no step.
         set_step_back(false);
         let before = STEPS_BACK.load(Relaxed);
-        let stop = AtomicBool::new(false);
-        std::thread::scope(|s| {
-            for _ in 0..busy {
-                s.spawn(|| {
-                    while !stop.load(Relaxed) {
-                        std::hint::spin_loop();
-                    }
-                });
-            }
-            let until = Instant::now() + Duration::from_millis(300);
-            while Instant::now() < until {
-                share(&mut [&mut || (), &mut || (), &mut || ()]);
-                std::thread::sleep(Duration::from_micros(200));
-            }
-            stop.store(true, Relaxed);
-        });
+        busy_beside_tasks(busy, Instant::now() + Duration::from_millis(300), || false);
         set_step_back(true);
         assert_eq!(STEPS_BACK.load(Relaxed), before, "the helpers stepped back while told not to");
     }
