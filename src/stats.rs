@@ -507,6 +507,15 @@ pub fn queued_to_cpu() {
     QUEUED_TO_CPU.fetch_add(1, Relaxed);
 }
 
+/// Products the thresholds sent to the GPU that stayed on the CPU, the
+/// device answering slowly (other processes' work on it).
+static SLOW_DEVICE_TO_CPU: AtomicU64 = AtomicU64::new(0);
+
+/// A product left to the CPU because the device answered slowly.
+pub fn slow_device_to_cpu() {
+    SLOW_DEVICE_TO_CPU.fetch_add(1, Relaxed);
+}
+
 /// Operations completed on the GPU, all kinds.
 pub fn gpu_total() -> u64 {
     STATS.iter().map(|s| s.gpu.load(Relaxed)).sum()
@@ -553,6 +562,10 @@ pub fn table() -> String {
     let queued = QUEUED_TO_CPU.load(Relaxed);
     if queued > 0 {
         let _ = writeln!(t, "products left to the CPU while the GPU was busy with other threads': {queued}");
+    }
+    let slow = SLOW_DEVICE_TO_CPU.load(Relaxed);
+    if slow > 0 {
+        let _ = writeln!(t, "products left to the CPU while the GPU answered slowly (other processes' work on it): {slow}");
     }
     if !any {
         t.push_str("(no operation cuGMP routes was called)\n");
@@ -608,6 +621,12 @@ pub fn profile_table() -> String {
         }
     }
     let _ = writeln!(t, "in all: {:.3} ms on the CPU engine, {:.3} ms on the GPU", ms(cpu_total), ms(gpu_total));
+    for (count, why) in [(&QUEUED_TO_CPU, "the GPU was busy with other threads'"), (&SLOW_DEVICE_TO_CPU, "the GPU answered slowly (other processes' work on it)")] {
+        let n = count.load(Relaxed);
+        if n > 0 {
+            let _ = writeln!(t, "products the thresholds gave the GPU left to the CPU because {why}: {n}");
+        }
+    }
     t.push_str("(each row its own time: GMP's internal products inside an operation are their own rows; functions cuGMP passes straight to GMP, gcd or powm for example, are not timed, their large products are GMP's internal products)\n");
     t
 }

@@ -12,7 +12,7 @@
 //! GMP allows. That one contract is stated here, not per function.
 #![allow(clippy::missing_safety_doc)]
 
-use super::route::{cpu_only, cpu_reference, product_route, route_at};
+use super::route::{self, cpu_only, cpu_reference, product_route, route_at};
 use crate::config::{self, log, Fault};
 use crate::cpu;
 use crate::gmp::{embedded, mp_limb_t, mp_size_t};
@@ -160,7 +160,9 @@ unsafe fn product_result<P: AsRef<[mp_limb_t]>>(
     let start = std::time::Instant::now();
     match compute(u, v) {
         Ok(product) => {
-            stats::gpu_call(op, un.min(vn), start.elapsed());
+            let took = start.elapsed();
+            stats::gpu_call(op, un.min(vn), took);
+            route::product_took(un, vn, took);
             if config::get().check {
                 let want = cpu_reference(|| cpu::product(u, v, modulus));
                 if want != product.as_ref() {

@@ -383,9 +383,19 @@ fn route_sized(op: Op, limbs: usize, gpu_capable: bool, dims: (usize, usize)) ->
     let wants_gpu = gpu_capable && gpu_wanted(op, limbs);
     let cpu_us = if matches!(op, Op::Mul | Op::Internal) { gmp_product_us(dims.0, dims.1) } else { 0.0 };
     let mut chosen = if wants_gpu { engine(cpu_us) } else { None };
-    if chosen.is_some_and(|g| matches!(op, Op::Mul | Op::Internal) && config::get().gpu == GpuMode::Auto && queue_favours_cpu(g.in_flight(), dims)) {
-        stats::queued_to_cpu();
-        chosen = None;
+    if let Some(g) = chosen.filter(|_| matches!(op, Op::Mul | Op::Internal) && config::get().gpu == GpuMode::Auto) {
+        let busy = g.in_flight();
+        if queue_favours_cpu(busy, dims, DELAY.now(clock_us())) {
+            if busy.products == 0 {
+                stats::slow_device_to_cpu();
+            } else {
+                stats::queued_to_cpu();
+            }
+            chosen = None;
+        } else {
+            let ticket = ROUTED.fetch_add(1, Relaxed) + 1;
+            ALONE.set(if busy.products == 0 { ticket } else { 0 });
+        }
     }
     if chosen.is_none() {
         stats::cpu_call(op);
@@ -399,6 +409,108 @@ fn route_sized(op: Op, limbs: usize, gpu_capable: bool, dims: (usize, usize)) ->
 /// 10^6 x 10^6 (an H200, RESULTS.md, "Products end to end").
 const GPU_PRODUCT_US: f64 = 60.0;
 const GPU_RESULT_LIMB_US: f64 = 1e-3;
+
+/// A product's time on an idle device by that model.
+fn gpu_product_us(un: usize, vn: usize) -> f64 {
+    GPU_PRODUCT_US + (un + vn) as f64 * GPU_RESULT_LIMB_US
+}
+
+/// How much longer than `gpu_product_us` the device has lately taken for a
+/// product that had it to this process alone: the wait for other
+/// processes' work, which shares the device by time slices. Sixteen
+/// processes of pi.c at 10^7 digits at once waited 2.2 to 2.8 ms for each
+/// GPU product of 1024 to 16,383 limbs, which GMP makes in 0.14 to 4 ms
+/// (RESULTS.md, "The device shared with other processes"). Two
+/// observations running are needed (the lesser counts), so that one
+/// product's first-use costs (a transform's tables, a pool's growth) do not
+/// move the routing; the estimate halves every DELAY_HALF_LIFE_US, so that
+/// products go back to the device, and measure it again, once the others
+/// may have gone.
+struct Delay {
+    /// The estimate (us) and when it was made (`clock_us`).
+    estimate: AtomicU64,
+    at: AtomicU64,
+    /// The last observation (us) and when it was made.
+    last: AtomicU64,
+    last_at: AtomicU64,
+}
+
+/// Below this an estimate counts as none: an idle H200 took up to 0.22 ms
+/// more than the model for products of 2^10 to 2^16 limbs, beside single
+/// first uses of 2 to 14 ms (RESULTS.md, "The device shared with other
+/// processes").
+const DELAY_COUNTS_US: u64 = 500;
+const DELAY_HALF_LIFE_US: f64 = 100_000.0;
+/// An observation older than this is not paired with a new one.
+const DELAY_PAIRED_US: u64 = 1_000_000;
+
+impl Delay {
+    const fn new() -> Delay {
+        Delay { estimate: AtomicU64::new(0), at: AtomicU64::new(0), last: AtomicU64::new(0), last_at: AtomicU64::new(0) }
+    }
+
+    /// A product that had the device to itself took `excess_us` more than
+    /// the model, at `now_us`.
+    fn observe(&self, excess_us: u64, now_us: u64) {
+        let last = self.last.swap(excess_us, Relaxed);
+        let last_at = self.last_at.swap(now_us, Relaxed);
+        let paired = if now_us.saturating_sub(last_at) <= DELAY_PAIRED_US { last.min(excess_us) } else { 0 };
+        self.estimate.store(paired, Relaxed);
+        self.at.store(now_us, Relaxed);
+    }
+
+    /// The delay to expect at `now_us`, in microseconds (0 for none).
+    fn now(&self, now_us: u64) -> f64 {
+        let estimate = self.estimate.load(Relaxed);
+        if estimate < DELAY_COUNTS_US {
+            return 0.0;
+        }
+        let age = now_us.saturating_sub(self.at.load(Relaxed)) as f64;
+        let decayed = estimate as f64 * (-age / DELAY_HALF_LIFE_US).exp2();
+        if decayed < DELAY_COUNTS_US as f64 { 0.0 } else { decayed }
+    }
+}
+
+static DELAY: Delay = Delay::new();
+
+/// Products `route` has sent to the GPU in auto, counted: a product that
+/// finds the count where it left it had the device to itself among the
+/// process's products.
+static ROUTED: AtomicU64 = AtomicU64::new(0);
+
+thread_local! {
+    /// This thread's last product routed to the GPU: its number in
+    /// `ROUTED`, or 0 where other products of the process were on the
+    /// device then (`product_took`).
+    static ALONE: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// The longest product (result limbs) whose time is taken for the device's
+/// delay. Up to it the model's fixed cost is most of a product's time. On
+/// an idle H200 products of 40,000 to 800,000 limbs a side took 0.5 to 7
+/// ms more than the model (transfers into fresh memory), which read as a
+/// delay left smaller products to the CPU in pi.c on one thread; and the
+/// delay changes the routing only of products GMP makes in a few
+/// milliseconds, 16,384 limbs a side and less (RESULTS.md, "The device
+/// shared with other processes").
+const DELAY_OBSERVED_UP_TO: usize = 1 << 15;
+
+/// A product of un x vn limbs that `route` sent to the GPU took `elapsed`,
+/// host to host: where no other product of the process was on the device
+/// when it was routed nor was sent there since (the process's own threads
+/// are `queue_favours_cpu`'s matter), and the product is no longer than
+/// DELAY_OBSERVED_UP_TO, what it took beyond the model is the device's
+/// delay (`Delay`).
+pub fn product_took(un: usize, vn: usize, elapsed: std::time::Duration) {
+    let ticket = ALONE.replace(0);
+    if ticket != 0 && ROUTED.load(Relaxed) == ticket {
+        if un + vn > DELAY_OBSERVED_UP_TO {
+            return;
+        }
+        let excess = elapsed.as_secs_f64() * 1e6 - gpu_product_us(un, vn);
+        DELAY.observe(excess.max(0.0) as u64, clock_us());
+    }
+}
 
 /// GMP's time for a product of un x vn limbs on one core, in microseconds:
 /// 0.140 ms at 1024 x 1024 limbs, 2.29 ms at 10^4, 37.3 ms at 10^5 (the
@@ -420,13 +532,17 @@ fn gmp_product_us(un: usize, vn: usize) -> f64 {
 /// digits on 16 threads waited 3.9 ms on average for each of its 11,244
 /// GPU products of 1024 to 2047 limbs, each 0.14 ms on GMP (RESULTS.md,
 /// "Products from many threads").
-fn queue_favours_cpu(busy: InFlight, (un, vn): (usize, usize)) -> bool {
+///
+/// `delay_us` is what the device has lately taken beyond the model
+/// (`Delay`): with it, a product goes to the CPU even on a device free of
+/// this process's work where GMP makes it sooner.
+fn queue_favours_cpu(busy: InFlight, (un, vn): (usize, usize), delay_us: f64) -> bool {
     if busy.products == 0 {
-        return false;
+        return delay_us > 0.0 && gmp_product_us(un, vn) < gpu_product_us(un, vn) + delay_us;
     }
     let gpu_us = |products: usize, limbs: usize| products as f64 * GPU_PRODUCT_US / busy.queues.max(1) as f64 + limbs as f64 * GPU_RESULT_LIMB_US;
     let loaded = config::get().loaded_product_us.map_or(LOADED_PRODUCT_US, |us| us as f64);
-    gmp_product_us(un, vn) < gpu_us(busy.products + 1, busy.limbs + un + vn).max(loaded)
+    gmp_product_us(un, vn) < (gpu_us(busy.products + 1, busy.limbs + un + vn) + delay_us).max(loaded)
 }
 
 /// The least a product's GPU time is taken to be while other products are
@@ -593,24 +709,65 @@ mod tests {
     fn a_busy_device_leaves_small_products_to_the_cpu() {
         let busy = |products, limbs| InFlight { products, limbs, queues: 1 };
         for n in [1024, 4096, 1 << 20] {
-            assert!(!queue_favours_cpu(busy(0, 0), (n, n)));
+            assert!(!queue_favours_cpu(busy(0, 0), (n, n), 0.0));
         }
         // With another product on the device, one GMP makes in under
         // LOADED_PRODUCT_US stays on the CPU.
-        assert!(queue_favours_cpu(busy(1, 2048), (1024, 1024)));
-        assert!(queue_favours_cpu(busy(1, 2 * 1536), (1536, 1536)));
-        assert!(!queue_favours_cpu(busy(1, 2 * 2048), (2048, 2048)));
-        assert!(!queue_favours_cpu(busy(1, 2 * 8192), (8192, 8192)));
-        assert!(!queue_favours_cpu(busy(4, 4 * 2048), (16_384, 16_384)));
-        assert!(queue_favours_cpu(busy(1, 20_000_000), (16_384, 16_384)));
-        assert!(!queue_favours_cpu(busy(1, 20_000_000), (1 << 20, 1 << 20)));
+        assert!(queue_favours_cpu(busy(1, 2048), (1024, 1024), 0.0));
+        assert!(queue_favours_cpu(busy(1, 2 * 1536), (1536, 1536), 0.0));
+        assert!(!queue_favours_cpu(busy(1, 2 * 2048), (2048, 2048), 0.0));
+        assert!(!queue_favours_cpu(busy(1, 2 * 8192), (8192, 8192), 0.0));
+        assert!(!queue_favours_cpu(busy(4, 4 * 2048), (16_384, 16_384), 0.0));
+        assert!(queue_favours_cpu(busy(1, 20_000_000), (16_384, 16_384), 0.0));
+        assert!(!queue_favours_cpu(busy(1, 20_000_000), (1 << 20, 1 << 20), 0.0));
         // Four queues overlap the products' fixed costs, not their work a limb.
         let busy4 = |products, limbs| InFlight { products, limbs, queues: 4 };
-        assert!(!queue_favours_cpu(busy4(4, 4 * 2048), (16_384, 16_384)));
-        assert!(queue_favours_cpu(busy4(400, 400 * 2048), (16_384, 16_384)));
-        assert!(queue_favours_cpu(busy4(1, 20_000_000), (16_384, 16_384)));
+        assert!(!queue_favours_cpu(busy4(4, 4 * 2048), (16_384, 16_384), 0.0));
+        assert!(queue_favours_cpu(busy4(400, 400 * 2048), (16_384, 16_384), 0.0));
+        assert!(queue_favours_cpu(busy4(1, 20_000_000), (16_384, 16_384), 0.0));
         // An unbalanced product is GMP's long / short balanced ones.
         assert!(gmp_product_us(8192, 1024) > 7.9 * gmp_product_us(1024, 1024));
+    }
+
+    /// The device's delay: none until two products running took
+    /// DELAY_COUNTS_US more than the model (one first use moves nothing),
+    /// then the lesser of the two, halving every DELAY_HALF_LIFE_US until it
+    /// counts as none; an observation a second old is not paired. With it,
+    /// products GMP makes sooner than the model's time plus the delay go to
+    /// the CPU on a device free of the process's own work, larger ones still
+    /// to the GPU.
+    #[test]
+    fn a_slow_device_leaves_small_products_to_the_cpu() {
+        let d = Delay::new();
+        assert_eq!(d.now(0), 0.0);
+        d.observe(6000, 1000);
+        assert_eq!(d.now(1000), 0.0, "one slow product alone moves nothing");
+        d.observe(100, 2000);
+        d.observe(2200, 3000);
+        assert_eq!(d.now(3000), 0.0, "paired with a fast one: none");
+        d.observe(2500, 4000);
+        assert_eq!(d.now(4000), 2200.0, "two slow ones running: the lesser");
+        let half = d.now(4000 + DELAY_HALF_LIFE_US as u64);
+        assert!((half - 1100.0).abs() < 1.0, "{half}");
+        assert_eq!(d.now(4000 + 3 * DELAY_HALF_LIFE_US as u64), 0.0, "275 us counts as none");
+        d.observe(2400, 4000 + DELAY_PAIRED_US + 1);
+        assert_eq!(d.now(4000 + DELAY_PAIRED_US + 1), 0.0, "not paired with one a second old");
+        d.observe(400, 4000 + DELAY_PAIRED_US + 2);
+        assert_eq!(d.now(4000 + DELAY_PAIRED_US + 2), 0.0, "400 us counts as none");
+
+        let idle = InFlight { products: 0, limbs: 0, queues: 4 };
+        let delay = 2200.0;
+        for n in [1024, 2048, 4096, 8192] {
+            assert!(queue_favours_cpu(idle, (n, n), delay), "{n} limbs");
+            assert!(!queue_favours_cpu(idle, (n, n), 0.0), "{n} limbs, no delay");
+        }
+        for n in [16_384, 1 << 20] {
+            assert!(!queue_favours_cpu(idle, (n, n), delay), "{n} limbs");
+        }
+        // Behind the process's own products the delay adds to the wait.
+        let one = InFlight { products: 1, limbs: 2 * 4096, queues: 4 };
+        assert!(!queue_favours_cpu(one, (8192, 8192), 0.0));
+        assert!(queue_favours_cpu(one, (8192, 8192), delay));
     }
 
     /// Balanced products by their size; unbalanced ones raised toward the
