@@ -488,8 +488,8 @@ thread_local! {
 /// The longest product (result limbs) whose time is taken for the device's
 /// delay. Up to it the model's fixed cost is most of a product's time. On
 /// an idle H200 products of 40,000 to 800,000 limbs a side took 0.5 to 7
-/// ms more than the model (transfers into fresh memory), which read as a
-/// delay left smaller products to the CPU in pi.c on one thread; and the
+/// ms more than the model, which read as a delay left smaller products to
+/// the CPU in pi.c on one thread; and the
 /// delay changes the routing only of products GMP makes in a few
 /// milliseconds, 16,384 limbs a side and less (RESULTS.md, "The device
 /// shared with other processes").
@@ -502,14 +502,20 @@ const DELAY_OBSERVED_UP_TO: usize = 1 << 15;
 /// DELAY_OBSERVED_UP_TO, what it took beyond the model is the device's
 /// delay (`Delay`).
 pub fn product_took(un: usize, vn: usize, elapsed: std::time::Duration) {
-    let ticket = ALONE.replace(0);
-    if ticket != 0 && ROUTED.load(Relaxed) == ticket {
-        if un + vn > DELAY_OBSERVED_UP_TO {
-            return;
-        }
-        let excess = elapsed.as_secs_f64() * 1e6 - gpu_product_us(un, vn);
-        DELAY.observe(excess.max(0.0) as u64, clock_us());
+    if let Some(excess) = delay_seen(ALONE.replace(0), ROUTED.load(Relaxed), (un, vn), elapsed) {
+        DELAY.observe(excess, clock_us());
     }
+}
+
+/// What a product of `dims` limbs that took `elapsed` tells of the
+/// device's delay (us beyond the model), given its number in `ROUTED`
+/// (`ticket`, 0 where others were on the device) and the count now: None
+/// where it does not count (`product_took`).
+fn delay_seen(ticket: u64, routed: u64, (un, vn): (usize, usize), elapsed: std::time::Duration) -> Option<u64> {
+    if ticket == 0 || routed != ticket || un + vn > DELAY_OBSERVED_UP_TO {
+        return None;
+    }
+    Some((elapsed.as_secs_f64() * 1e6 - gpu_product_us(un, vn)).max(0.0) as u64)
 }
 
 /// GMP's time for a product of un x vn limbs on one core, in microseconds:
@@ -732,7 +738,9 @@ mod tests {
     /// The device's delay: none until two products running took
     /// DELAY_COUNTS_US more than the model (one first use moves nothing),
     /// then the lesser of the two, halving every DELAY_HALF_LIFE_US until it
-    /// counts as none; an observation a second old is not paired. With it,
+    /// counts as none; an observation a second old is not paired; a product
+    /// counts only where it had the device to itself and is no longer than
+    /// DELAY_OBSERVED_UP_TO. With it,
     /// products GMP makes sooner than the model's time plus the delay go to
     /// the CPU on a device free of the process's own work, larger ones still
     /// to the GPU.
@@ -754,6 +762,18 @@ mod tests {
         assert_eq!(d.now(4000 + DELAY_PAIRED_US + 1), 0.0, "not paired with one a second old");
         d.observe(400, 4000 + DELAY_PAIRED_US + 2);
         assert_eq!(d.now(4000 + DELAY_PAIRED_US + 2), 0.0, "400 us counts as none");
+
+        // What a product tells: only one that had the device alone (a
+        // ticket, none routed after it), of at most DELAY_OBSERVED_UP_TO
+        // limbs; its time beyond the model, never below 0.
+        let ms = |t: f64| std::time::Duration::from_secs_f64(t / 1e3);
+        let model = gpu_product_us(1024, 1024);
+        assert_eq!(delay_seen(7, 7, (1024, 1024), ms(2.5)), Some((2500.0 - model) as u64));
+        assert_eq!(delay_seen(7, 7, (1024, 1024), ms(0.01)), Some(0));
+        assert_eq!(delay_seen(0, 7, (1024, 1024), ms(2.5)), None, "others on the device when routed");
+        assert_eq!(delay_seen(7, 8, (1024, 1024), ms(2.5)), None, "another routed since");
+        assert_eq!(delay_seen(7, 7, (DELAY_OBSERVED_UP_TO / 2, DELAY_OBSERVED_UP_TO / 2), ms(2.5)).map(|_| ()), Some(()));
+        assert_eq!(delay_seen(7, 7, (DELAY_OBSERVED_UP_TO / 2, DELAY_OBSERVED_UP_TO / 2 + 1), ms(2.5)), None, "too long");
 
         let idle = InFlight { products: 0, limbs: 0, queues: 4 };
         let delay = 2200.0;
