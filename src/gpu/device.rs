@@ -287,6 +287,12 @@ pub fn available() -> Availability {
     if !OPENING.swap(true, Ordering::AcqRel) {
         let opener = std::thread::Builder::new().name("cugmp-open".into()).spawn(|| {
             get();
+            // Beside the caller, which computes on the CPU or already on
+            // the device: a product that wants a slot meanwhile waits for
+            // the pool's lock, as for a slot it would make itself.
+            for g in all() {
+                g.prepare_small_products();
+            }
         });
         if opener.is_err() {
             // No thread: open it here.
@@ -618,6 +624,11 @@ impl Gpu {
     /// This thread's queue's stream.
     pub(super) fn stream(&self) -> Arc<CudaStream> {
         self.queue().stream.clone()
+    }
+
+    /// The first queue's stream, for work of no thread's own.
+    pub(super) fn first_stream(&self) -> Arc<CudaStream> {
+        self.queues[0].stream.clone()
     }
 }
 
