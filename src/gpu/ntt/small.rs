@@ -232,9 +232,9 @@ impl Gpu {
     /// opened the device, rather than in a program's first small product:
     /// that product took 12.6 to 14.1 ms at 1500 limbs, 0.73 to 0.87 with
     /// the slot made ahead, the next ones 0.04 to 0.06 (RESULTS.md, "Small
-    /// products"). Nothing is made where
-    /// the arena would pass CUGMP_GPU_MEM_LIMIT or the driver refuses;
-    /// the first product then tries again, as before.
+    /// products"). Nothing is made where the arena would pass
+    /// CUGMP_GPU_MEM_LIMIT or the driver refuses; the first product then
+    /// tries again, as before.
     pub(in crate::gpu) fn prepare_small_products(&self) {
         match self.slot_from(&self.first_stream()) {
             Ok(Some(slot)) => self.small.0.lock().unwrap_or_else(|p| p.into_inner()).free.push(slot),
