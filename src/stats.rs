@@ -516,6 +516,18 @@ pub fn slow_device_to_cpu() {
     SLOW_DEVICE_TO_CPU.fetch_add(1, Relaxed);
 }
 
+/// The lines both tables end with: products the thresholds gave the GPU
+/// that the routing left to the CPU, and why (none where there were none).
+fn left_to_cpu(t: &mut String) {
+    use std::fmt::Write;
+    for (count, why) in [(&QUEUED_TO_CPU, "the GPU was busy with other threads'"), (&SLOW_DEVICE_TO_CPU, "the GPU answered slowly (other processes' work on it)")] {
+        let n = count.load(Relaxed);
+        if n > 0 {
+            let _ = writeln!(t, "products the thresholds gave the GPU left to the CPU because {why}: {n}");
+        }
+    }
+}
+
 /// Operations completed on the GPU, all kinds.
 pub fn gpu_total() -> u64 {
     STATS.iter().map(|s| s.gpu.load(Relaxed)).sum()
@@ -559,14 +571,7 @@ pub fn table() -> String {
             if reasons.is_empty() { "none".to_string() } else { reasons.join(", ") }
         );
     }
-    let queued = QUEUED_TO_CPU.load(Relaxed);
-    if queued > 0 {
-        let _ = writeln!(t, "products left to the CPU while the GPU was busy with other threads': {queued}");
-    }
-    let slow = SLOW_DEVICE_TO_CPU.load(Relaxed);
-    if slow > 0 {
-        let _ = writeln!(t, "products left to the CPU while the GPU answered slowly (other processes' work on it): {slow}");
-    }
+    left_to_cpu(&mut t);
     if !any {
         t.push_str("(no operation cuGMP routes was called)\n");
     }
@@ -621,12 +626,7 @@ pub fn profile_table() -> String {
         }
     }
     let _ = writeln!(t, "in all: {:.3} ms on the CPU engine, {:.3} ms on the GPU", ms(cpu_total), ms(gpu_total));
-    for (count, why) in [(&QUEUED_TO_CPU, "the GPU was busy with other threads'"), (&SLOW_DEVICE_TO_CPU, "the GPU answered slowly (other processes' work on it)")] {
-        let n = count.load(Relaxed);
-        if n > 0 {
-            let _ = writeln!(t, "products the thresholds gave the GPU left to the CPU because {why}: {n}");
-        }
-    }
+    left_to_cpu(&mut t);
     t.push_str("(each row its own time: GMP's internal products inside an operation are their own rows; functions cuGMP passes straight to GMP, gcd or powm for example, are not timed, their large products are GMP's internal products)\n");
     t
 }
