@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine, over a tree packed by scripts/pack-device.sh:
-#   bash scripts/device-run.sh [gpu|differential|tests|gmp|bench|ab|perf|perf-ab|percall|pi|processes|ops|python|batch|gf2x|beyond|gfp|devices|first|profile|radix|hostcopy|pipeline|phases|ncu|ncu-source|sanitize|fuzz|all]    (default: all)
+#   bash scripts/device-run.sh [gpu|differential|tests|gmp|bench|ab|perf|perf-ab|percall|mpfr|pi|processes|ops|python|batch|gf2x|beyond|gfp|devices|first|profile|radix|hostcopy|pipeline|phases|ncu|ncu-source|sanitize|fuzz|all]    (default: all)
 # gpu: the GPU tests alone; differential: the differential suite under
 # CUGMP_GPU=force and the C programs (cuGMP against static GMP); tests: both
 # of those; gmp: GMP's own tests/mpz, tests/mpn and tests/mpf on libcugmp.so; fuzz:
@@ -24,7 +24,9 @@
 # the first large operation of a fresh Python process (gmpy2's wheel, its
 # own GMP against cuGMP preloaded, and pack/alt's libraries with
 # CUGMP_FIRST_ALT=1), CUGMP_FIRST_REPEATS passes (default 15) in turn, with
-# the medians (first.md); pi:
+# the medians (first.md); mpfr: MPFR's const_pi, const_log2, exp and log
+# (benches/programs/mpfr_ops.c) on one libmpfr.so.6, GMP's own
+# libgmp.so.10 against the alias (mpfr.md); pi:
 # benches/programs/pi.c on static GMP and on cuGMP (off and auto) in turn;
 # processes: several processes of pi.c at once on each library; radix: mpz_get_str over radix conversion's levels and against
 # pack/alt's libraries (radix.md; CUGMP_SWEEP_HOOK=sqrt or tdiv_qr times
@@ -336,6 +338,35 @@ if [ "$what" = percall ]; then
         CUGMP_GPU=$mode CUGMP_BENCH_OUT=/tmp/percall pack/bench/percall --digits "${CUGMP_PERCALL_DIGITS:-10000,100000,1000000}" 2>&1 | grep -E '^\||MISMATCH|differs|panick' | tee -a "$out/percall.md"
     done
     note "percall: $out/percall.md"
+fi
+
+if [ "$what" = mpfr ]; then
+    # benches/programs/mpfr_ops.c at CUGMP_MPFR_BITS bits (default 10^7),
+    # each of CUGMP_MPFR_WORK (default const_pi, const_log2, exp, log) a process of its
+    # own: one libmpfr.so.6 (scripts/mpfr-build.sh) on GMP's own
+    # libgmp.so.10 (pack/mpfr/gmp-real), then on libcugmp.so through
+    # pack/alias under auto, in turn CUGMP_MPFR_REPEATS times (default 1).
+    # CUGMP_MPFR_GMP=0 leaves GMP out (where it would take minutes). The
+    # checksums must agree. One file back: mpfr.md.
+    mpfr_bad=0
+    for bits in ${CUGMP_MPFR_BITS:-10000000}; do
+        for work in ${CUGMP_MPFR_WORK:-const_pi const_log2 exp log}; do
+            for repeat in $(seq "${CUGMP_MPFR_REPEATS:-1}"); do
+                want=""
+                if [ "${CUGMP_MPFR_GMP:-1}" != 0 ]; then
+                    want=$(LD_LIBRARY_PATH=$PWD/pack/mpfr/gmp-real:$PWD/pack/mpfr pack/c/mpfr_ops "$bits" "$work" 2>&1)
+                    echo "| GMP $want" | tee -a "$out/mpfr.md"
+                fi
+                got=$(CUGMP_GPU=auto LD_LIBRARY_PATH=$PWD/pack/alias:$PWD/pack/mpfr pack/c/mpfr_ops "$bits" "$work" 2>&1)
+                same=""
+                if [ -n "$want" ]; then
+                    same=same; [ "$(echo "$got" | awk -F'|' '{print $2 $4}')" = "$(echo "$want" | awk -F'|' '{print $2 $4}')" ] || { same=DIFFERENT; mpfr_bad=$((mpfr_bad + 1)); }
+                fi
+                echo "| cuGMP $got $same" | tee -a "$out/mpfr.md"
+            done
+        done
+    done
+    note "mpfr: $out/mpfr.md ($mpfr_bad results differ from GMP's)"
 fi
 
 if [ "$what" = pi ]; then

@@ -11,7 +11,9 @@
 #   pack/install/     scripts/install.sh's tree: bin/cugmp-info, bin/demo_factorial
 #   pack/c/           c_tests/mpz_ops.c and bad_input.c built on cuGMP (-cugmp,
 #                     through the installed tree) and on static GMP (-ref);
-#                     benches/programs/pi.c the same two ways
+#                     benches/programs/pi.c the same two ways; mpfr_ops on
+#                     pack/mpfr's libmpfr.so.6 and GMP's or the alias
+#   pack/mpfr/        libmpfr.so.6 (scripts/mpfr-build.sh) and gmp-real/libgmp.so.10
 #   pack/fuzz/        the fuzz targets (scripts/fuzz.sh) and their corpus
 #   pack/lib/         libgf2x.so.3, the binary-polynomial tests' reference
 #   .whl/             gmpy2's and mpmath's wheels for `device-run.sh python`,
@@ -124,6 +126,15 @@ done
 # libcugmp.so (-cugmp), for device-run.sh pi.
 cc -O2 -std=c11 -D_POSIX_C_SOURCE=200809L -I "$gmp_out/include" benches/programs/pi.c "$gmp_out/lib/libgmp.a" -lpthread -o pack/c/pi-ref
 cc -O2 -std=c11 -D_POSIX_C_SOURCE=200809L -I "$gmp_out/include" benches/programs/pi.c -Lpack/deps -l:libcugmp.so -Wl,-rpath,'$ORIGIN/../deps' -lpthread -o pack/c/pi-cugmp
+# benches/programs/mpfr_ops.c on one shared libmpfr.so.6 (scripts/mpfr-build.sh),
+# with GMP's own libgmp.so.10 beside it (pack/mpfr/gmp-real) for
+# device-run.sh mpfr, which names GMP's or the alias in LD_LIBRARY_PATH.
+mpfr=$(bash scripts/mpfr-build.sh)
+mkdir -p pack/mpfr/gmp-real
+cp -L "$mpfr/lib/libmpfr.so.6" pack/mpfr/
+cp -L "$mpfr/gmp-real/libgmp.so.10" pack/mpfr/gmp-real/
+cc -O2 -std=c11 -D_POSIX_C_SOURCE=200809L -I "$gmp_out/include" -I "$mpfr/include" benches/programs/mpfr_ops.c \
+    -L"$mpfr/lib" -L"$mpfr/gmp-real" -l:libmpfr.so.6 -l:libgmp.so.10 -o pack/c/mpfr_ops
 # benches/programs/gcds.c (gcds from many threads at once) and growing.c
 # (numbers that grow from nothing) the same two ways.
 for prog in gcds growing; do
