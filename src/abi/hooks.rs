@@ -260,5 +260,7 @@ unsafe extern "C" fn __wrap___cugmp_cpu__gmpn_set_str(rp: *mut mp_limb_t, s: *co
 /// returned, else nonzero iff there is a remainder. `rp` may be `np`.
 #[unsafe(no_mangle)]
 unsafe extern "C" fn __wrap___cugmp_cpu__gmpn_sqrtrem(sp: *mut mp_limb_t, rp: *mut mp_limb_t, np: *const mp_limb_t, nn: mp_size_t) -> mp_size_t {
-    boundary!("mpn_sqrtrem", unsafe { hooks::internal_sqrtrem(sp, rp, np, nn, || embedded::mpn_sqrtrem(sp, rp, np, nn)) })
+    routed!("mpn_sqrtrem", hooks::sqrt_on_cpu(nn) => embedded::mpn_sqrtrem(sp, rp, np, nn), {
+        hooks::internal_sqrtrem(sp, rp, np, nn, || embedded::mpn_sqrtrem(sp, rp, np, nn))
+    })
 }

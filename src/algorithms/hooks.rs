@@ -227,6 +227,15 @@ pub unsafe fn internal_quotient(qp: *mut mp_limb_t, rp: *mut mp_limb_t, np: *con
     }
 }
 
+/// Whether a square root of `nn` limbs stays with GMP without further ado
+/// (`internal_sqrtrem` would run GMP's own at once): one compare, so that
+/// the export's fast path saves no registers for the panic boundary (MPFR's
+/// `mpfr_sqrt` and GMP's `mpz_perfect_square_p` reach it at every size).
+#[inline(always)]
+pub fn sqrt_on_cpu(nn: mp_size_t) -> bool {
+    cpu_only(Op::Sqrt, usize::try_from(nn).unwrap_or(0))
+}
+
 /// GMP's `mpn_sqrtrem` (`sp`, `rp`, `{np, nn}` as GMP takes them, `rp`
 /// NULL or `np` or apart): where GMP's internal products of `nn` limbs go
 /// to the GPU, by Newton's iteration (src/algorithms/sqrt.rs), else `on_cpu` (GMP's own,
