@@ -28,10 +28,16 @@ fn mpfr_through_the_alias_matches_gmp() {
             .args(["-l:libmpfr.so.6", "-l:libgmp.so.10", "-o"])
             .arg(&exe),
     );
-    // Each row without its seconds: | work, bits | seconds | checksum |.
-    let run = |gmp: &Path, bits: &str| -> (Vec<String>, String) {
+    // Each row without its seconds: | work, bits | seconds | checksum |;
+    // and the run's stderr (with `log`, CUGMP_LOG=1: every call logged).
+    let run = |gmp: &Path, bits: &str, works: &[&str], log: bool| -> (Vec<String>, String) {
         let path = format!("{}:{}", gmp.display(), prefix.join("lib").display());
-        let out = common::run_ok(common::program(&exe).arg(bits).env("LD_LIBRARY_PATH", path).env("CUGMP_LOG", "1"));
+        let mut cmd = common::program(&exe);
+        cmd.arg(bits).args(works).env("LD_LIBRARY_PATH", path);
+        if log {
+            cmd.env("CUGMP_LOG", "1");
+        }
+        let out = common::run_ok(&mut cmd);
         let rows = String::from_utf8_lossy(&out.stdout)
             .lines()
             .map(|l| {
@@ -42,12 +48,18 @@ fn mpfr_through_the_alias_matches_gmp() {
             .collect();
         (rows, String::from_utf8_lossy(&out.stderr).into_owned())
     };
-    for bits in ["1000", "300000"] {
-        let (want, gmp_log) = run(&prefix.join("gmp-real"), bits);
-        assert_eq!(want.len(), 4, "{want:?}");
-        assert!(!gmp_log.contains("cugmp: "), "GMP's run was served by cuGMP:\n{gmp_log}");
-        let (got, log) = run(&stage.join("alias"), bits);
-        assert!(log.lines().any(|l| l.starts_with("cugmp: libcugmp")), "the alias did not load cuGMP:\n{log}");
+    // The constants and functions at two sizes; at the small one also the
+    // many calls of a program at small precision.
+    let all = ["const_pi", "const_log2", "exp", "log", "arith", "elementary"];
+    let (gmp, alias) = (prefix.join("gmp-real"), stage.join("alias"));
+    let (_, gmp_log) = run(&gmp, "1000", &["const_pi"], true);
+    assert!(!gmp_log.contains("cugmp: "), "GMP's run was served by cuGMP:\n{gmp_log}");
+    let (_, log) = run(&alias, "1000", &["const_pi"], true);
+    assert!(log.lines().any(|l| l.starts_with("cugmp: libcugmp")), "the alias did not load cuGMP:\n{log}");
+    for (bits, works) in [("1000", &all[..]), ("300000", &all[..4])] {
+        let (want, _) = run(&gmp, bits, works, false);
+        assert_eq!(want.len(), works.len(), "{want:?}");
+        let (got, _) = run(&alias, bits, works, false);
         assert_eq!(got, want, "MPFR at {bits} bits on cuGMP differs from GMP");
     }
 }
