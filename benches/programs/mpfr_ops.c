@@ -11,8 +11,8 @@
  * each at BITS bits of precision, rounded to nearest, in a fresh MPFR cache
  * (MPFR caches pi and log(2), which log takes, so each work frees the
  * caches first). arith and elementary are the many calls of a program at
- * small precision: 10^8 / BITS rounds of a product, a sum, a quotient, a
- * difference and a square root, or 10^7 / BITS rounds of exp and sin.
+ * small precision: 10^8 / BITS repetitions of a product, a sum, a quotient, a
+ * difference and a square root, or 10^7 / BITS repetitions of exp and sin.
  * Prints one markdown row a work: | work, BITS bits | seconds | checksum |,
  * the checksum the result's mantissa (mpfr_get_z_2exp) mod 1000003 with its
  * exponent: equal rows mean equal results. */

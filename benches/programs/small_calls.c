@@ -4,9 +4,9 @@
  * over N, nanoseconds a pair of calls (each thread's pairs run beside the
  * others'). Measures what a call costs cuGMP's routing, statistics and
  * profile (CUGMP_STATS, CUGMP_PROFILE) against the calls themselves. With
- * `sqrt`, each round instead adds one to a 2-limb number, asks whether it
+ * `sqrt`, each repetition instead adds one to a 2-limb number, asks whether it
  * is a perfect square and takes its square root (mpz_add_ui,
- * mpz_perfect_square_p, mpz_sqrt): nanoseconds a round.
+ * mpz_perfect_square_p, mpz_sqrt): nanoseconds a repetition.
  *
  *   small_calls THREADS N [sqrt]
  *
@@ -62,7 +62,7 @@ int main(int argc, char **argv) {
     }
     for (int i = 0; i < threads; i++) pthread_join(th[i], NULL);
     clock_gettime(CLOCK_MONOTONIC, &e);
-    printf("%d threads: %.1f ns a %s\n", threads, ((e.tv_sec - s.tv_sec) * 1e9 + (e.tv_nsec - s.tv_nsec)) / (double)n, roots ? "round" : "pair of calls");
+    printf("%d threads: %.1f ns a %s\n", threads, ((e.tv_sec - s.tv_sec) * 1e9 + (e.tv_nsec - s.tv_nsec)) / (double)n, roots ? "repetition" : "pair of calls");
     free(th);
     return 0;
 }
