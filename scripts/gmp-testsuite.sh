@@ -20,9 +20,7 @@ lib=$(realpath "$1"); shift
 dirs=("$@"); [ ${#dirs[@]} -gt 0 ] || dirs=(mpz)
 jobs=$(nproc)
 
-manifest=$(cd "$root" && cargo metadata --format-version 1 --locked 2>/dev/null | python3 -c \
-  'import json,sys; print([p["manifest_path"] for p in json.load(sys.stdin)["packages"] if p["name"]=="gmp-mpfr-sys"][0])')
-src=$(dirname "$manifest")/gmp-6.3.0-c
+src=$(bash "$root/scripts/crate-source.sh")/gmp-6.3.0-c
 [ -f "$src/configure" ] || { echo "gmp-testsuite: GMP source not found at $src" >&2; exit 1; }
 
 work=${CUGMP_GMP_TESTS_DIR:-$root/target/gmp-tests}

@@ -23,9 +23,7 @@ if [ ! -f "$gmp_build/.built" ]; then
     # GMP's shared library, built once by the test-suite script.
     CUGMP_GMP_BUILD_ONLY=1 bash "$root/scripts/gmp-testsuite.sh" /dev/null mpz >&2
 fi
-manifest=$(cd "$root" && cargo metadata --format-version 1 --locked 2>/dev/null | python3 -c \
-  'import json,sys; print([p["manifest_path"] for p in json.load(sys.stdin)["packages"] if p["name"]=="gmp-mpfr-sys"][0])')
-src=$(dirname "$manifest")/mpfr-4.2.2-c
+src=$(bash "$root/scripts/crate-source.sh")/mpfr-4.2.2-c
 [ -f "$src/configure" ] || { echo "mpfr-build: MPFR source not found at $src" >&2; exit 1; }
 
 work=$root/target/mpfr-build
