@@ -228,9 +228,9 @@ pub unsafe fn internal_quotient(qp: *mut mp_limb_t, rp: *mut mp_limb_t, np: *con
 }
 
 /// Whether a square root of `nn` limbs stays with GMP without further ado
-/// (`internal_sqrtrem` would run GMP's own at once): one compare, so that
-/// the export's fast path saves no registers for the panic boundary (MPFR's
-/// `mpfr_sqrt` and GMP's `mpz_perfect_square_p` reach it at every size).
+/// (else `internal_sqrtrem`): one compare, so that the export's fast path
+/// saves no registers for the panic boundary (MPFR's `mpfr_sqrt` and GMP's
+/// `mpz_perfect_square_p` reach it at every size).
 #[inline(always)]
 pub fn sqrt_on_cpu(nn: mp_size_t) -> bool {
     cpu_only(Op::Sqrt, usize::try_from(nn).unwrap_or(0))
@@ -242,9 +242,6 @@ pub fn sqrt_on_cpu(nn: mp_size_t) -> bool {
 /// also if the estimate were ever refused).
 pub unsafe fn internal_sqrtrem(sp: *mut mp_limb_t, rp: *mut mp_limb_t, np: *const mp_limb_t, nn: mp_size_t, on_cpu: impl FnOnce() -> mp_size_t) -> mp_size_t {
     let n = usize::try_from(nn).unwrap_or(0);
-    if cpu_only(Op::Sqrt, n) {
-        return on_cpu();
-    }
     if n < sqrt::MIN_LIMBS || !gpu_wanted(Op::Sqrt, n) || !root_on_gpu(n) {
         return stats::on_cpu(Op::Sqrt, n, on_cpu);
     }
