@@ -80,13 +80,13 @@ int main(int argc, char **argv) {
         fprintf(stderr, "mpfr_ops: BITS out of MPFR's range\n");
         return 2;
     }
-    const char *all[] = {"const_pi", "const_log2", "exp", "log"};
+    /* Every work; the first four are the default. */
+    const char *works[] = {"const_pi", "const_log2", "exp", "log", "arith", "elementary"};
     int count = argc > 2 ? argc - 2 : 4;
     for (int i = 0; i < count; i++) {
-        const char *work = argc > 2 ? argv[i + 2] : all[i];
-        const char *known[] = {"const_pi", "const_log2", "exp", "log", "arith", "elementary"};
+        const char *work = argc > 2 ? argv[i + 2] : works[i];
         int found = 0;
-        for (int k = 0; k < 6; k++) found |= strcmp(work, known[k]) == 0;
+        for (int k = 0; k < 6; k++) found |= strcmp(work, works[k]) == 0;
         if (!found) {
             fprintf(stderr, "mpfr_ops: unknown work %s\n", work);
             return 2;
