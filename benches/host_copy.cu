@@ -15,7 +15,11 @@
 // staging.rs) over the settings staging.rs could take: copy threads, slot
 // size, one stream or one a thread, memcpy or non-temporal stores for the
 // host copy, threads started per transfer or kept waiting; `host_copy
-// interleaved` a few of those settings against each other, interleaved.
+// interleaved` a few of those settings against each other, interleaved;
+// `host_copy chunks` chunk plans against staging.rs's (small first and last
+// rounds, larger slots, a ring of pieces every thread copies a share of);
+// `host_copy contention` the host copies' rate with DMAs running beside
+// them (whether the host's memory feeds both).
 #include <cuda_runtime.h>
 #include <emmintrin.h>
 #include <pthread.h>
@@ -25,6 +29,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <functional>
 #include <mutex>
@@ -115,7 +120,38 @@ struct Setting {
     bool own_stream;  // a stream a thread, else all on one (staging.rs: one)
     bool nt;          // the host copy with non-temporal stores
     bool pool;        // threads kept waiting, else started per transfer (staging.rs: started)
+    size_t first = 0; // where nonzero: chunks from `first` bytes, doubling each round of
+                      // `threads` chunks up to `chunk`, and the same sizes down again at the end
+    bool pieces = false;  // a ring of pieces that all threads copy together, one DMA a piece
+                          // (`staged_pieces`), pieces of `chunk` bytes at most
 };
+
+// The transfer's chunks (offset, bytes) in the order lanes take them (chunk
+// c to lane c mod threads). With `first` set, the first round is small so
+// that the first DMA starts sooner, and the last rounds are small so that
+// the last DMA (up) or copy out of a slot (down) ends sooner.
+static std::vector<std::pair<size_t, size_t>> chunk_plan(const Setting &s, size_t bytes) {
+    std::vector<std::pair<size_t, size_t>> out;
+    if (s.first == 0) {
+        for (size_t at = 0; at < bytes; at += s.chunk) out.push_back({at, std::min(s.chunk, bytes - at)});
+        return out;
+    }
+    // Sizes from the front until half the bytes, mirrored for the back half.
+    std::vector<size_t> half;
+    size_t sum = 0, goal = bytes / 2;
+    for (size_t j = 0; sum < goal; j++) {
+        size_t n = std::min(std::min(s.chunk, s.first << std::min<size_t>(j / s.threads, 20)), goal - sum);
+        half.push_back(n);
+        sum += n;
+    }
+    size_t at = 0;
+    for (size_t n : half) out.push_back({at, n}), at += n;
+    size_t rest = bytes - at;  // bytes - goal >= goal
+    std::vector<size_t> back(half.rbegin(), half.rend());
+    if (!back.empty()) back[0] += rest - goal;
+    for (size_t n : back) out.push_back({at, n}), at += n;
+    return out;
+}
 
 // Copy threads kept between transfers: run(job) calls job(i) on threads
 // 0..n-1 and returns when all have.
@@ -188,7 +224,8 @@ struct Lanes {
 // One staged transfer of `bytes` between pageable `host` and `device`, as
 // staging.rs does it under setting `s`.
 static void staged(const Setting &s, Lanes &lanes, Pool *pool, bool up, char *host, char *device, size_t bytes) {
-    size_t chunks = (bytes + s.chunk - 1) / s.chunk;
+    const std::vector<std::pair<size_t, size_t>> plan = chunk_plan(s, bytes);
+    size_t chunks = plan.size();
     auto lane = [&](int i) {
         cudaStream_t st = s.own_stream ? lanes.streams[i] : lanes.shared;
         char *slot[2] = {lanes.slots[2 * i], lanes.slots[2 * i + 1]};
@@ -204,7 +241,7 @@ static void staged(const Setting &s, Lanes &lanes, Pool *pool, bool up, char *ho
         int j = 0;
         for (size_t c = i; c < chunks; c += s.threads, j++) {
             int k = j % 2;
-            size_t start = c * s.chunk, n = bytes - start < s.chunk ? bytes - start : s.chunk;
+            size_t start = plan[c].first, n = plan[c].second;
             if (up) {
                 if (pending[k]) CHECK(cudaEventSynchronize(ev[k]));
                 host_copy(slot[k], host + start, n);
@@ -236,6 +273,87 @@ static void staged(const Setting &s, Lanes &lanes, Pool *pool, bool up, char *ho
         std::vector<std::thread> t;
         for (int i = 0; i < s.threads; i++) t.emplace_back(lane, i);
         for (auto &x : t) x.join();
+    }
+}
+
+// A ring of pinned pieces shared by all the copy threads: piece k (of at
+// most `s.chunk` bytes, about an eighth of the transfer, at least 1 MiB)
+// goes through slot k mod RING; every thread copies its 1/threads of each
+// piece, and the thread that finishes a piece last queues its DMA (up), or
+// the DMA of the piece RING later into the freed slot (down). One DMA a
+// piece from one thread at a time, instead of one a thread's chunk.
+static const int RING = 4;
+struct Ring {
+    char *slots[RING];
+    cudaEvent_t events[RING];
+    size_t bytes;
+    explicit Ring(size_t b) : bytes(b) {
+        for (int i = 0; i < RING; i++) {
+            CHECK(cudaHostAlloc((void **)&slots[i], b, cudaHostAllocDefault));
+            memset(slots[i], 0, b);
+            CHECK(cudaEventCreateWithFlags(&events[i], cudaEventDisableTiming));
+        }
+    }
+};
+
+static void staged_pieces(const Setting &s, Ring &ring, cudaStream_t st, Pool *pool, bool up, char *host, char *device,
+                          size_t bytes) {
+    size_t piece = std::min(std::min(s.chunk, ring.bytes), std::max<size_t>(1u << 20, (bytes / 8 + 4095) & ~(size_t)4095));
+    size_t pieces = (bytes + piece - 1) / piece;
+    std::vector<std::atomic<int>> done(pieces);
+    std::vector<std::atomic<bool>> issued(pieces);
+    for (size_t k = 0; k < pieces; k++) done[k] = 0, issued[k] = false;
+    auto len = [&](size_t k) { return std::min(piece, bytes - k * piece); };
+    auto dma = [&](size_t k) {
+        char *slot = ring.slots[k % RING];
+        if (up)
+            CHECK(cudaMemcpyAsync(device + k * piece, slot, len(k), cudaMemcpyHostToDevice, st));
+        else
+            CHECK(cudaMemcpyAsync(slot, device + k * piece, len(k), cudaMemcpyDeviceToHost, st));
+        CHECK(cudaEventRecord(ring.events[k % RING], st));
+        issued[k].store(true, std::memory_order_release);
+    };
+    auto wait_issued = [&](size_t k) {
+        while (!issued[k].load(std::memory_order_acquire)) _mm_pause();
+    };
+    if (!up)
+        for (size_t k = 0; k < pieces && k < (size_t)RING; k++) dma(k);
+    const int T = s.threads;
+    auto lane = [&](int i) {
+        for (size_t k = 0; k < pieces; k++) {
+            char *slot = ring.slots[k % RING];
+            size_t n = len(k), per = ((n + T - 1) / T + 63) & ~(size_t)63;
+            size_t a = std::min(n, per * i), b = std::min(n, a + per);
+            if (up) {
+                if (k >= (size_t)RING) {
+                    wait_issued(k - RING);
+                    CHECK(cudaEventSynchronize(ring.events[k % RING]));
+                }
+                if (b > a) {
+                    if (s.nt && (b - a) % 64 == 0)
+                        copy_nt(slot + a, host + k * piece + a, b - a);
+                    else
+                        memcpy(slot + a, host + k * piece + a, b - a);
+                }
+                if (done[k].fetch_add(1) == T - 1) dma(k);
+            } else {
+                wait_issued(k);
+                CHECK(cudaEventSynchronize(ring.events[k % RING]));
+                if (b > a) memcpy(host + k * piece + a, slot + a, b - a);
+                if (done[k].fetch_add(1) == T - 1 && k + RING < pieces) dma(k + RING);
+            }
+        }
+    };
+    if (pool) {
+        pool->run(lane);
+    } else {
+        std::vector<std::thread> t;
+        for (int i = 0; i < T; i++) t.emplace_back(lane, i);
+        for (auto &x : t) x.join();
+    }
+    if (up) {
+        wait_issued(pieces - 1);
+        CHECK(cudaStreamSynchronize(st));
     }
 }
 
@@ -347,8 +465,138 @@ static int interleaved(void) {
     return 0;
 }
 
+// Chunk plans against each other, interleaved as above: the staged
+// transfer as staging.rs makes it (16 kept threads, 1 MiB slots,
+// non-temporal copies in) against small first and last rounds, larger
+// slots, and a stream a thread.
+static int chunks(void) {
+    const Setting settings[] = {
+        {16, 1u << 20, false, true, true},              // staging.rs
+        {16, 2u << 20, false, true, true, 128u << 10},  // rounds from 128 KiB up to 2 MiB and down
+        {16, 2u << 20, false, true, true},              // 2 MiB throughout
+        {16, 4u << 20, false, true, true},              // 4 MiB throughout
+        {16, 8u << 20, false, true, true, 0, true},     // a ring of pieces up to 8 MiB
+        {16, 4u << 20, false, true, true, 0, true},     // a ring of pieces up to 4 MiB
+        {8, 8u << 20, false, true, true, 0, true},      // 8 threads, pieces up to 8 MiB
+    };
+    const int count = sizeof settings / sizeof settings[0], reps = 21;
+    const struct {
+        bool up;
+        size_t bytes;
+    } cases[] = {{true, 8u << 20}, {true, 16u << 20}, {true, 80u << 20}, {false, 16u << 20}, {false, 80u << 20}, {false, 160u << 20}};
+    Buffers b;
+    Lanes lanes(16, 4u << 20);
+    Ring ring(8u << 20);
+    std::vector<Pool *> pools;
+    for (const Setting &s : settings) pools.push_back(s.pool ? new Pool(s.threads) : NULL);
+    auto staged = [&](const Setting &s, Lanes &l, Pool *pool, bool up, char *host, char *device, size_t bytes) {
+        if (s.pieces)
+            staged_pieces(s, ring, l.shared, pool, up, host, device, bytes);
+        else
+            ::staged(s, l, pool, up, host, device, bytes);
+    };
+    printf("GB/s, median of %d interleaved repetitions (every setting once a repetition)\n\n", reps);
+    printf("| threads | slot | first round | streams |");
+    for (auto c : cases) printf(" %s %zu MiB |", c.up ? "up" : "down", c.bytes >> 20);
+    printf(" whole |\n|---|---|---|---|");
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) printf("---|");
+    printf("---|\n");
+    std::vector<std::vector<double>> gbs(count);
+    for (auto c : cases) {
+        std::vector<std::vector<double>> t(count);
+        for (int k = 0; k < count; k++) staged(settings[k], lanes, pools[k], c.up, c.up ? b.host : b.back, b.device, c.bytes);
+        for (int r = 0; r < reps; r++)
+            for (int k = 0; k < count; k++) {
+                double start = now();
+                staged(settings[k], lanes, pools[k], c.up, c.up ? b.host : b.back, b.device, c.bytes);
+                t[k].push_back(now() - start);
+            }
+        for (int k = 0; k < count; k++) {
+            std::sort(t[k].begin(), t[k].end());
+            gbs[k].push_back(c.bytes / t[k][reps / 2] / 1e9);
+        }
+    }
+    for (int k = 0; k < count; k++) {
+        const Setting &s = settings[k];
+        // The operand must come back whole under every setting.
+        const size_t most = Buffers::most - 4096;
+        CHECK(cudaMemset(b.device, 0, most));
+        memset(b.back, 0, most);
+        staged(s, lanes, pools[k], true, b.host, b.device, most);
+        staged(s, lanes, pools[k], false, b.back, b.device, most);
+        printf("| %d | %zu KiB | %s | %s |", s.threads, s.chunk >> 10, s.pieces ? "ring of pieces" : s.first ? "128 KiB" : "whole slot",
+               s.own_stream ? "one a thread" : "one");
+        for (double g : gbs[k]) printf(" %.1f |", g);
+        printf(" %s |\n", memcmp(b.host, b.back, most) == 0 ? "yes" : "LOST DATA");
+    }
+    for (Pool *p : pools) delete p;
+    return 0;
+}
+
+// Whether the host's memory feeds the staging's copies and the DMA at once:
+// 160 MiB moved by DMA (pinned -> device, device -> pinned) and by 16
+// threads' host copies (pageable -> pinned), each alone, then the copies
+// while DMAs of other pinned buffers run without pause. GB/s, median of 5.
+static int contention(void) {
+    const size_t bytes = 160u << 20;
+    CHECK(cudaFree(0));
+    char *pageable = (char *)aligned_alloc(64, bytes), *pinned, *pinned2, *device;
+    memset(pageable, 1, bytes);
+    CHECK(cudaHostAlloc((void **)&pinned, bytes, cudaHostAllocDefault));
+    CHECK(cudaHostAlloc((void **)&pinned2, bytes, cudaHostAllocDefault));
+    memset(pinned, 2, bytes);
+    memset(pinned2, 3, bytes);
+    CHECK(cudaMalloc((void **)&device, bytes));
+    cudaStream_t st;
+    CHECK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+    auto none = [] {};
+    printf("| what | alone | beside DMAs up | beside DMAs down |\n|---|---|---|---|\n");
+    double up = rate(bytes, none, [&] { CHECK(cudaMemcpy(device, pinned2, bytes, cudaMemcpyHostToDevice)); });
+    double down = rate(bytes, none, [&] { CHECK(cudaMemcpy(pinned2, device, bytes, cudaMemcpyDeviceToHost)); });
+    printf("| DMA 160 MiB | up %.1f, down %.1f | | |\n", up, down);
+    for (int nt : {0, 1}) {
+        auto copy = [&] {
+            if (nt) {
+                std::vector<std::thread> t;
+                size_t per = bytes / 16;
+                for (int i = 0; i < 16; i++) t.emplace_back([&, i] { copy_nt(pinned + i * per, pageable + i * per, per); });
+                for (auto &x : t) x.join();
+            } else {
+                threaded_copy(pinned, pageable, bytes, 16);
+            }
+        };
+        double alone = rate(bytes, none, copy);
+        double beside[2];
+        for (int dir = 0; dir < 2; dir++) {
+            std::atomic<bool> stop(false);
+            std::atomic<long> moved(0);
+            std::thread dma([&] {
+                while (!stop.load()) {
+                    if (dir == 0)
+                        CHECK(cudaMemcpyAsync(device, pinned2, 16u << 20, cudaMemcpyHostToDevice, st));
+                    else
+                        CHECK(cudaMemcpyAsync(pinned2, device, 16u << 20, cudaMemcpyDeviceToHost, st));
+                    CHECK(cudaStreamSynchronize(st));
+                    moved += 16 << 20;
+                }
+            });
+            double start = now();
+            beside[dir] = rate(bytes, none, copy);
+            double took = now() - start;
+            stop = true;
+            dma.join();
+            printf("| (DMA %s beside the copies: %.1f GB/s) | | | |\n", dir ? "down" : "up", moved.load() / took / 1e9);
+        }
+        printf("| 16 threads' copies pageable -> pinned, %s | %.1f | %.1f | %.1f |\n", nt ? "non-temporal" : "memcpy", alone, beside[0],
+               beside[1]);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc > 1 && strcmp(argv[1], "pipeline") == 0) return pipeline();
+    if (argc > 1 && strcmp(argv[1], "chunks") == 0) return chunks();
+    if (argc > 1 && strcmp(argv[1], "contention") == 0) return contention();
     if (argc > 1 && strcmp(argv[1], "interleaved") == 0) return interleaved();
     const int thread_counts[] = {1, 2, 4, 8, 16};
     const size_t sizes[] = {8u << 20, 80u << 20, 160u << 20};  // 10^6-ish limbs, 10^7 limbs up, down

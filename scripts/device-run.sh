@@ -186,7 +186,9 @@ fi
 if [ "$what" = pipeline ]; then
     # Whole staged transfers over staging.rs's possible settings
     # (benches/host_copy.cu, `pipeline`; CUGMP_PIPELINE_MODE=interleaved: a
-    # few settings interleaved), and the host the copies run on.
+    # few settings interleaved; =chunks: chunk plans interleaved;
+    # =contention: the host copies beside DMAs), and the host the copies
+    # run on.
     { lscpu | grep -E 'Model name|^CPU\(s\)|NUMA node\(s\)|L3'; grep MemTotal /proc/meminfo; } >"$out/host.txt" 2>&1
     host_copy "${CUGMP_PIPELINE_MODE:-pipeline}" | tee "$out/pipeline.md"
     note "pipeline: $out/pipeline.md ($(grep -c 'LOST' "$out/pipeline.md") settings lost data)"
