@@ -17,7 +17,7 @@
 // host copy, threads started per transfer or kept waiting; `host_copy
 // interleaved` a few of those settings against each other, interleaved;
 // `host_copy chunks` chunk plans against staging.rs's (small first and last
-// rounds, larger slots, a ring of pieces every thread copies a share of);
+// chunks, larger slots, a ring of pieces every thread copies a share of);
 // `host_copy contention` the host copies' rate with DMAs running beside
 // them (whether the host's memory feeds both).
 #include <cuda_runtime.h>
@@ -120,15 +120,15 @@ struct Setting {
     bool own_stream;  // a stream a thread, else all on one (staging.rs: one)
     bool nt;          // the host copy with non-temporal stores
     bool pool;        // threads kept waiting, else started per transfer (staging.rs: started)
-    size_t first = 0; // where nonzero: chunks from `first` bytes, doubling each round of
+    size_t first = 0; // where nonzero: chunks from `first` bytes, doubling after every
                       // `threads` chunks up to `chunk`, and the same sizes down again at the end
     bool pieces = false;  // a ring of pieces that all threads copy together, one DMA a piece
                           // (`staged_pieces`), pieces of `chunk` bytes at most
 };
 
 // The transfer's chunks (offset, bytes) in the order lanes take them (chunk
-// c to lane c mod threads). With `first` set, the first round is small so
-// that the first DMA starts sooner, and the last rounds are small so that
+// c to lane c mod threads). With `first` set, the first chunks are small so
+// that the first DMA starts sooner, and the last ones are small so that
 // the last DMA (up) or copy out of a slot (down) ends sooner.
 static std::vector<std::pair<size_t, size_t>> chunk_plan(const Setting &s, size_t bytes) {
     std::vector<std::pair<size_t, size_t>> out;
@@ -467,12 +467,12 @@ static int interleaved(void) {
 
 // Chunk plans against each other, interleaved as above: the staged
 // transfer as staging.rs makes it (16 kept threads, 1 MiB slots,
-// non-temporal copies in) against small first and last rounds, larger
+// non-temporal copies in) against small first and last chunks, larger
 // slots, and a stream a thread.
 static int chunks(void) {
     const Setting settings[] = {
         {16, 1u << 20, false, true, true},              // staging.rs
-        {16, 2u << 20, false, true, true, 128u << 10},  // rounds from 128 KiB up to 2 MiB and down
+        {16, 2u << 20, false, true, true, 128u << 10},  // from 128 KiB up to 2 MiB and down
         {16, 2u << 20, false, true, true},              // 2 MiB throughout
         {16, 4u << 20, false, true, true},              // 4 MiB throughout
         {16, 8u << 20, false, true, true, 0, true},     // a ring of pieces up to 8 MiB
@@ -496,7 +496,7 @@ static int chunks(void) {
             ::staged(s, l, pool, up, host, device, bytes);
     };
     printf("GB/s, median of %d interleaved repetitions (every setting once a repetition)\n\n", reps);
-    printf("| threads | slot | first round | streams |");
+    printf("| threads | slot | first chunks | streams |");
     for (auto c : cases) printf(" %s %zu MiB |", c.up ? "up" : "down", c.bytes >> 20);
     printf(" whole |\n|---|---|---|---|");
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) printf("---|");
@@ -524,7 +524,7 @@ static int chunks(void) {
         memset(b.back, 0, most);
         staged(s, lanes, pools[k], true, b.host, b.device, most);
         staged(s, lanes, pools[k], false, b.back, b.device, most);
-        printf("| %d | %zu KiB | %s | %s |", s.threads, s.chunk >> 10, s.pieces ? "ring of pieces" : s.first ? "128 KiB" : "whole slot",
+        printf("| %d | %zu KiB | %s | %s |", s.threads, s.chunk >> 10, s.pieces ? "ring of pieces" : s.first ? "from 128 KiB" : "whole slot",
                s.own_stream ? "one a thread" : "one");
         for (double g : gbs[k]) printf(" %.1f |", g);
         printf(" %s |\n", memcmp(b.host, b.back, most) == 0 ? "yes" : "LOST DATA");
