@@ -411,6 +411,43 @@ static int pipeline(void) {
     return 0;
 }
 
+// The transfers a table of interleaved settings times (up: pageable ->
+// device; down: device -> touched pageable), and how many repetitions.
+struct Case {
+    bool up;
+    size_t bytes;
+};
+static const Case CASES[] = {{true, 8u << 20}, {true, 16u << 20}, {true, 80u << 20}, {false, 16u << 20}, {false, 80u << 20}, {false, 160u << 20}};
+static const int REPS = 21;
+
+// GB/s of each of `count` settings in each case: the median of REPS
+// repetitions, each timing every setting in turn (`run(k, up, bytes)` makes
+// one transfer under setting k), after one untimed transfer each.
+template <typename Run>
+static std::vector<std::vector<double>> interleaved_rates(int count, Run run) {
+    std::vector<std::vector<double>> gbs(count);
+    for (const Case &c : CASES) {
+        std::vector<std::vector<double>> t(count);
+        for (int k = 0; k < count; k++) run(k, c.up, c.bytes);
+        for (int r = 0; r < REPS; r++)
+            for (int k = 0; k < count; k++) {
+                double start = now();
+                run(k, c.up, c.bytes);
+                t[k].push_back(now() - start);
+            }
+        for (int k = 0; k < count; k++) {
+            std::sort(t[k].begin(), t[k].end());
+            gbs[k].push_back(c.bytes / t[k][REPS / 2] / 1e9);
+        }
+    }
+    return gbs;
+}
+
+// The cases' columns of a table's header.
+static void case_columns(void) {
+    for (const Case &c : CASES) printf(" %s %zu MiB |", c.up ? "up" : "down", c.bytes >> 20);
+}
+
 // A few settings against each other, interleaved (each repetition times
 // every setting in turn), so that drift in the host's load over the run
 // falls on all of them alike: the median of 21 a setting.
@@ -424,37 +461,20 @@ static int interleaved(void) {
         {8, 4u << 20, false, true, true},     // larger slots
         {8, 4u << 20, false, false, true},    // larger slots, memcpy
     };
-    const int count = sizeof settings / sizeof settings[0], reps = 21;
-    const struct {
-        bool up;
-        size_t bytes;
-    } cases[] = {{true, 8u << 20}, {true, 16u << 20}, {true, 80u << 20}, {false, 16u << 20}, {false, 80u << 20}, {false, 160u << 20}};
+    const int count = sizeof settings / sizeof settings[0];
     Buffers b;
-    char *host = b.host, *back = b.back, *device = b.device;
     Lanes lanes(16, 4u << 20);
     std::vector<Pool *> pools;
     for (const Setting &s : settings) pools.push_back(s.pool ? new Pool(s.threads) : NULL);
-    printf("GB/s, median of %d interleaved repetitions (every setting once a repetition)\n\n", reps);
+    printf("GB/s, median of %d interleaved repetitions (every setting once a repetition)\n\n", REPS);
     printf("| threads | slot | host copy | threads kept |");
-    for (auto c : cases) printf(" %s %zu MiB |", c.up ? "up" : "down", c.bytes >> 20);
+    case_columns();
     printf("\n|---|---|---|---|");
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) printf("---|");
+    for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++) printf("---|");
     printf("\n");
-    std::vector<std::vector<double>> gbs(count);
-    for (auto c : cases) {
-        std::vector<std::vector<double>> t(count);
-        for (int k = 0; k < count; k++) staged(settings[k], lanes, pools[k], c.up, c.up ? host : back, device, c.bytes);
-        for (int r = 0; r < reps; r++)
-            for (int k = 0; k < count; k++) {
-                double start = now();
-                staged(settings[k], lanes, pools[k], c.up, c.up ? host : back, device, c.bytes);
-                t[k].push_back(now() - start);
-            }
-        for (int k = 0; k < count; k++) {
-            std::sort(t[k].begin(), t[k].end());
-            gbs[k].push_back(c.bytes / t[k][reps / 2] / 1e9);
-        }
-    }
+    std::vector<std::vector<double>> gbs = interleaved_rates(count, [&](int k, bool up, size_t bytes) {
+        staged(settings[k], lanes, pools[k], up, up ? b.host : b.back, b.device, bytes);
+    });
     for (int k = 0; k < count; k++) {
         const Setting &s = settings[k];
         printf("| %d | %zu KiB | %s | %s |", s.threads, s.chunk >> 10, s.nt ? "non-temporal" : "memcpy", s.pool ? "yes" : "no");
@@ -468,7 +488,8 @@ static int interleaved(void) {
 // Chunk plans against each other, interleaved as above: the staged
 // transfer as staging.rs makes it (16 kept threads, 1 MiB slots,
 // non-temporal copies in) against small first and last chunks, larger
-// slots, and a stream a thread.
+// slots, and a ring of pieces (`staged_pieces`); every plan must bring
+// 160 MiB back whole.
 static int chunks(void) {
     const Setting settings[] = {
         {16, 1u << 20, false, true, true},              // staging.rs
@@ -479,51 +500,34 @@ static int chunks(void) {
         {16, 4u << 20, false, true, true, 0, true},     // a ring of pieces up to 4 MiB
         {8, 8u << 20, false, true, true, 0, true},      // 8 threads, pieces up to 8 MiB
     };
-    const int count = sizeof settings / sizeof settings[0], reps = 21;
-    const struct {
-        bool up;
-        size_t bytes;
-    } cases[] = {{true, 8u << 20}, {true, 16u << 20}, {true, 80u << 20}, {false, 16u << 20}, {false, 80u << 20}, {false, 160u << 20}};
+    const int count = sizeof settings / sizeof settings[0];
     Buffers b;
     Lanes lanes(16, 4u << 20);
     Ring ring(8u << 20);
     std::vector<Pool *> pools;
     for (const Setting &s : settings) pools.push_back(s.pool ? new Pool(s.threads) : NULL);
-    auto staged = [&](const Setting &s, Lanes &l, Pool *pool, bool up, char *host, char *device, size_t bytes) {
+    auto staged = [&](const Setting &s, Pool *pool, bool up, char *host, size_t bytes) {
         if (s.pieces)
-            staged_pieces(s, ring, l.shared, pool, up, host, device, bytes);
+            staged_pieces(s, ring, lanes.shared, pool, up, host, b.device, bytes);
         else
-            ::staged(s, l, pool, up, host, device, bytes);
+            ::staged(s, lanes, pool, up, host, b.device, bytes);
     };
-    printf("GB/s, median of %d interleaved repetitions (every setting once a repetition)\n\n", reps);
+    printf("GB/s, median of %d interleaved repetitions (every setting once a repetition)\n\n", REPS);
     printf("| threads | slot | first chunks | streams |");
-    for (auto c : cases) printf(" %s %zu MiB |", c.up ? "up" : "down", c.bytes >> 20);
+    case_columns();
     printf(" whole |\n|---|---|---|---|");
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) printf("---|");
+    for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++) printf("---|");
     printf("---|\n");
-    std::vector<std::vector<double>> gbs(count);
-    for (auto c : cases) {
-        std::vector<std::vector<double>> t(count);
-        for (int k = 0; k < count; k++) staged(settings[k], lanes, pools[k], c.up, c.up ? b.host : b.back, b.device, c.bytes);
-        for (int r = 0; r < reps; r++)
-            for (int k = 0; k < count; k++) {
-                double start = now();
-                staged(settings[k], lanes, pools[k], c.up, c.up ? b.host : b.back, b.device, c.bytes);
-                t[k].push_back(now() - start);
-            }
-        for (int k = 0; k < count; k++) {
-            std::sort(t[k].begin(), t[k].end());
-            gbs[k].push_back(c.bytes / t[k][reps / 2] / 1e9);
-        }
-    }
+    std::vector<std::vector<double>> gbs =
+        interleaved_rates(count, [&](int k, bool up, size_t bytes) { staged(settings[k], pools[k], up, up ? b.host : b.back, bytes); });
     for (int k = 0; k < count; k++) {
         const Setting &s = settings[k];
         // The operand must come back whole under every setting.
         const size_t most = Buffers::most - 4096;
         CHECK(cudaMemset(b.device, 0, most));
         memset(b.back, 0, most);
-        staged(s, lanes, pools[k], true, b.host, b.device, most);
-        staged(s, lanes, pools[k], false, b.back, b.device, most);
+        staged(s, pools[k], true, b.host, most);
+        staged(s, pools[k], false, b.back, most);
         printf("| %d | %zu KiB | %s | %s |", s.threads, s.chunk >> 10, s.pieces ? "ring of pieces" : s.first ? "from 128 KiB" : "whole slot",
                s.own_stream ? "one a thread" : "one");
         for (double g : gbs[k]) printf(" %.1f |", g);
