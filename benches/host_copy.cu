@@ -51,20 +51,27 @@ static double now(void) {
     return t.tv_sec + 1e-9 * t.tv_nsec;
 }
 
+static void copy_nt(char *dst, const char *src, size_t bytes);
+
 struct Part {
     char *dst;
     const char *src;
     size_t bytes;
+    bool nt;
 };
 
 static void *copy_part(void *arg) {
     Part *p = (Part *)arg;
-    memcpy(p->dst, p->src, p->bytes);
+    if (p->nt && p->bytes % 64 == 0)
+        copy_nt(p->dst, p->src, p->bytes);
+    else
+        memcpy(p->dst, p->src, p->bytes);
     return NULL;
 }
 
-// memcpy(dst, src, bytes) cut into `threads` contiguous parts, one a thread.
-static void threaded_copy(char *dst, const char *src, size_t bytes, int threads) {
+// memcpy(dst, src, bytes) cut into `threads` contiguous parts, one a thread
+// (with `nt`, parts of whole 64-byte steps copied with non-temporal stores).
+static void threaded_copy(char *dst, const char *src, size_t bytes, int threads, bool nt = false) {
     pthread_t tid[64];
     Part parts[64];
     size_t per = (bytes + threads - 1) / threads;
@@ -73,6 +80,7 @@ static void threaded_copy(char *dst, const char *src, size_t bytes, int threads)
         parts[i].dst = dst + at;
         parts[i].src = src + at;
         parts[i].bytes = at >= bytes ? 0 : (bytes - at < per ? bytes - at : per);
+        parts[i].nt = nt;
         pthread_create(&tid[i], NULL, copy_part, &parts[i]);
     }
     for (int i = 0; i < threads; i++) pthread_join(tid[i], NULL);
@@ -559,16 +567,7 @@ static int contention(void) {
     double down = rate(bytes, none, [&] { CHECK(cudaMemcpy(pinned2, device, bytes, cudaMemcpyDeviceToHost)); });
     printf("| DMA 160 MiB | up %.1f, down %.1f | | |\n", up, down);
     for (int nt : {0, 1}) {
-        auto copy = [&] {
-            if (nt) {
-                std::vector<std::thread> t;
-                size_t per = bytes / 16;
-                for (int i = 0; i < 16; i++) t.emplace_back([&, i] { copy_nt(pinned + i * per, pageable + i * per, per); });
-                for (auto &x : t) x.join();
-            } else {
-                threaded_copy(pinned, pageable, bytes, 16);
-            }
-        };
+        auto copy = [&] { threaded_copy(pinned, pageable, bytes, 16, nt != 0); };
         double alone = rate(bytes, none, copy);
         double beside[2];
         for (int dir = 0; dir < 2; dir++) {
