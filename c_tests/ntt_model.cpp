@@ -6,7 +6,7 @@
 // compares the output with GMP).
 //
 // stdin, whitespace-separated: log_n h log_t threads radix (the transform
-// length is radix * 2^log_n, radix 1 or 3; threads: the block size the GPU
+// length is radix * 2^log_n, radix 1, 3 or 5; threads: the block size the GPU
 // launches, which sizes the passes' groups), the number of forward passes and each
 // pass's (log_s, k) in forward order (src/gpu/ntt/plan.rs, `passes`), then n
 // and wrap, then un and u's limbs, then vn and v's limbs (vn = 0: square
@@ -18,7 +18,9 @@
 // (exit 5), and the carry functions' composition is checked for every pair
 // (exit 6). Transforms of length 3N are folded both by the kernel that takes
 // the inverse's radix-3 step with the fold and by the two apart, which must
-// agree (exit 7).
+// agree (exit 7). Transforms of length 5N (the second set of primes) are
+// folded by their one kernel (cugmp_ntt_combine5) alone: the plain fold and
+// the small products' one block take the first set's CRT.
 #define CUGMP_HOST_MODEL 1
 #include "../cuda/ntt.cu"
 
@@ -49,24 +51,27 @@ static void run_pass(const Plan &plan, std::vector<u32> &a, const limb_t *limbs,
     for (u32 y = 0; y < NTT_PRIMES * plan.radix; y++)
         for (u64 block = 0; block < (n_len >> plan.log_t); block++)
             ntt_pass_block(a.data(), (u32)(y * n_len), limbs, xn, b ? b->data() : nullptr,
-                           tab.data() + (y / plan.radix) * table_stride(plan), ntt_primes[y / plan.radix], plan.log_n,
+                           tab.data() + (y / plan.radix) * table_stride(plan), ntt_prime(plan.radix, y / plan.radix), plan.log_n,
                            plan.h, plan.log_t, log_s, k, inverse, block, 0, plan.threads, ntt_group_log(plan.log_t, plan.threads),
                            tile.data());
 }
 
-static void run_radix3(const Plan &plan, std::vector<u32> &a, const limb_t *limbs, u64 xn, const std::vector<u32> &tab,
-                       bool inverse) {
-    for (u32 j = 0; j < (1u << plan.log_n); j++)
-        ntt_radix3_column(a.data(), limbs, xn, tab.data(), (u32)table_stride(plan), plan.log_n, plan.h, j, inverse);
+static void run_radix(const Plan &plan, std::vector<u32> &a, const limb_t *limbs, u64 xn, const std::vector<u32> &tab,
+                      bool inverse) {
+    const u32 stride = (u32)table_stride(plan);
+    for (u32 j = 0; j < (1u << plan.log_n); j++) {
+        if (plan.radix == 5) ntt_radix_column<5>(a.data(), limbs, xn, tab.data(), stride, plan.log_n, plan.h, j, inverse);
+        else ntt_radix_column<3>(a.data(), limbs, xn, tab.data(), stride, plan.log_n, plan.h, j, inverse);
+    }
 }
 
 static std::vector<u32> forward(const Plan &plan, const std::vector<u64> &x, const std::vector<u32> &tab) {
     std::vector<u32> a((NTT_PRIMES * plan.radix) << plan.log_n);
-    // The limbs go to the radix-3 step when there is one, else to the first pass.
-    const bool radix3 = plan.radix == 3;
-    if (radix3) run_radix3(plan, a, x.data(), x.size(), tab, false);
+    // The limbs go to the radix step when there is one, else to the first pass.
+    const bool step = plan.radix != 1;
+    if (step) run_radix(plan, a, x.data(), x.size(), tab, false);
     for (size_t i = 0; i < plan.passes.size(); i++) {
-        const bool cut = i == 0 && !radix3;
+        const bool cut = i == 0 && !step;
         run_pass(plan, a, cut ? x.data() : nullptr, cut ? x.size() : 0, nullptr, tab, plan.passes[i].first,
                  plan.passes[i].second, false);
     }
@@ -134,7 +139,7 @@ int main() {
     const u64 len = table_stride(plan);
     std::vector<u32> tab(NTT_PRIMES * len);
     for (u32 q = 0; q < NTT_PRIMES; q++)
-        for (u64 i = 0; i < len; i++) tab[q * len + i] = ntt_table_entry(i, plan.log_n, plan.h, plan.radix, ntt_primes[q]);
+        for (u64 i = 0; i < len; i++) tab[q * len + i] = ntt_table_entry(i, plan.log_n, plan.h, plan.radix, ntt_prime(plan.radix, q));
 
     std::vector<u32> a = forward(plan, u, tab);
     std::vector<u32> b = square ? a : forward(plan, v, tab);
@@ -152,10 +157,13 @@ int main() {
     // and c (exit 7).
     std::vector<u64> t(n), c(n);
     const u64 n_len = (u64)plan.radix << plan.log_n;
-    if (plan.radix == 3) {
+    if (plan.radix == 5) {
         for (u32 u = 0; u < (1u << (plan.log_n - 1)); u++)
-            ntt_combine3_at(t.data(), c.data(), a.data(), tab.data(), (u32)len, plan.log_n, plan.h, n, wrap != 0, u);
-        run_radix3(plan, a, nullptr, 0, tab, true);
+            ntt_combine_radix_at<5>(t.data(), c.data(), a.data(), tab.data(), (u32)len, plan.log_n, plan.h, n, wrap != 0, u);
+    } else if (plan.radix == 3) {
+        for (u32 u = 0; u < (1u << (plan.log_n - 1)); u++)
+            ntt_combine_radix_at<3>(t.data(), c.data(), a.data(), tab.data(), (u32)len, plan.log_n, plan.h, n, wrap != 0, u);
+        run_radix(plan, a, nullptr, 0, tab, true);
         std::vector<u64> t2(n), c2(n);
         for (u64 i = 0; i < n; i++) ntt_combine_at(t2.data(), c2.data(), a.data(), n_len, n, wrap != 0, i);
         if (t2 != t || c2 != c) return 7;
@@ -173,7 +181,7 @@ int main() {
         for (u64 i = 0; i < n && carry; i++) carry = ++t[i] == 0;
         if (carry) return 4;  // t + c < 2 B^n: one end-around carry ends below B^n
     }
-    if (!wrap && n <= NTT_SMALL_THREADS * NTT_SMALL_RUN && !small_fold_agrees(a, n_len, n, t)) return 5;
+    if (!wrap && plan.radix != 5 && n <= NTT_SMALL_THREADS * NTT_SMALL_RUN && !small_fold_agrees(a, n_len, n, t)) return 5;
     for (u64 i = 0; i < n; i++) printf("%lx\n", t[i]);
     return carry ? 3 : 0;  // the product fits in un + vn limbs
 }

@@ -3,17 +3,27 @@
 // Operands are cut into 32-bit coefficients (two a limb). Each product is
 // three transforms, one per prime p < 2^31, all with 32-bit arithmetic
 // (Montgomery products), and the coefficients of the product come back by the
-// Chinese remainder theorem.
+// Chinese remainder theorem. Two sets of primes (ntt_arith.cuh):
 //
 //   p0 = 27 * 2^26 + 1 = 1811939329 (generator 13)
 //   p1 = 15 * 2^27 + 1 = 2013265921 (generator 31)
 //   p2 = 63 * 2^25 + 1 = 2113929217 (generator 5)
 //
+// and, for transforms of 5 * 2^k points,
+//
+//   q0 = 105 * 2^23 + 1 =  880803841 (generator 26)
+//   q1 = 155 * 2^23 + 1 = 1300234241 (generator 3)
+//   q2 =  15 * 2^27 + 1 = 2013265921 (generator 31).
+//
 // Every p - 1 is divisible by 3 * 2^25, so transforms of length M = 2^m and
 // 3M exist for m <= 25 (NTT_MAX_LOG); a length 3M transform is one radix-3
-// step (cugmp_ntt_radix3) and three transforms of length M. The host takes
-// the shorter of 2^k and 3 * 2^k with N >= 2 * (un + vn), so the cyclic
-// convolution does not wrap: products of up to 3 * 2^24 limbs (384 MiB).
+// step (cugmp_ntt_radix3) and three transforms of length M. Every q - 1 is
+// divisible by 5 * 2^23: a length 5M transform (m <= 23) is a radix-5 step
+// (cugmp_ntt_radix5) and five of length M. No three primes below 2^31 have 15 * 2^25 | p - 1,
+// hence two sets. The host takes the shortest of 2^k, 3 * 2^k and 5 * 2^k
+// with N >= 2 * (un + vn), so the cyclic convolution does not wrap: products
+// of up to 3 * 2^24 limbs (384 MiB); 5 * 2^k only for whole products
+// (src/gpu/ntt/plan.rs, `product_shape`).
 // Why below 2^31: a sum of two residues fits 32 bits, so (a + b) mod p is
 // min(a + b, a + b - p) (an add and one VIADDMNMX on sm_90, where the sum
 // mod p2 = 3 * 2^30 + 1, which could pass 2^32, took five instructions), and the forward butterfly hands x - y + p to its Montgomery
@@ -25,6 +35,8 @@
 // two coefficients below 2^32, m the shorter operand's limbs, so it is below
 // 2m * 2^64 <= 3 * 2^24 * 2^64 < 2^90 (m <= 3 * 2^23 when the product has at
 // most 3 * 2^24 limbs), and P = p0 p1 p2 > 2^92.6: the CRT gives it exactly.
+// With the second set, a product has at most 5 * 2^22 limbs, so m <= 5 *
+// 2^21, 2m * 2^64 < 2^88.4, and Q = q0 q1 q2 > 2^90.8.
 // A product mod B^n - 1 (GMP's mulmod_bnm1) is one cyclic convolution of
 // length exactly N = 2n (2^k or 3 * 2^k, so n <= 3 * 2^24, operands of at
 // most n limbs): coefficient j sums the products a_i b_k with i + k = j mod
@@ -39,7 +51,7 @@
 // pass. Both in passes of up to 14 stages in shared memory (cugmp_ntt_pass).
 //
 // The parts, each in its own header: the arithmetic (ntt_arith.cuh), the
-// twiddle tables and the radix-3 step (ntt_tables.cuh), the passes of
+// twiddle tables and the radix-3 and radix-5 steps (ntt_tables.cuh), the passes of
 // radix-2 stages in shared memory (ntt_pass.cuh), and the CRT back to limbs
 // (ntt_crt.cuh). This file holds the kernels the host launches.
 #include "ntt_arith.cuh"
@@ -51,17 +63,27 @@
 extern "C" __global__ void cugmp_ntt_tables(u32 *tab, u32 log_n, u32 h, u32 radix) {
     const u64 len = NTT_TABLE_STRIDE(log_n, h, radix);
     GRID_STRIDE(i, NTT_PRIMES * len) {
-        tab[i] = ntt_table_entry(i % len, log_n, h, radix, ntt_primes[i / len]);
+        tab[i] = ntt_table_entry(i % len, log_n, h, radix, ntt_prime(radix, (u32)(i / len)));
     }
 }
 
-// The radix-3 step (ntt_radix3_column) of transforms of length 3 * 2^log_n,
-// all three primes, one thread a column j < 2^log_n.
-extern "C" __global__ void cugmp_ntt_radix3(u32 *a, const limb_t *__restrict__ limbs, u64 xn, const u32 *__restrict__ tab,
-                                             u32 log_n, u32 h, u32 inverse) {
-    const u32 stride = (u32)NTT_TABLE_STRIDE(log_n, h, 3);
+// The radix-R step (ntt_radix_column) of transforms of length R * 2^log_n,
+// all three primes, one thread a column j < 2^log_n. A kernel a radix, so
+// that the radix-3 one keeps its registers (the radix-5 one needs more).
+template <int R>
+__device__ __forceinline__ void ntt_radix_kernel(u32 *a, const limb_t *limbs, u64 xn, const u32 *tab, u32 log_n, u32 h,
+                                                 u32 inverse) {
+    const u32 stride = (u32)NTT_TABLE_STRIDE(log_n, h, R);
     for (u32 j = blockIdx.x * blockDim.x + threadIdx.x; j < (1u << log_n); j += gridDim.x * blockDim.x)
-        ntt_radix3_column(a, limbs, xn, tab, stride, log_n, h, j, inverse != 0);
+        ntt_radix_column<R>(a, limbs, xn, tab, stride, log_n, h, j, inverse != 0);
+}
+extern "C" __global__ void cugmp_ntt_radix3(u32 *a, const limb_t *__restrict__ limbs, u64 xn, const u32 *__restrict__ tab,
+                                            u32 log_n, u32 h, u32 inverse) {
+    ntt_radix_kernel<3>(a, limbs, xn, tab, log_n, h, inverse);
+}
+extern "C" __global__ void cugmp_ntt_radix5(u32 *a, const limb_t *__restrict__ limbs, u64 xn, const u32 *__restrict__ tab,
+                                            u32 log_n, u32 h, u32 inverse) {
+    ntt_radix_kernel<5>(a, limbs, xn, tab, log_n, h, inverse);
 }
 
 // Shared memory: 4 * 2^log_t bytes (64 KiB at the largest tile, 2^14). The
@@ -73,11 +95,12 @@ extern "C" __global__ void __launch_bounds__(512, 3)
                    u32 log_n, u32 h, u32 log_t, u32 log_s, u32 k, u32 inverse, u32 radix) {
     extern __shared__ u32 tile[];
     const u32 prime = blockIdx.y / radix;
-    // 32 bits: blockIdx.y < 3 * 3 and N <= 2^26 (a 64-bit offset made every
-    // element's address a 64-bit sum of three terms).
+    // 32 bits: blockIdx.y < 3 * 5 and N <= 2^25, 2^23 where it is 15 (a
+    // 64-bit offset made every element's address a 64-bit sum of three
+    // terms).
     const u32 offset = blockIdx.y << log_n;
     ntt_pass_block(a, offset, limbs, xn, b, tab + prime * NTT_TABLE_STRIDE(log_n, h, radix),
-                   ntt_primes[prime], log_n, h, log_t, log_s, k, inverse != 0, blockIdx.x, threadIdx.x, blockDim.x,
+                   ntt_prime(radix, prime), log_n, h, log_t, log_s, k, inverse != 0, blockIdx.x, threadIdx.x, blockDim.x,
                    ntt_group_log(log_t, blockDim.x), tile);
 }
 
@@ -101,7 +124,7 @@ struct NttPairs {
 extern "C" __global__ void cugmp_ntt_sum(u32 *acc, NttPairs pairs, u32 count, u32 twice, const u32 *__restrict__ tab,
                                           u32 log_n, u32 h, u32 radix) {
     const u32 prime = blockIdx.y;
-    const NttPrime q = ntt_primes[prime];
+    const NttPrime q = ntt_prime(radix, prime);
     const u32 len = radix << log_n;
     const u32 scale = LDG(&tab[prime * NTT_TABLE_STRIDE(log_n, h, radix) + NTT_TABLE_LEN(log_n, h) - 1]);
     const u32 base = prime * len;
@@ -122,14 +145,23 @@ extern "C" __global__ void cugmp_ntt_combine(limb_t *__restrict__ t, limb_t *__r
     GRID_STRIDE(i, n) ntt_combine_at(t, c, coef, n_len, n, wrap != 0, i);
 }
 
-// ntt_combine3_at over column pairs 0 .. 2^(log_n - 1) - 1: the inverse's
-// radix-3 step and the fold into n limbs, all three primes (tab their tables,
-// NTT_TABLE_STRIDE apart).
-extern "C" __global__ void cugmp_ntt_combine3(limb_t *__restrict__ t, limb_t *__restrict__ c, const u32 *__restrict__ a,
-                                               const u32 *__restrict__ tab, u32 log_n, u32 h, u64 n, u32 wrap) {
-    const u32 stride = (u32)NTT_TABLE_STRIDE(log_n, h, 3);
+// ntt_combine_radix_at over column pairs 0 .. 2^(log_n - 1) - 1: the
+// inverse's radix-R step and the fold into n limbs, all three primes (tab
+// their tables, NTT_TABLE_STRIDE apart). A kernel a radix, as above.
+template <int R>
+__device__ __forceinline__ void ntt_combine_kernel(limb_t *t, limb_t *c, const u32 *a, const u32 *tab, u32 log_n, u32 h,
+                                                   u64 n, u32 wrap) {
+    const u32 stride = (u32)NTT_TABLE_STRIDE(log_n, h, R);
     for (u32 u = blockIdx.x * blockDim.x + threadIdx.x; u < (1u << (log_n - 1)); u += gridDim.x * blockDim.x)
-        ntt_combine3_at(t, c, a, tab, stride, log_n, h, n, wrap != 0, u);
+        ntt_combine_radix_at<R>(t, c, a, tab, stride, log_n, h, n, wrap != 0, u);
+}
+extern "C" __global__ void cugmp_ntt_combine3(limb_t *__restrict__ t, limb_t *__restrict__ c, const u32 *__restrict__ a,
+                                              const u32 *__restrict__ tab, u32 log_n, u32 h, u64 n, u32 wrap) {
+    ntt_combine_kernel<3>(t, c, a, tab, log_n, h, n, wrap);
+}
+extern "C" __global__ void cugmp_ntt_combine5(limb_t *__restrict__ t, limb_t *__restrict__ c, const u32 *__restrict__ a,
+                                              const u32 *__restrict__ tab, u32 log_n, u32 h, u64 n, u32 wrap) {
+    ntt_combine_kernel<5>(t, c, a, tab, log_n, h, n, wrap);
 }
 
 // The scan of a small fold's carries and its limbs' write (ntt_small_carry),

@@ -60,11 +60,22 @@ struct NttPrime {
     u32 g;      // a generator of (Z/p)*
 };
 
+// Two sets of three, each in increasing order (the CRT, ntt_crt.cuh, needs
+// it): transforms of 2^k and 3 * 2^k points take the first, those of 5 *
+// 2^k the second (cuda/ntt.cu has the lengths and the bounds).
 NTT_CONST NttPrime ntt_primes[NTT_PRIMES] = {
     {1811939329u, 0x94000001u, 0x392f6852u, 13},
     {2013265921u, 0x88000001u, 0x45dddde3u, 31},
     {2113929217u, 0x82000001u, 0x7ddf7dfdu, 5},
 };
+NTT_CONST NttPrime ntt_primes5[NTT_PRIMES] = {
+    {880803841u, 0xcb800001u, 0x1bb1fb38u, 26},
+    {1300234241u, 0xb2800001u, 0x07dfcb31u, 3},
+    {2013265921u, 0x88000001u, 0x45dddde3u, 31},
+};
+
+// Prime i of the set for transforms of radix * 2^k points.
+NTT_FN NttPrime ntt_prime(u32 radix, u32 i) { return radix == 5 ? ntt_primes5[i] : ntt_primes[i]; }
 
 NTT_FN u32 umin32(u32 a, u32 b) { return a < b ? a : b; }
 
@@ -91,11 +102,11 @@ NTT_FN u32 mod_sub(u32 a, u32 b, const NttPrime &q) {
     return umin32(d, d - q.p);
 }
 
-// A 32-bit coefficient as a residue: 2p < 2^32 < 3p for every p, so up to
-// two subtractions.
-NTT_FN u32 coefficient_residue(u32 x, const NttPrime &q) {
-    x = umin32(x, x - q.p);
-    return umin32(x, x - q.p);
+// A 32-bit coefficient as a residue, by up to `subtractions` subtractions
+// of p: 2 for the first set (2^32 < 3p), 4 for the second (2^32 < 5p).
+NTT_FN u32 coefficient_residue(u32 x, const NttPrime &q, int subtractions = 2) {
+    for (int i = 0; i < subtractions; i++) x = umin32(x, x - q.p);
+    return x;
 }
 
 // An operand's coefficients: coefficient i is the i-th 32-bit half of its xn

@@ -8,25 +8,35 @@
 //   k2 = (r2 - y) / (p0 p1) mod p2,  x = y + p0 p1 k2.
 // (r0 < p0 < p1 < p2, and k1 < p1 < p2, so each is already a residue where
 // it is used.) The divisions are Montgomery products by constants that carry
-// the factor 2^32 the product removes.
+// the factor 2^32 the product removes. SET 0 is ntt_primes (transforms of
+// 2^k and 3 * 2^k points), SET 1 ntt_primes5 (5 * 2^k).
 // ---------------------------------------------------------------------------
-#define CRT_C1 0x27ffffebu          // p0^-1 * 2^32 mod p1
-#define CRT_C2 0x5a924925u          // p0 * 2^32 mod p2
-#define CRT_C3 0x53fffed6u          // (p0 p1)^-1 * 2^32 mod p2
-#define CRT_P01 0x32a00000e4000001ull  // p0 p1
+struct NttCrt {
+    u32 c1;   // p0^-1 * 2^32 mod p1
+    u32 c2;   // p0 * 2^32 mod p2
+    u32 c3;   // (p0 p1)^-1 * 2^32 mod p2
+    u64 p01;  // p0 p1
+};
+NTT_CONST NttCrt ntt_crts[2] = {
+    {0x27ffffebu, 0x5a924925u, 0x53fffed6u, 0x32a00000e4000001ull},
+    {0x31999990u, 0x17ffffffu, 0x67d7d7ceu, 0x0fe4c00082000001ull},
+};
 
+template <int SET>
 NTT_FN void crt(u32 r0, u32 r1, u32 r2, u64 *lo, u64 *hi) {
-    const NttPrime &q1 = ntt_primes[1], &q2 = ntt_primes[2];
-    const u32 k1 = mont_mul(mod_sub(r1, r0, q1), CRT_C1, q1);
-    const u64 y = r0 + (u64)ntt_primes[0].p * k1;
-    const u32 y2 = mod_add(r0, mont_mul(k1, CRT_C2, q2), q2);
-    const u32 k2 = mont_mul(mod_sub(r2, y2, q2), CRT_C3, q2);
+    const NttPrime *primes = SET ? ntt_primes5 : ntt_primes;
+    const NttPrime &q1 = primes[1], &q2 = primes[2];
+    const NttCrt &k = ntt_crts[SET];
+    const u32 k1 = mont_mul(mod_sub(r1, r0, q1), k.c1, q1);
+    const u64 y = r0 + (u64)primes[0].p * k1;
+    const u32 y2 = mod_add(r0, mont_mul(k1, k.c2, q2), q2);
+    const u32 k2 = mont_mul(mod_sub(r2, y2, q2), k.c3, q2);
     // x = y + P01 * k2 < P < 2^93.
-    const u64 m_lo = CRT_P01 * k2;
+    const u64 m_lo = k.p01 * k2;
 #ifdef CUGMP_HOST_MODEL
-    const u64 m_hi = (u64)(((unsigned __int128)CRT_P01 * k2) >> 64);
+    const u64 m_hi = (u64)(((unsigned __int128)k.p01 * k2) >> 64);
 #else
-    const u64 m_hi = __umul64hi(CRT_P01, (u64)k2);
+    const u64 m_hi = __umul64hi(k.p01, (u64)k2);
 #endif
     *lo = m_lo + y;
     *hi = m_hi + (*lo < y);
@@ -35,10 +45,11 @@ NTT_FN void crt(u32 r0, u32 r1, u32 r2, u64 *lo, u64 *hi) {
 // A limb's value before carries from the residues of its two coefficients
 // (each below 2^91, see the top; r[p] and s[p] modulo prime p): c + d * 2^32
 // as a 128-bit value, c and d the coefficients.
+template <int SET>
 NTT_FN void ntt_limb_of(const u32 *r, const u32 *s, u64 *lo, u64 *hi) {
     u64 l0, h0, l1, h1;
-    crt(r[0], r[1], r[2], &l0, &h0);
-    crt(s[0], s[1], s[2], &l1, &h1);
+    crt<SET>(r[0], r[1], r[2], &l0, &h0);
+    crt<SET>(s[0], s[1], s[2], &l1, &h1);
     const u64 s_lo = l1 << 32, s_hi = (h1 << 32) | (l1 >> 32);
     *lo = l0 + s_lo;
     *hi = h0 + s_hi + (*lo < l0);
@@ -49,7 +60,7 @@ NTT_FN void ntt_limb_of(const u32 *r, const u32 *s, u64 *lo, u64 *hi) {
 NTT_FN void ntt_limb_value(const u32 *coef, u64 n_len, u64 i, u64 *lo, u64 *hi) {
     const u32 r[3] = {coef[2 * i], coef[n_len + 2 * i], coef[2 * n_len + 2 * i]};
     const u32 s[3] = {coef[2 * i + 1], coef[n_len + 2 * i + 1], coef[2 * n_len + 2 * i + 1]};
-    ntt_limb_of(r, s, lo, hi);
+    ntt_limb_of<0>(r, s, lo, hi);
 }
 
 // Limb i of the fold of coefficients into limbs: t[i] = the low 64 bits of
@@ -74,37 +85,42 @@ NTT_FN void ntt_combine_at(limb_t *t, limb_t *c, const u32 *coef, u64 n_len, u64
     ntt_fold_limb(t, c, n, wrap, i, lo, hi);
 }
 
-// The inverse's radix-3 step and the fold together, for transforms of length
-// 3N (N = 2^log_n): `a` holds the three primes' blocks after their inverse
-// passes (3N words a prime, tab the tables `stride` words apart). Pair
-// u < N / 2 takes columns j = 2u and 2u + 1 of every prime, whose radix-3
-// outputs are coefficients j + lN (l < 3), and so limbs u + lN / 2 whole
-// (N is even): no coefficient goes through device memory between the two
-// steps. ncu had the radix-3 step and the fold as two kernels moving 2.0 GB
-// at 10^7 x 10^7 limbs (RESULTS.md, "Transform passes").
-NTT_FN void ntt_combine3_at(limb_t *t, limb_t *c, const u32 *a, const u32 *tab, u32 stride, u32 log_n, u32 h, u64 n,
-                            bool wrap, u32 u) {
+// The inverse's radix-R step (R = 3 or 5) and the fold together, for
+// transforms of length RN (N = 2^log_n): `a` holds the three primes' blocks
+// after their inverse passes (RN words a prime, tab the tables `stride`
+// words apart). Pair u < N / 2 takes columns j = 2u and 2u + 1 of every
+// prime, whose radix-R outputs are coefficients j + lN (l < R), and so limbs
+// u + lN / 2 whole (N is even): no coefficient goes through device memory
+// between the two steps. ncu had the radix-3 step and the fold as two
+// kernels moving 2.0 GB at 10^7 x 10^7 limbs (RESULTS.md, "Transform
+// passes").
+template <int R>
+NTT_FN void ntt_combine_radix_at(limb_t *t, limb_t *c, const u32 *a, const u32 *tab, u32 stride, u32 log_n, u32 h, u64 n,
+                                 bool wrap, u32 u) {
     const u32 n_len = 1u << log_n;
     // x[col][l][prime]: the residues of coefficient 2u + col + l N.
-    u32 x[2][3][NTT_PRIMES];
+    u32 x[2][R][NTT_PRIMES];
 #pragma unroll
     for (u32 prime = 0; prime < NTT_PRIMES; prime++) {
-        const u32 *ap = a + prime * 3 * n_len;
+        const u32 *ap = a + prime * R * n_len;
+        const NttPrime q = ntt_prime(R, prime);
 #pragma unroll
         for (u32 col = 0; col < 2; col++) {
             const u32 j = 2 * u + col;
-            u32 y[3] = {ap[j], ap[j + n_len], ap[j + 2 * n_len]};
-            ntt_radix3_values(y, tab + prime * stride, ntt_primes[prime], log_n, h, j, true);
+            u32 y[R];
 #pragma unroll
-            for (u32 l = 0; l < 3; l++) x[col][l][prime] = y[l];
+            for (u32 l = 0; l < R; l++) y[l] = ap[j + l * n_len];
+            ntt_radix_values<R>(y, tab + prime * stride, q, log_n, h, j, true);
+#pragma unroll
+            for (u32 l = 0; l < R; l++) x[col][l][prime] = y[l];
         }
     }
 #pragma unroll
-    for (u32 l = 0; l < 3; l++) {
+    for (u32 l = 0; l < R; l++) {
         const u64 i = u + ((u64)l << (log_n - 1));
         if (i < n) {
             u64 lo, hi;
-            ntt_limb_of(x[0][l], x[1][l], &lo, &hi);
+            ntt_limb_of<R == 5>(x[0][l], x[1][l], &lo, &hi);
             ntt_fold_limb(t, c, n, wrap, i, lo, hi);
         }
     }

@@ -17,17 +17,19 @@
 //   B  [M]  w^(iH), Bi [M] w^-(iH)       two small tables instead of one of N
 //   then one word: 2^64 / (radix N) mod p, the inverse's scale (a Montgomery
 //   product of two plain values leaves a factor 2^-32, which it also undoes;
-//   the radix-3 step's 1/3 is in it too)
-// and, for transforms of length 3N (radix 3), with u a root of order 3N
-// (u^3 = w) and v = u^N a cube root of unity (NTT_RADIX3_LEN more words):
-//   A3 [H] u^i,  A3i [H] u^-i,  B3 [2M] u^(iH),  B3i [2M] u^-(iH),  v,  v^2
+//   the radix-R step's 1/R is in it too)
+// and, for transforms of length RN (radix R = 3 or 5), with u a root of
+// order RN (u^R = w) and v = u^N an R-th root of unity (NTT_RADIX_LEN more
+// words):
+//   AR [H] u^i,  ARi [H] u^-i,  BR [M] u^(iH),  BRi [M] u^-(iH),  v .. v^(R-1)
 // ---------------------------------------------------------------------------
 #define NTT_ROOT_LOG 14                        // r has order 2^NTT_ROOT_LOG
 #define NTT_ROOTS (1 << NTT_ROOT_LOG)          // one direction's stage roots by level (levels 0 to 13: a pass has at most 14 stages)
 #define NTT_TABLE_LEN(log_n, h) (2 * NTT_ROOTS + 2 * (1ull << (h)) + 2 * (1ull << ((log_n) - (h))) + 1)
-#define NTT_RADIX3_LEN(log_n, h) (2 * (1ull << (h)) + 4 * (1ull << ((log_n) - (h))) + 2)
+#define NTT_RADIX_LEN(log_n, h, radix) \
+    ((radix) == 1 ? 0 : 2 * (1ull << (h)) + 2 * (1ull << ((log_n) - (h))) + (radix) - 1)
 // One prime's table for transforms of length radix * 2^log_n.
-#define NTT_TABLE_STRIDE(log_n, h, radix) (NTT_TABLE_LEN(log_n, h) + ((radix) == 3 ? NTT_RADIX3_LEN(log_n, h) : 0))
+#define NTT_TABLE_STRIDE(log_n, h, radix) (NTT_TABLE_LEN(log_n, h) + NTT_RADIX_LEN(log_n, h, radix))
 
 NTT_FN u32 ntt_table_entry(u64 i, u32 log_n, u32 h, u32 radix, const NttPrime &q) {
     const u64 H = 1ull << h, M = 1ull << (log_n - h);
@@ -44,18 +46,18 @@ NTT_FN u32 ntt_table_entry(u64 i, u32 log_n, u32 h, u32 radix, const NttPrime &q
     u64 step, e;  // entry = g^(step * e), step = (p - 1) / order of the root
     bool inverse;
     if (i >= base_len) {
-        // The radix-3 part: u has order 3N, v = u^N.
+        // The radix-R part: u has order RN, v = u^N.
         const u64 k = i - base_len;
-        step = (order >> log_n) / 3;
+        step = (order >> log_n) / radix;
         if (k < 2 * H) {
             inverse = k >= H;
             e = k % H;
-        } else if (k < 2 * H + 4 * M) {
-            inverse = k - 2 * H >= 2 * M;
-            e = ((k - 2 * H) % (2 * M)) << h;
+        } else if (k < 2 * H + 2 * M) {
+            inverse = k - 2 * H >= M;
+            e = ((k - 2 * H) % M) << h;
         } else {
             inverse = false;
-            e = (k - 2 * H - 4 * M + 1) << log_n;  // v, v^2
+            e = (k - 2 * H - 2 * M + 1) << log_n;  // v .. v^(R-1)
         }
     } else if (i < 2 * NTT_ROOTS) {
         step = order >> NTT_ROOT_LOG;
@@ -102,85 +104,104 @@ NTT_FN NttPowers ntt_powers(const u32 *tab, u32 log_n, u32 h, bool inverse) {
     return w;
 }
 
-// u^e (or u^-e), e < 2N: the radix-3 step's twists.
-NTT_FN NttPowers ntt_powers3(const u32 *tab, u32 log_n, u32 h, bool inverse) {
-    const u32 H = 1u << h, M2 = 2u << (log_n - h);
+// u^e (or u^-e), e < N: the radix-R step's twists.
+NTT_FN NttPowers ntt_powers_radix(const u32 *tab, u32 log_n, u32 h, bool inverse) {
+    const u32 H = 1u << h, M = 1u << (log_n - h);
     const u32 *at = tab + NTT_TABLE_LEN(log_n, h);
-    return NttPowers{at + (inverse ? H : 0), at + 2 * H + (inverse ? M2 : 0), h};
+    return NttPowers{at + (inverse ? H : 0), at + 2 * H + (inverse ? M : 0), h};
 }
 
-// The radix-3 step of a transform of length 3N, N = 2^log_n, at j < N, over
-// one prime's 3N words `a` (`tab`: that prime's table).
+// The radix-R step (R = 3 or 5) of a transform of length RN, N = 2^log_n,
+// at j < N, over one prime's RN words `a` (`tab`: that prime's table).
 //
-// Forward (decimation in frequency): with x_l = x[j + lN] (l < 3; the
+// Forward (decimation in frequency): with x_l = x[j + lN] (l < R; the
 // operand's coefficients `coef` when given, as the first step, else a's),
 // block s gets
 //   y_s[j] = u^(js) * sum_l x_l v^(ls),
-// and then each block's length-N transform (root u^3 = w) gives the outputs
-// 3k + s: X[3k + s] = sum_j w^(jk) y_s[j]. Inverse (after the blocks' inverse
-// transforms): z_s = Y_s u^(-js), x_l = sum_s z_s v^(-ls) (the 1/3 is in the
-// pointwise scale). u^(2j) is (u^j)^2: one product where the tables took two
-// loads and one. x holds x_0 .. x_2 (residues) in, the step's three outputs
-// out. Going forward with `third` false, x_2 is 0 and skipped: the first
-// step of a product whose operand fills at most 2N coefficients, as a
-// balanced product's do (2 un + 2 vn <= 3N), needs four Montgomery
-// products a column instead of six.
-NTT_FN void ntt_radix3_values(u32 *x, const u32 *tab, const NttPrime &q, u32 log_n, u32 h, u32 j, bool inverse,
-                               bool third = true) {
-    const u32 *v = tab + NTT_TABLE_LEN(log_n, h) + NTT_RADIX3_LEN(log_n, h) - 2;
-    const u32 v1 = LDG(&v[0]), v2 = LDG(&v[1]);
-    const u32 u1 = ntt_powers3(tab, log_n, h, inverse).at(j, q), u2 = mont_mul(u1, u1, q);
+// and then each block's length-N transform (root u^R = w) gives the outputs
+// Rk + s: X[Rk + s] = sum_j w^(jk) y_s[j]. Inverse (after the blocks' inverse
+// transforms): z_s = Y_s u^(-js), x_l = sum_s z_s v^(-ls) (the 1/R is in the
+// pointwise scale). u^(js) is u^j's power by products, where tables took two
+// loads and a product each. x holds x_0 .. x_(R-1) (residues) in, the step's
+// R outputs out. Going forward only the first `rows` x_l may be nonzero:
+// the first step of a product reads an operand's coefficients, which fill
+// fewer rows than R (a balanced product's each fill at most half the
+// length), and the products by the others' powers of v are skipped: a
+// radix-3 column of a balanced product takes four Montgomery products
+// instead of six.
+template <int R>
+NTT_FN void ntt_radix_values(u32 *x, const u32 *tab, const NttPrime &q, u32 log_n, u32 h, u32 j, bool inverse,
+                             u32 rows = R) {
+    const u32 *vt = tab + NTT_TABLE_LEN(log_n, h) + NTT_RADIX_LEN(log_n, h, R) - (R - 1);
+    // v[k] = v^k (v[0] = 1 unused), u[s] = u^(js) (or u^(-js); u[0] = 1 unused).
+    u32 v[R], u[R];
+#pragma unroll
+    for (int k = 1; k < R; k++) v[k] = LDG(&vt[k - 1]);
+    u[1] = ntt_powers_radix(tab, log_n, h, inverse).at(j, q);
+#pragma unroll
+    for (int s = 2; s < R; s++) u[s] = mont_mul(u[s - 1], u[1], q);
     if (!inverse) {
-        u32 s0 = mod_add(x[0], x[1], q);
-        u32 s1 = mod_add(x[0], mont_mul(x[1], v1, q), q);
-        u32 s2 = mod_add(x[0], mont_mul(x[1], v2, q), q);
-        if (third) {
-            s0 = mod_add(s0, x[2], q);
-            s1 = mod_add(s1, mont_mul(x[2], v2, q), q);
-            s2 = mod_add(s2, mont_mul(x[2], v1, q), q);
+        u32 y[R];
+#pragma unroll
+        for (int s = 0; s < R; s++) y[s] = x[0];
+#pragma unroll
+        for (int l = 1; l < R; l++) {
+            if ((u32)l >= rows) break;
+            y[0] = mod_add(y[0], x[l], q);
+#pragma unroll
+            for (int s = 1; s < R; s++) y[s] = mod_add(y[s], mont_mul(x[l], v[(l * s) % R], q), q);
         }
-        x[0] = s0;
-        x[1] = mont_mul(s1, u1, q);
-        x[2] = mont_mul(s2, u2, q);
+        x[0] = y[0];
+#pragma unroll
+        for (int s = 1; s < R; s++) x[s] = mont_mul(y[s], u[s], q);
     } else {
-        const u32 z0 = x[0];
-        const u32 z1 = mont_mul(x[1], u1, q);
-        const u32 z2 = mont_mul(x[2], u2, q);
-        // v^-1 = v^2.
-        x[0] = mod_add(mod_add(z0, z1, q), z2, q);
-        x[1] = mod_add(mod_add(z0, mont_mul(z1, v2, q), q), mont_mul(z2, v1, q), q);
-        x[2] = mod_add(mod_add(z0, mont_mul(z1, v1, q), q), mont_mul(z2, v2, q), q);
+        u32 z[R];
+        z[0] = x[0];
+#pragma unroll
+        for (int s = 1; s < R; s++) z[s] = mont_mul(x[s], u[s], q);
+#pragma unroll
+        for (int l = 0; l < R; l++) {
+            u32 sum = z[0];
+#pragma unroll
+            for (int s = 1; s < R; s++) {
+                // v^-(ls) = v^(R - ls mod R).
+                const int k = (R - (l * s) % R) % R;
+                sum = mod_add(sum, k == 0 ? z[s] : mont_mul(z[s], v[k], q), q);
+            }
+            x[l] = sum;
+        }
     }
 }
 
-// ntt_radix3_values on one prime's 3N words `a` at column j, in place (the
-// operand's coefficients `coef` in, when given, as the first step).
-NTT_FN void ntt_radix3_at(u32 *a, const u32 *coef, const u32 *tab, const NttPrime &q, u32 log_n, u32 h, u32 j,
-                          bool inverse, bool third) {
+// The radix-R step at column j of all three primes' transforms (a holds them
+// RN words apart, tab their tables `stride` words apart, the primes the set
+// for radix R). Going forward it cuts the coefficients j + lN from the limbs
+// (xn of them) once for all three primes: a thread a prime read them three
+// times (240 MB of limbs read for 80 MB at 10^7 limbs, ncu; RESULTS.md,
+// "Transform passes").
+template <int R>
+NTT_FN void ntt_radix_column(u32 *a, const limb_t *limbs, u64 xn, const u32 *tab, u32 stride, u32 log_n, u32 h, u32 j,
+                             bool inverse) {
     const u32 n_len = 1u << log_n;
-    u32 x[3];
-    for (int l = 0; l < 3; l++) x[l] = coef ? coefficient_residue(coef[l], q) : a[j + l * n_len];
-    ntt_radix3_values(x, tab, q, log_n, h, j, inverse, third);
-    for (int l = 0; l < 3; l++) a[j + l * n_len] = x[l];
-}
-
-// The radix-3 step at column j of all three primes' transforms (a holds them
-// 3N words apart, tab their tables `stride` words apart). Going forward it
-// cuts the three coefficients j + lN from the limbs (xn of them) once for
-// all three primes: a thread a prime read them three times (240 MB of limbs
-// read for 80 MB at 10^7 limbs, ncu; RESULTS.md, "Transform passes").
-NTT_FN void ntt_radix3_column(u32 *a, const limb_t *limbs, u64 xn, const u32 *tab, u32 stride, u32 log_n, u32 h, u32 j,
-                              bool inverse) {
-    const u32 n_len = 1u << log_n;
-    // The same for every thread: no coefficient at 2N or above.
-    const bool third = !limbs || xn > n_len;
-    u32 coef[3] = {0, 0, 0};
+    // The same for every thread: the rows that hold coefficients (below 2 xn).
+    u32 rows = R;
+    u32 coef[R];
     if (limbs) {
+        const u64 filled = (2 * xn + n_len - 1) >> log_n;
+        rows = filled < R ? (u32)filled : R;
         const NttCoefficients coefs(limbs, xn);
-        for (int l = 0; l < (third ? 3 : 2); l++) coef[l] = coefs.at(j + l * n_len);
+#pragma unroll
+        for (int l = 0; l < R; l++) coef[l] = (u32)l < rows ? coefs.at(j + l * n_len) : 0;
     }
 #pragma unroll
-    for (u32 prime = 0; prime < NTT_PRIMES; prime++)
-        ntt_radix3_at(a + prime * 3 * n_len, limbs ? coef : nullptr, tab + prime * stride, ntt_primes[prime], log_n, h,
-                      j, inverse, third);
+    for (u32 prime = 0; prime < NTT_PRIMES; prime++) {
+        const NttPrime q = ntt_prime(R, prime);
+        u32 *ap = a + prime * R * n_len;
+        u32 x[R];
+#pragma unroll
+        for (int l = 0; l < R; l++) x[l] = limbs ? coefficient_residue(coef[l], q, R == 5 ? 4 : 2) : ap[j + l * n_len];
+        ntt_radix_values<R>(x, tab + prime * stride, q, log_n, h, j, inverse, rows);
+#pragma unroll
+        for (int l = 0; l < R; l++) ap[j + l * n_len] = x[l];
+    }
 }

@@ -2,7 +2,7 @@
 //! c_tests/ntt_model.cpp) run on the CPU against the embedded GMP, so that
 //! machines without a GPU check the kernels' arithmetic and indexing.
 
-use super::plan::{cyclic_shape, pass_threads, passes_in_tiles, tile_log, transform_shape};
+use super::plan::{cyclic_shape, pass_threads, passes_in_tiles, product_shape, tile_log, transform_shape};
 use crate::gmp::embedded;
 
 /// The kernels' own code (cuda/ntt.cu, compiled as host C++ by
@@ -11,7 +11,8 @@ use crate::gmp::embedded;
 /// module's pass plan, against the embedded GMP: tables, both
 /// transforms, the pointwise product, the CRT, the fold into limbs (for
 /// lengths 3 * 2^k, the kernel that takes the inverse's radix-3 step with
-/// the fold, checked against the two apart; and, up to 8192 limbs, the
+/// the fold, checked against the two apart; lengths 5 * 2^k on the second
+/// set of primes; and, up to 8192 limbs, the
 /// small products' one-block fold and its scan of carries), on machines
 /// without a GPU. Products against GMP's mpn_mul; products mod
 /// B^rn - 1 (one cyclic convolution of 2 rn points) against GMP's own
@@ -22,56 +23,81 @@ fn host_model_matches_gmp() {
 
     let mut seed = 0x9e37_79b9_7f4a_7c15u64;
     let mut random = move || crate::testing::xorshift(&mut seed);
-    // (un, vn, square, tile, modulus). Sizes: one tile, one and two
-    // passes, lengths 2^k and 3 * 2^k, unbalanced; every other case
+    // (un, vn, square, tile, length). Sizes: one tile, one and two
+    // passes, lengths 2^k, 3 * 2^k and 5 * 2^k, unbalanced; every other case
     // all-ones operands, which give the largest coefficients (and, mod
     // B^rn - 1 with un = rn, a product in the class of zero). A tile
-    // given (log2) replaces the host's choice: 2^10 tiles at 2^19 make
-    // three passes, the only way a pass that neither cuts limbs nor
+    // given (log2) replaces the host's choice: 2^10 tiles at 2^19 (and 2^9
+    // at 5 * 2^18) make three passes, the only way a pass that neither cuts limbs nor
     // multiplies pointwise runs (2^14 tiles take every transform up to
     // the longest in two passes). Tiles of 2^13
-    // and 2^14 (the last two cases) are the only ones where a thread
-    // takes more than one batch of NTT_BATCH elements.
-    type Case = (usize, usize, bool, Option<u32>, Option<usize>);
-    let cases: [Case; 21] = [
-        (1, 1, false, None, None),
-        (3, 2, false, None, None),
-        (5, 5, true, None, None),
-        (100, 37, false, None, None),
-        (2047, 2049, false, None, None),
-        (3000, 3000, true, None, None),
-        (20000, 3, false, None, None),
-        (70000, 61000, false, None, None),
-        (110000, 100000, false, Some(10), None),
-        (400000, 200000, false, Some(10), None),
-        (70000, 70000, true, Some(11), None),
-        (48, 30, false, None, Some(48)),
-        (64, 64, false, None, Some(64)),
-        (1536, 1000, false, None, Some(1536)),
-        (1024, 1024, true, None, Some(1024)),
-        (3 << 12, (3 << 11) + 5, false, None, Some(3 << 12)),
-        (1 << 15, (1 << 14) + 3, false, Some(10), Some(1 << 15)),
-        (3 << 14, 3 << 14, true, None, Some(3 << 14)),
-        (40000, 30000, false, Some(10), Some(3 << 14)),
-        (300000, 230000, false, None, None),
-        (250000, 240000, false, None, None),
+    // and 2^14 (300000 x 230000 and 250000 x 240000 of 2^k and 3 * 2^k
+    // points) are the only ones where a thread takes more than one batch
+    // of NTT_BATCH elements. Lengths of 5 * 2^k (the second set of
+    // primes) are whole products' alone (`product_shape`); their radix-5
+    // step reads one to five rows of coefficients (20000 x 3: five).
+    enum Length {
+        /// `transform_shape`: 2^k or 3 * 2^k points (chunks, pieces,
+        /// small products).
+        Pow2Or3,
+        /// `product_shape`: a whole product, 5 * 2^k points where shorter.
+        Whole,
+        /// `cyclic_shape` of rn: a product mod B^rn - 1.
+        Cyclic(usize),
+    }
+    type Case = (usize, usize, bool, Option<u32>, Length);
+    let cases: [Case; 29] = [
+        (1, 1, false, None, Length::Pow2Or3),
+        (3, 2, false, None, Length::Pow2Or3),
+        (5, 5, true, None, Length::Pow2Or3),
+        (100, 37, false, None, Length::Pow2Or3),
+        (2047, 2049, false, None, Length::Pow2Or3),
+        (3000, 3000, true, None, Length::Pow2Or3),
+        (20000, 3, false, None, Length::Pow2Or3),
+        (70000, 61000, false, None, Length::Pow2Or3),
+        (110000, 100000, false, Some(10), Length::Pow2Or3),
+        (400000, 200000, false, Some(10), Length::Pow2Or3),
+        (70000, 70000, true, Some(11), Length::Pow2Or3),
+        (48, 30, false, None, Length::Cyclic(48)),
+        (64, 64, false, None, Length::Cyclic(64)),
+        (1536, 1000, false, None, Length::Cyclic(1536)),
+        (1024, 1024, true, None, Length::Cyclic(1024)),
+        (3 << 12, (3 << 11) + 5, false, None, Length::Cyclic(3 << 12)),
+        (1 << 15, (1 << 14) + 3, false, Some(10), Length::Cyclic(1 << 15)),
+        (3 << 14, 3 << 14, true, None, Length::Cyclic(3 << 14)),
+        (40000, 30000, false, Some(10), Length::Cyclic(3 << 14)),
+        (300000, 230000, false, None, Length::Pow2Or3),
+        (250000, 240000, false, None, Length::Pow2Or3),
+        (3, 2, false, None, Length::Whole),
+        (5, 5, true, None, Length::Whole),
+        (100, 37, false, None, Length::Whole),
+        (20000, 3, false, None, Length::Whole),
+        (400000, 200000, false, Some(9), Length::Whole),
+        (70000, 70000, true, Some(11), Length::Whole),
+        (300000, 230000, false, None, Length::Whole),
+        (310000, 300000, false, None, Length::Whole),
     ];
     let mut radices = Vec::new();
-    for (i, &(un, vn, square, tile, modulus)) in cases.iter().enumerate() {
+    for (i, &(un, vn, square, tile, ref length)) in cases.iter().enumerate() {
+        let modulus = match *length {
+            Length::Cyclic(rn) => Some(rn),
+            _ => None,
+        };
         let ones = i % 2 == 1;
         let mut limb = || if ones { u64::MAX } else { random() };
         let u: Vec<u64> = (0..un).map(|_| limb()).collect();
         let v: Vec<u64> = if square { u.clone() } else { (0..vn).map(|_| limb()).collect() };
-        let (shape, n) = match modulus {
-            Some(rn) => (cyclic_shape(rn).expect("a cyclic length"), rn),
-            None => (transform_shape(un + vn), un + vn),
+        let (shape, n) = match *length {
+            Length::Cyclic(rn) => (cyclic_shape(rn).expect("a cyclic length"), rn),
+            Length::Whole => (product_shape(un + vn), un + vn),
+            Length::Pow2Or3 => (transform_shape(un + vn), un + vn),
         };
         let log_n = shape.log_n;
         radices.push(shape.radix);
         let log_t = tile.unwrap_or(tile_log(log_n));
         let plan = passes_in_tiles(log_n, log_t);
         if tile.is_some() && modulus.is_none() {
-            assert_eq!(plan.len(), if log_t == 10 { 3 } else { 2 }, "{un}x{vn}: {plan:?}");
+            assert_eq!(plan.len(), if log_t <= 10 { 3 } else { 2 }, "{un}x{vn}: {plan:?}");
         }
         let mut input = format!("{log_n} {} {log_t} {} {} {}\n", log_n.div_ceil(2), pass_threads(log_t), shape.radix, plan.len());
         for (log_s, k) in &plan {
@@ -103,6 +129,6 @@ fn host_model_matches_gmp() {
         assert!(want.iter().any(|&l| l != 0));
         assert!(got == want, "model differs from GMP at {un}x{vn} mod {modulus:?} ({shape:?}, passes {plan:?})");
     }
-    assert_eq!(radices, [1, 3, 3, 3, 1, 3, 3, 1, 1, 3, 3, 3, 1, 3, 1, 3, 1, 3, 3, 3, 1], "the cases above should cover both radices");
+    assert_eq!(radices, [1, 3, 3, 3, 1, 3, 3, 1, 1, 3, 3, 3, 1, 3, 1, 3, 1, 3, 3, 3, 1, 5, 5, 5, 5, 5, 5, 5, 5], "the cases above should cover every radix");
 }
 

@@ -1,6 +1,6 @@
 //! How a product runs on the device, in host arithmetic alone: the
-//! transform's length for a product (2^k or 3 * 2^k points, two 32-bit
-//! coefficients a limb), the plan (one transform of each operand; the long
+//! transform's length for a product (2^k, 3 * 2^k or 5 * 2^k points, two
+//! 32-bit coefficients a limb), the plan (one transform of each operand; the long
 //! operand in chunks against one transform of the short one; both operands
 //! in pieces past the longest transform, their products summed in the
 //! transform domain within the exactness bound), the passes a transform's
@@ -13,8 +13,11 @@ pub(super) const COEFS_PER_LIMB: usize = 2;
 pub(super) const PRIMES: usize = 3;
 /// Longest transform: 3 * 2^25 (NTT_MAX_LOG: 3 * 2^25 divides every p - 1).
 pub(super) const MAX_LOG: u32 = 25;
+/// Longest transform of radix 5: 5 * 2^23 (5 * 2^23 divides every q - 1 of
+/// the second set of primes, cuda/ntt.cu).
+pub(super) const MAX_LOG5: u32 = 23;
 
-/// A transform's length: `radix` (1 or 3) blocks of 2^log_n.
+/// A transform's length: `radix` (1, 3 or 5) blocks of 2^log_n.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Shape {
     pub log_n: u32,
@@ -38,6 +41,24 @@ pub fn transform_shape(limbs: usize) -> Shape {
         three
     } else {
         pow2
+    }
+}
+
+/// The shortest transform for a whole product (`Plan::Whole`) of `limbs`
+/// limbs: `transform_shape`, or 5 * 2^k where that is shorter (lengths from
+/// 2^k to 1.25 * 2^k coefficients take 1.25 * 2^k points instead of 1.5 *
+/// 2^k). Radix 5 takes the second set of primes (cuda/ntt.cu), whose bound
+/// holds for whole products alone: the other plans (chunks, pieces, cyclic
+/// products, the small products' graphs) keep `transform_shape`.
+pub fn product_shape(limbs: usize) -> Shape {
+    let shape = transform_shape(limbs);
+    let need = (COEFS_PER_LIMB * limbs).max(2);
+    let five = Shape { log_n: need.div_ceil(5).next_power_of_two().trailing_zeros(), radix: 5 };
+    // The radix-5 step needs at least one column pair (the combine's).
+    if five.len() < shape.len() && (1..=MAX_LOG5).contains(&five.log_n) {
+        five
+    } else {
+        shape
     }
 }
 
@@ -226,7 +247,7 @@ fn pieces_cost(un: usize, vn: usize, plan: Plan) -> f64 {
 /// transform is long enough.
 pub(super) fn base_plan(un: usize, vn: usize) -> Option<(f64, Plan)> {
     let (long, short) = (un.max(vn), un.min(vn));
-    let whole = transform_shape(un + vn);
+    let whole = product_shape(un + vn);
     let mut best = (whole.log_n <= MAX_LOG).then(|| (3.0 * transform_cost(whole), Plan::Whole(whole)));
     if long >= 2 * short {
         for k in [2, 4, 8, 16, 32] {
@@ -339,11 +360,12 @@ const MAX_PRODUCT_LIMBS: usize = 3 << (MAX_LOG - 1);
 /// (twiddle-table reads, cache hits, not counted). For reporting against the
 /// memory bandwidth.
 pub fn bytes_moved(un: usize, vn: usize, squaring: bool) -> u64 {
-    let shape = transform_shape(un + vn);
+    let shape = product_shape(un + vn);
     let n = shape.len() as u64;
     let inverse_passes = passes(shape.log_n).len() as u64;
-    // Going forward the radix-3 step is one more pass, and it cuts the limbs.
-    let later_passes = inverse_passes - 1 + (shape.radix == 3) as u64;
+    // Going forward the radix-3 or radix-5 step is one more pass, and it cuts
+    // the limbs.
+    let later_passes = inverse_passes - 1 + (shape.radix != 1) as u64;
     // One element: a coefficient's three residues.
     let e = 4 * PRIMES as u64;
     let forward = |limbs: usize| 8 * limbs as u64 + e * n + later_passes * 2 * e * n;
@@ -351,8 +373,8 @@ pub fn bytes_moved(un: usize, vn: usize, squaring: bool) -> u64 {
     // The first inverse pass reads both transforms (one when squaring).
     let pointwise = if squaring { 0 } else { e * n };
     let inverse = inverse_passes * 2 * e * n;
-    // Coefficients in, limbs and carries out; the inverse's radix-3 step is
-    // in the same kernel.
+    // Coefficients in, limbs and carries out; the inverse's radix-3 or
+    // radix-5 step is in the same kernel.
     let combine = e * n + 16 * (un + vn) as u64;
     let carry = 24 * (un + vn) as u64;
     forwards + pointwise + inverse + combine + carry
@@ -531,5 +553,31 @@ mod tests {
         }
         // 10^7 x 10^7 limbs: 3 * 2^24 points, not 2^26.
         assert_eq!(transform_shape(20_000_000), Shape { log_n: 24, radix: 3 });
+    }
+
+    #[test]
+    fn whole_products_take_the_shortest_of_three_radices() {
+        for limbs in (1usize..5000).chain([1_100_000, 2_000_000, 10_000_000, 20_000_000, 5 << 22, (5 << 22) + 1, MAX_PRODUCT_LIMBS]) {
+            let shape = product_shape(limbs);
+            let need = (COEFS_PER_LIMB * limbs).max(2);
+            assert!(shape.len() >= need, "{limbs}: {shape:?}");
+            if shape.radix == 5 {
+                assert!((1..=MAX_LOG5).contains(&shape.log_n) && shape.len() < transform_shape(limbs).len(), "{limbs}: {shape:?}");
+            } else {
+                assert_eq!(shape, transform_shape(limbs), "{limbs}");
+                // No length of 5 * 2^k in range would do.
+                let five = 5 * need.div_ceil(5).next_power_of_two();
+                assert!(five >= shape.len() || !(10..=5 << MAX_LOG5).contains(&five), "{limbs}: {shape:?}");
+            }
+        }
+        // 10^7 x 10^7 limbs: 5 * 2^23 points, not 3 * 2^24; past 5 * 2^22
+        // limbs radix 5 has no length.
+        assert_eq!(product_shape(20_000_000), Shape { log_n: 23, radix: 5 });
+        assert_eq!(product_shape((5 << 22) + 1), transform_shape((5 << 22) + 1));
+        // The device tests' products of 5 * 2^k points (tests/gpu.rs, mul_sweep).
+        assert_eq!(product_plan(700_000, 400_000), Some(Plan::Whole(Shape { log_n: 19, radix: 5 })));
+        assert_eq!(product_plan(5_000_000, 5_000_000), Some(Plan::Whole(Shape { log_n: 22, radix: 5 })));
+        // Chunks, pieces and cyclic products keep 2^k and 3 * 2^k.
+        assert!(matches!(product_plan(1 << 26, 1 << 26), Some(Plan::Pieces { shape, .. }) if shape.radix != 5));
     }
 }

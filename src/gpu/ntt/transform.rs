@@ -1,11 +1,11 @@
 //! A transform on the device: its twiddle tables (cuda/ntt.cu,
 //! cugmp_ntt_tables; built once per length and kept for the life of the
-//! context), the forward transform (the radix-3 step or the first pass cuts
-//! the limbs into coefficients), the inverse passes of a pointwise product
-//! (the product taken in the first), and the way back to limbs: the
-//! inverse's radix-3 step where there is one, the CRT and the fold
-//! (cugmp_ntt_combine3 does all three, cugmp_ntt_combine the last two), then
-//! the add kernel's carries.
+//! context), the forward transform (the radix-3 or radix-5 step or else the
+//! first pass cuts the limbs into coefficients), the inverse passes of a
+//! pointwise product (the product taken in the first), and the way back to
+//! limbs: the inverse's radix-3 or radix-5 step where there is one, the CRT
+//! and the fold (cugmp_ntt_combine3 and cugmp_ntt_combine5 do all three,
+//! cugmp_ntt_combine the last two), then the add kernel's carries.
 
 use super::plan::{passes, pass_threads, tile_log, Shape, MAX_PAIRS, PRIMES, ROOT_LOG};
 use crate::gpu::device::{addr, Gpu, GpuError};
@@ -27,9 +27,9 @@ pub(super) struct Table {
 
 /// Words of one prime's table (NTT_TABLE_STRIDE).
 fn table_len(shape: Shape, h: u32) -> usize {
-    let m = 1usize << (shape.log_n - h);
-    let base = 2 * (1usize << ROOT_LOG) + 2 * (1usize << h) + 2 * m + 1;
-    base + if shape.radix == 3 { 2 * (1usize << h) + 4 * m + 2 } else { 0 }
+    let powers = 2 * (1usize << h) + 2 * (1usize << (shape.log_n - h));
+    let base = 2 * (1usize << ROOT_LOG) + powers + 1;
+    base + if shape.radix == 1 { 0 } else { powers + shape.radix as usize - 1 }
 }
 
 /// The tables built so far, one per transform length, kept for the life of
@@ -70,13 +70,16 @@ impl Gpu {
     /// The end of the inverse at device address `a` (its passes done,
     /// `inverse_passes_at`), the CRT and the fold into `limbs` limbs at `t`
     /// plus the carries at `c` (cuda/ntt.cu, ntt_combine_at): the product is
-    /// t + c. A transform of length 3 * 2^k takes its radix-3 step in the
-    /// same kernel (ntt_combine3_at), a column pair a thread.
+    /// t + c. A transform of length 3 * 2^k or 5 * 2^k takes its radix-3 or
+    /// radix-5 step in the same kernel (ntt_combine_radix_at), a column pair
+    /// a thread.
     pub(super) fn combine_at(&self, stream: &Arc<CudaStream>, table: &Table, a: u64, (t, c): (u64, u64), limbs: usize, wrap: bool) -> Result<(), GpuError> {
         let (n, wrap) = (limbs as u64, wrap as u32);
+        let (log_n, pairs) = (table.shape.log_n, 1usize << (table.shape.log_n - 1));
         if table.shape.radix == 3 {
-            let log_n = table.shape.log_n;
-            launch!(self, stream, ntt_combine3, 1usize << (log_n - 1), &t, &c, &a, &table.words, &log_n, &table.h, &n, &wrap);
+            launch!(self, stream, ntt_combine3, pairs, &t, &c, &a, &table.words, &log_n, &table.h, &n, &wrap);
+        } else if table.shape.radix == 5 {
+            launch!(self, stream, ntt_combine5, pairs, &t, &c, &a, &table.words, &log_n, &table.h, &n, &wrap);
         } else {
             let n_len = table.shape.len() as u64;
             launch!(self, stream, ntt_combine, limbs, &t, &c, &a, &n_len, &n, &wrap);
@@ -90,8 +93,11 @@ impl Gpu {
     /// pinned host memory mapped for the device.
     pub(super) fn combine_small_at(&self, stream: &Arc<CudaStream>, table: &Table, a: u64, r: u64, limbs: usize) -> Result<(), GpuError> {
         assert!(limbs <= SMALL_COMBINE_LIMBS, "combine_small_at takes at most SMALL_COMBINE_LIMBS limbs");
+        // Its CRT is the first set of primes' (radix 5 is for whole products,
+        // plan.rs `product_shape`).
+        assert!(table.shape.radix != 5, "combine_small_at takes transforms of 2^k and 3 * 2^k points");
         if table.shape.radix == 3 {
-            self.radix3(stream, table, a, 0, 0, true)?;
+            self.radix_step(stream, table, a, 0, 0, true)?;
         }
         let (n_len, n) = (table.shape.len() as u64, limbs as u64);
         let cfg = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (SMALL_COMBINE_THREADS, 1, 1), shared_mem_bytes: 0 };
@@ -120,9 +126,9 @@ impl Gpu {
 
     /// The forward transform of the `xn` limbs at device address `limbs`
     /// (radix blocks, each bit-reversed), cut into coefficients by the
-    /// radix-3 step or else the first pass.
+    /// radix-3 or radix-5 step or else the first pass.
     pub(super) fn forward(&self, stream: &Arc<CudaStream>, table: &Table, limbs: u64, xn: usize) -> Result<CudaSlice<u32>, GpuError> {
-        // The radix-3 step or the first pass writes every element.
+        // The radix step or the first pass writes every element.
         let a = unsafe { stream.alloc::<u32>(PRIMES * table.shape.len()) }?;
         self.forward_at(stream, table, a.device_ptr(stream).0, limbs, xn)?;
         Ok(a)
@@ -131,19 +137,24 @@ impl Gpu {
     /// `forward` into the PRIMES * shape.len() words at device address `a`.
     pub(super) fn forward_at(&self, stream: &Arc<CudaStream>, table: &Table, a: u64, limbs: u64, xn: usize) -> Result<(), GpuError> {
         let xn = xn as u64;
-        if table.shape.radix == 3 {
-            self.radix3(stream, table, a, limbs, xn, false)?;
+        if table.shape.radix != 1 {
+            self.radix_step(stream, table, a, limbs, xn, false)?;
             self.passes(stream, table, a, false, (0, 0, 0))
         } else {
             self.passes(stream, table, a, false, (limbs, xn, 0))
         }
     }
 
-    /// The radix-3 step over all three primes (cuda/ntt.cu, cugmp_ntt_radix3).
-    fn radix3(&self, stream: &Arc<CudaStream>, table: &Table, a: u64, limbs: u64, xn: u64, inverse: bool) -> Result<(), GpuError> {
+    /// The radix-3 or radix-5 step over all three primes (cuda/ntt.cu,
+    /// cugmp_ntt_radix3 and cugmp_ntt_radix5).
+    fn radix_step(&self, stream: &Arc<CudaStream>, table: &Table, a: u64, limbs: u64, xn: u64, inverse: bool) -> Result<(), GpuError> {
         let inverse = inverse as u32;
-        let log_n = table.shape.log_n;
-        launch!(self, stream, ntt_radix3, 1usize << log_n, &a, &limbs, &xn, &table.words, &log_n, &table.h, &inverse);
+        let (log_n, columns) = (table.shape.log_n, 1usize << table.shape.log_n);
+        if table.shape.radix == 5 {
+            launch!(self, stream, ntt_radix5, columns, &a, &limbs, &xn, &table.words, &log_n, &table.h, &inverse);
+        } else {
+            launch!(self, stream, ntt_radix3, columns, &a, &limbs, &xn, &table.words, &log_n, &table.h, &inverse);
+        }
         Ok(())
     }
 
@@ -181,8 +192,8 @@ impl Gpu {
     /// The inverse passes of the pointwise product of the transforms at
     /// device addresses `a` and `b` (the same address squares; 0: `a`
     /// already holds a scaled product, cugmp_ntt_sum), in place at `a`.
-    /// A transform of length 3 * 2^k still needs its radix-3 step, which
-    /// the combine takes (`combine_at`, `combine_small_at`), so only they
+    /// A transform of length 3 * 2^k or 5 * 2^k still needs its radix step,
+    /// which the combine takes (`combine_at`, `combine_small_at`), so only they
     /// may read the result.
     pub(super) fn inverse_passes_at(&self, stream: &Arc<CudaStream>, table: &Table, a: u64, b: u64) -> Result<(), GpuError> {
         self.passes(stream, table, a, true, (0, 0, b))
