@@ -162,16 +162,17 @@ fn operand(n: u32, pattern: u32, rng: &mut RandState) -> Integer {
 }
 
 /// Products on the GPU: balanced, unbalanced (up to 1000x), squaring,
-/// aliasing, signs, all-ones and sparse operands, 1 to 5 x 10^6 limbs;
+/// aliasing, signs, all-ones and sparse operands, 1 to 2^22 limbs;
 /// transforms of 2^k, 3 * 2^k and 5 * 2^k points (700,000 x 400,000 and
-/// 5 x 10^6 x 5 x 10^6: 5 * 2^19 and 5 * 2^22, the second set of primes).
+/// 1,100,000 x 1,000,000: 5 * 2^19 and 5 * 2^20, the second set of
+/// primes).
 fn mul_sweep(api: &Api) -> u64 {
     let mut rng = RandState::new();
     let before = unsafe { (api.gpu_operations)() };
     let shapes: &[(u32, u32)] = &[
         (1, 1), (2, 1), (3, 3), (17, 5), (64, 64), (100, 99), (1000, 1), (1000, 1000), (4097, 4095),
         (10_000, 10), (65_536, 65_536), (100_000, 100), (1_000_000, 1_000_000), (1 << 22, 1 << 22), (1 << 21, 1 << 11),
-        (700_000, 400_000), (5_000_000, 5_000_000),
+        (700_000, 400_000), (1_100_000, 1_000_000),
     ];
     let max = max_limbs();
     for &(un, vn) in shapes.iter().filter(|(un, _)| *un <= max) {
