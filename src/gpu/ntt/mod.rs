@@ -1,8 +1,9 @@
 //! Exact products on the GPU: number-theoretic transforms over three 32-bit
 //! primes with 32-bit coefficients, joined by the CRT (cuda/ntt.cu states the
-//! primes and the exactness bound: transforms of 2^k or 3 * 2^k points up to
-//! 3 * 2^25, products up to 3 * 2^24 limbs in one transform; device memory
-//! is the practical limit, checked here).
+//! primes and the exactness bounds: transforms of 2^k or 3 * 2^k points up to
+//! 3 * 2^25, and of 5 * 2^k up to 5 * 2^23 on a second set of primes for
+//! whole products; products up to 3 * 2^24 limbs in one transform; device
+//! memory is the practical limit, checked here).
 //!
 //! | module        | owns                                                                 |
 //! |---------------|----------------------------------------------------------------------|
@@ -13,12 +14,14 @@
 //!
 //! A 2^k transform runs as one to three passes of up to 14 radix-2 stages in
 //! shared memory (cuda/ntt.cu's cugmp_ntt_pass), all three primes in one
-//! launch; a 3 * 2^k one as a radix-3 step (cugmp_ntt_radix3) and three of
-//! 2^k. The radix-3 step or else the first forward pass cuts the limbs into
+//! launch; a 3 * 2^k or 5 * 2^k one as a radix-3 or radix-5 step
+//! (cugmp_ntt_radix3, cugmp_ntt_radix5) and three or five of 2^k. The
+//! radix step or else the first forward pass cuts the limbs into
 //! coefficients itself; the pointwise product is fused into the first
 //! inverse pass, the CRT into the kernel that folds coefficients into limbs
-//! (with the inverse's radix-3 step, cugmp_ntt_combine3), and the last
-//! carry is the add kernel's (src/gpu/linear.rs).
+//! (with the inverse's radix step, cugmp_ntt_combine3 and
+//! cugmp_ntt_combine5), and the last carry is the add kernel's
+//! (src/gpu/linear.rs).
 
 pub mod plan;
 pub mod product;
