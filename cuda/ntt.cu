@@ -22,8 +22,9 @@
 // (cugmp_ntt_radix5) and five of length M. No three primes below 2^31 have 15 * 2^25 | p - 1,
 // hence two sets. The host takes the shortest of 2^k, 3 * 2^k and 5 * 2^k
 // with N >= 2 * (un + vn), so the cyclic convolution does not wrap: products
-// of up to 3 * 2^24 limbs (384 MiB); 5 * 2^k only for whole products
-// (src/gpu/ntt/plan.rs, `product_shape`).
+// of up to 3 * 2^24 limbs (384 MiB); 5 * 2^k for products made in one
+// convolution (whole, a chunk's, mod B^n - 1), never for the sums of
+// products by pieces (src/gpu/ntt/plan.rs, `product_shape`).
 // Why below 2^31: a sum of two residues fits 32 bits, so (a + b) mod p is
 // min(a + b, a + b - p) (an add and one VIADDMNMX on sm_90, where the sum
 // mod p2 = 3 * 2^30 + 1, which could pass 2^32, took five instructions), and the forward butterfly hands x - y + p to its Montgomery
@@ -36,10 +37,12 @@
 // 2m * 2^64 <= 3 * 2^24 * 2^64 < 2^90 (m <= 3 * 2^23 when the product has at
 // most 3 * 2^24 limbs), and P = p0 p1 p2 > 2^92.6: the CRT gives it exactly.
 // With the second set, a product has at most 5 * 2^22 limbs, so m <= 5 *
-// 2^21, 2m * 2^64 < 2^88.4, and Q = q0 q1 q2 > 2^90.8.
+// 2^21, 2m * 2^64 < 2^88.4, and Q = q0 q1 q2 > 2^90.8; a cyclic one of
+// length 2n = 5 * 2^k <= 5 * 2^23 (below) has coefficients below 2n * 2^64
+// < 2^89.4 < Q.
 // A product mod B^n - 1 (GMP's mulmod_bnm1) is one cyclic convolution of
-// length exactly N = 2n (2^k or 3 * 2^k, so n <= 3 * 2^24, operands of at
-// most n limbs): coefficient j sums the products a_i b_k with i + k = j mod
+// length exactly N = 2n (2^k, 3 * 2^k or 5 * 2^k, so n <= 3 * 2^24,
+// operands of at most n limbs): coefficient j sums the products a_i b_k with i + k = j mod
 // N, at most one for each of the shorter operand's 2m coefficients, so again
 // below 2m * 2^64 <= 3 * 2^25 * 2^64 < 2^91 < P. A sum of w products of
 // pieces of m limbs in the transform domain (Plan::Pieces, cugmp_ntt_sum)

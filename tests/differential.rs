@@ -569,13 +569,13 @@ fn higher_roots_match_gmp() {
 /// mpn_sqrmod_bnm1 and mpn_mulmod_bnm1_next_size (tests/common/mulmod.rs).
 /// Without a GPU the sizes are GMP's own; under force GMP's own below 2048
 /// limbs (the products made whole and folded), from there cyclic lengths
-/// (one convolution on the GPU).
+/// (one convolution on the GPU; 2500 limbs takes 2560, 5 * 2^9).
 #[test]
 fn mulmod_bnm1_matches_gmp() {
     let mut r = rng();
     let gpu = unsafe { (api().gpu_in_use)() } == 1;
     let force = std::env::var("CUGMP_GPU").is_ok_and(|v| v == "force");
-    for (n, rn, gmp_rn) in common::mulmod::mulmod_sweep(api(), &[17, 100, 1000, 5000, 30_000], &mut r) {
+    for (n, rn, gmp_rn) in common::mulmod::mulmod_sweep(api(), &[17, 100, 1000, 2500, 5000, 30_000], &mut r) {
         if !gpu {
             assert_eq!(rn, gmp_rn, "without a GPU mpn_mulmod_bnm1_next_size({n}) must be GMP's");
         } else if force && n >= common::mulmod::CYCLIC_FROM {

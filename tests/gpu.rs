@@ -215,13 +215,14 @@ fn mul_sweep(api: &Api) -> u64 {
 /// GMP's products mod B^rn - 1 (tests/common/mulmod.rs) under force: the
 /// sizes GMP's algorithms get from mpn_mulmod_bnm1_next_size are GMP's own
 /// below 2048 limbs (the products made whole and folded), from there
-/// cyclic lengths (2 rn = 2^k or 3 * 2^k: one convolution on the GPU), and
+/// cyclic lengths (2 rn = 2^k, 3 * 2^k or 5 * 2^k: one convolution on the
+/// GPU; 2500 limbs takes 2560, 5 * 2^9), and
 /// the products match GMP's, whole and folded, cyclic (at those sizes) and
 /// folded (at rn = n).
 fn mulmod_sweep(api: &Api) -> u64 {
     let mut rng = RandState::new();
     let before = unsafe { (api.gpu_operations)() };
-    let sizes: Vec<i64> = [17i64, 100, 1000, 5000, 70_000, 1_000_005].into_iter().filter(|&n| n <= max_limbs() as i64).collect();
+    let sizes: Vec<i64> = [17i64, 100, 1000, 2500, 5000, 70_000, 1_000_005].into_iter().filter(|&n| n <= max_limbs() as i64).collect();
     for (n, rn, gmp_rn) in common::mulmod::mulmod_sweep(api, &sizes, &mut rng) {
         // Under force GMP's internal products from 64 limbs go to the GPU.
         if n < common::mulmod::CYCLIC_FROM {

@@ -25,10 +25,10 @@ type NextSize = unsafe extern "C" fn(i64) -> i64;
 /// GPU and folded.
 pub const CYCLIC_FROM: i64 = 2048;
 
-/// 2^a or 3 * 2^a: 2 rn points are one transform of cuGMP's NTT.
+/// 2^a, 3 * 2^a or 5 * 2^a: 2 rn points are one transform of cuGMP's NTT.
 pub fn is_cyclic_size(rn: i64) -> bool {
     let odd = rn >> rn.trailing_zeros();
-    odd == 1 || odd == 3
+    odd == 1 || odd == 3 || odd == 5
 }
 
 /// For each n in `sizes`: the library's next size (returned per n, with

@@ -34,19 +34,22 @@ fn host_model_matches_gmp() {
     // and 2^14 (300000 x 230000 and 250000 x 240000 of 2^k and 3 * 2^k
     // points) are the only ones where a thread takes more than one batch
     // of NTT_BATCH elements. Lengths of 5 * 2^k (the second set of
-    // primes) are whole products' alone (`product_shape`); their radix-5
-    // step reads one to five rows of coefficients (20000 x 3: five).
+    // primes) come from `product_shape` (whole products, chunks) and
+    // `cyclic_shape`; their radix-5 step reads one to five rows of
+    // coefficients (20000 x 3: five), and mod B^rn - 1 with un = rn the
+    // all-ones operands give a product in the class of zero.
     enum Length {
         /// `transform_shape`: 2^k or 3 * 2^k points (chunks, pieces,
         /// small products).
         Pow2Or3,
-        /// `product_shape`: a whole product, 5 * 2^k points where shorter.
+        /// `product_shape`: a whole product (or a chunk's), 5 * 2^k points
+        /// where shorter.
         Whole,
         /// `cyclic_shape` of rn: a product mod B^rn - 1.
         Cyclic(usize),
     }
     type Case = (usize, usize, bool, Option<u32>, Length);
-    let cases: [Case; 29] = [
+    let cases: [Case; 33] = [
         (1, 1, false, None, Length::Pow2Or3),
         (3, 2, false, None, Length::Pow2Or3),
         (5, 5, true, None, Length::Pow2Or3),
@@ -76,6 +79,10 @@ fn host_model_matches_gmp() {
         (70000, 70000, true, Some(11), Length::Whole),
         (300000, 230000, false, None, Length::Whole),
         (310000, 300000, false, None, Length::Whole),
+        (5 << 9, 5 << 9, false, None, Length::Cyclic(5 << 9)),
+        (5 << 9, 1800, false, None, Length::Cyclic(5 << 9)),
+        (5 << 12, 5 << 12, true, Some(10), Length::Cyclic(5 << 12)),
+        (5 << 13, 20000, false, None, Length::Cyclic(5 << 13)),
     ];
     let mut radices = Vec::new();
     for (i, &(un, vn, square, tile, ref length)) in cases.iter().enumerate() {
@@ -129,6 +136,6 @@ fn host_model_matches_gmp() {
         assert!(want.iter().any(|&l| l != 0));
         assert!(got == want, "model differs from GMP at {un}x{vn} mod {modulus:?} ({shape:?}, passes {plan:?})");
     }
-    assert_eq!(radices, [1, 3, 3, 3, 1, 3, 3, 1, 1, 3, 3, 3, 1, 3, 1, 3, 1, 3, 3, 3, 1, 5, 5, 5, 5, 5, 5, 5, 5], "the cases above should cover every radix");
+    assert_eq!(radices, [1, 3, 3, 3, 1, 3, 3, 1, 1, 3, 3, 3, 1, 3, 1, 3, 1, 3, 3, 3, 1, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5], "the cases above should cover every radix");
 }
 

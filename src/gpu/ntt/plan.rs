@@ -44,12 +44,14 @@ pub fn transform_shape(limbs: usize) -> Shape {
     }
 }
 
-/// The shortest transform for a whole product (`Plan::Whole`) of `limbs`
-/// limbs: `transform_shape`, or 5 * 2^k where that is shorter (lengths from
-/// 2^k to 1.25 * 2^k coefficients take 1.25 * 2^k points instead of 1.5 *
-/// 2^k). Radix 5 takes the second set of primes (cuda/ntt.cu), whose bound
-/// holds for whole products alone: the other plans (chunks, pieces, cyclic
-/// products, the small products' graphs) keep `transform_shape`.
+/// The shortest transform for a product of `limbs` limbs made in one
+/// convolution (`Plan::Whole`, a chunk of `Plan::Chunked`, a cyclic
+/// product): `transform_shape`, or 5 * 2^k where that is shorter (lengths
+/// from 2^k to 1.25 * 2^k coefficients take 1.25 * 2^k points instead of
+/// 1.5 * 2^k). Radix 5 takes the second set of primes (cuda/ntt.cu), whose
+/// bound holds for one product's coefficients, not for `Plan::Pieces`'
+/// sums of them (`pairs_a_sum`); those, and the small products' graphs,
+/// keep `transform_shape`.
 pub fn product_shape(limbs: usize) -> Shape {
     let shape = transform_shape(limbs);
     let need = (COEFS_PER_LIMB * limbs).max(2);
@@ -63,18 +65,19 @@ pub fn product_shape(limbs: usize) -> Shape {
 }
 
 /// The transform for a product mod B^rn - 1 computed as one cyclic
-/// convolution: exactly 2 rn points (2^k or 3 * 2^k), or None when 2 rn is
-/// not such a length or is too long.
+/// convolution: exactly 2 rn points (2^k, 3 * 2^k or 5 * 2^k), or None when
+/// 2 rn is not such a length or is too long.
 pub fn cyclic_shape(rn: usize) -> Option<Shape> {
-    let shape = transform_shape(rn);
+    let shape = product_shape(rn);
     (shape.len() == COEFS_PER_LIMB * rn && shape.log_n <= MAX_LOG).then_some(shape)
 }
 
-/// The smallest rn' >= rn with a `cyclic_shape` (2^a or 3 * 2^a limbs), or
-/// None where that is over 1.5 rn (just below the longest transform, where
-/// 2^25 limbs would take 2^26 points) or past the longest transform.
+/// The smallest rn' >= rn with a `cyclic_shape` (2^a, 3 * 2^a or 5 * 2^a
+/// limbs), or None where that is over 1.5 rn (just below the longest
+/// transform, where 2^25 limbs would take 2^26 points) or past the longest
+/// transform.
 pub fn cyclic_size(rn: usize) -> Option<usize> {
-    let shape = transform_shape(rn);
+    let shape = product_shape(rn);
     let size = shape.len() / COEFS_PER_LIMB;
     (shape.log_n <= MAX_LOG && 2 * size <= 3 * rn).then_some(size)
 }
@@ -251,7 +254,7 @@ pub(super) fn base_plan(un: usize, vn: usize) -> Option<(f64, Plan)> {
     let mut best = (whole.log_n <= MAX_LOG).then(|| (3.0 * transform_cost(whole), Plan::Whole(whole)));
     if long >= 2 * short {
         for k in [2, 4, 8, 16, 32] {
-            let shape = transform_shape((k * short).max(MIN_CHUNK_LIMBS));
+            let shape = product_shape((k * short).max(MIN_CHUNK_LIMBS));
             let chunk = (shape.len() / COEFS_PER_LIMB).saturating_sub(short);
             if shape.log_n > MAX_LOG || chunk == 0 || chunk >= long {
                 continue;
@@ -410,6 +413,13 @@ mod tests {
         for &un in &sizes {
             for &vn in &sizes {
                 let plan = product_plan(un, vn);
+                // Radix 5 within its primes' longest transform, and never
+                // in pieces (their sums' bound is the first set's).
+                match plan {
+                    Some(Plan::Whole(s) | Plan::Chunked { shape: s, .. }) if s.radix == 5 => assert!(s.log_n <= MAX_LOG5, "{un}x{vn}: {plan:?}"),
+                    Some(Plan::Pieces { shape, .. }) => assert!(shape.radix != 5, "{un}x{vn}: {plan:?}"),
+                    _ => {}
+                }
                 match plan {
                     Some(Plan::Whole(shape)) => assert!(shape.log_n <= MAX_LOG && shape.len() >= COEFS_PER_LIMB * (un + vn)),
                     Some(Plan::Chunked { shape, chunk }) => {
@@ -538,7 +548,7 @@ mod tests {
         // would take 2^26 points): GMP's own sizes below 2^25 limbs.
         assert_eq!((cyclic_size((3 << 23) + 1), cyclic_size((1 << 25) - 1)), (None, None));
         assert_eq!(cyclic_size((3 << 24) + 1), None);
-        assert_eq!((cyclic_size(1000), cyclic_size(1025), cyclic_size(1537)), (Some(1024), Some(1536), Some(2048)));
+        assert_eq!((cyclic_size(1000), cyclic_size(1025), cyclic_size(1281), cyclic_size(1537)), (Some(1024), Some(1280), Some(1536), Some(2048)));
     }
 
     #[test]
@@ -577,7 +587,8 @@ mod tests {
         // The device tests' products of 5 * 2^k points (tests/gpu.rs, mul_sweep).
         assert_eq!(product_plan(700_000, 400_000), Some(Plan::Whole(Shape { log_n: 19, radix: 5 })));
         assert_eq!(product_plan(1_100_000, 1_000_000), Some(Plan::Whole(Shape { log_n: 20, radix: 5 })));
-        // Chunks, pieces and cyclic products keep 2^k and 3 * 2^k.
+        // Pieces keep 2^k and 3 * 2^k; cyclic products take 5 * 2^k too.
+        assert_eq!(cyclic_shape(5 << 9), Some(Shape { log_n: 10, radix: 5 }));
         assert!(matches!(product_plan(1 << 26, 1 << 26), Some(Plan::Pieces { shape, .. }) if shape.radix != 5));
     }
 }
