@@ -165,14 +165,14 @@ fn operand(n: u32, pattern: u32, rng: &mut RandState) -> Integer {
 /// aliasing, signs, all-ones and sparse operands, 1 to 2^22 limbs;
 /// transforms of 2^k, 3 * 2^k and 5 * 2^k points (700,000 x 400,000 and
 /// 1,100,000 x 1,000,000: 5 * 2^19 and 5 * 2^20, the second set of
-/// primes).
+/// primes; 2,000,000 x 300,000 in chunks on 5 * 2^19).
 fn mul_sweep(api: &Api) -> u64 {
     let mut rng = RandState::new();
     let before = unsafe { (api.gpu_operations)() };
     let shapes: &[(u32, u32)] = &[
         (1, 1), (2, 1), (3, 3), (17, 5), (64, 64), (100, 99), (1000, 1), (1000, 1000), (4097, 4095),
         (10_000, 10), (65_536, 65_536), (100_000, 100), (1_000_000, 1_000_000), (1 << 22, 1 << 22), (1 << 21, 1 << 11),
-        (700_000, 400_000), (1_100_000, 1_000_000),
+        (700_000, 400_000), (1_100_000, 1_000_000), (2_000_000, 300_000),
     ];
     let max = max_limbs();
     for &(un, vn) in shapes.iter().filter(|(un, _)| *un <= max) {

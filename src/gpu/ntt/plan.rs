@@ -587,6 +587,7 @@ mod tests {
         // The device tests' products of 5 * 2^k points (tests/gpu.rs, mul_sweep).
         assert_eq!(product_plan(700_000, 400_000), Some(Plan::Whole(Shape { log_n: 19, radix: 5 })));
         assert_eq!(product_plan(1_100_000, 1_000_000), Some(Plan::Whole(Shape { log_n: 20, radix: 5 })));
+        assert!(matches!(product_plan(2_000_000, 300_000), Some(Plan::Chunked { shape: Shape { log_n: 19, radix: 5 }, .. })));
         // Pieces keep 2^k and 3 * 2^k; cyclic products take 5 * 2^k too.
         assert_eq!(cyclic_shape(5 << 9), Some(Shape { log_n: 10, radix: 5 }));
         assert!(matches!(product_plan(1 << 26, 1 << 26), Some(Plan::Pieces { shape, .. }) if shape.radix != 5));
