@@ -26,6 +26,9 @@ static inline u32 brev32(u32 x) {
 }
 #define LDG(p) (*(p))
 #define NTT_OPAQUE(p)
+struct uint2 {
+    u32 x, y;
+};
 struct uint4 {
     u32 x, y, z, w;
 };

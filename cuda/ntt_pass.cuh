@@ -51,10 +51,10 @@ NTT_FN u32 group_start(u32 u, u32 log_c, u32 k, u32 p, u32 width, u32 *low) {
 
 // log2 of the most elements a thread takes through a step of stages in
 // registers, for tiles of 2^log_t and blocks of `launched` threads (the
-// host's choice, src/gpu/ntt/plan.rs `pass_threads`): 8 (three stages, 12
-// butterflies per trip through shared memory) where the tile has at least
-// one such group a thread, fewer in small tiles so that no thread idles.
-// Correctness does not depend on it: every loop runs over the block's
+// host's choice, src/gpu/ntt/plan.rs `pass_threads`): NTT_GROUP_LOG, 3 (three
+// stages, 12 butterflies per trip through shared memory) where the tile has
+// at least one such group a thread, fewer in small tiles so that no thread
+// idles. Correctness does not depend on it: every loop runs over the block's
 // threads, whatever their number (the host model runs as many as the GPU
 // launches). Measured on the H100 (RESULTS.md, "Transform passes"): groups
 // of 8 took a 10^6-limb product's device time from 1.075 to 1.000 ms
@@ -63,7 +63,6 @@ NTT_FN u32 group_start(u32 u, u32 log_c, u32 k, u32 p, u32 width, u32 *low) {
 // no faster than 8); storing the tile swizzled to remove the last pass's
 // bank conflicts, and stage roots with precomputed Montgomery quotients,
 // were both slower.
-#define NTT_GROUP_LOG 3
 NTT_FN u32 ntt_group_log(u32 log_t, u32 launched) {
     u32 threads_log = 0;
     while ((2u << threads_log) <= launched) threads_log++;
@@ -71,35 +70,65 @@ NTT_FN u32 ntt_group_log(u32 log_t, u32 launched) {
     return r > NTT_GROUP_LOG ? NTT_GROUP_LOG : r;
 }
 
+// The roots of stages p .. p + R - 1 for one group (ntt_group): w[2^s + c]
+// gets root c of stage p + s (c < 2^s), the power low + c 2^p of the root of
+// order 2^(p+s+1), from the stage roots' table (ntt_root_slot). PACKED: p
+// is a multiple of NTT_GROUP_LOG (every step where groups have 8 elements),
+// so a stage's roots are consecutive aligned words: one load of 1, 2 or 4
+// words a stage. Otherwise (the smaller groups of small tiles) each root's
+// slot is computed.
+// (w has 8 words, for s <= 2: its words for other stages are left as they are.)
+template <bool PACKED>
+NTT_FN void ntt_stage_roots(u32 *w, int s, const u32 *roots, u32 p, u32 low) {
+    if (PACKED) {
+        // One 32-bit index (a 64-bit sum of the two terms took four
+        // instructions an address where one IMAD.WIDE.U32 does).
+        const u32 *at = &roots[(1u << (p + s)) + (low << s)];
+        if (s == 0) {
+            w[1] = LDG(at);
+        } else if (s == 1) {
+            const uint2 v = LDG((const uint2 *)at);
+            w[2] = v.x, w[3] = v.y;
+        } else {
+            const uint4 v = LDG((const uint4 *)at);
+            w[4] = v.x, w[5] = v.y, w[6] = v.z, w[7] = v.w;
+        }
+    } else {
+#pragma unroll
+        for (int c = 0; c < (1 << s); c++) w[(1 << s) + c] = LDG(&roots[ntt_root_slot(p + s, low + (c << p))]);
+    }
+}
+
 // Stages p .. p + R - 1 of a pass on one group of 2^R tile elements, tile
 // index i0 + m d for m < 2^R (their j's are low + m 2^p, d = 2^p C), in
 // registers. Stage p + s pairs m and m + 2^s (bit s of m clear), and its root
 // depends on j mod 2^(p+s) = low + (m mod 2^s) 2^p alone: power low + (m
-// mod 2^s) 2^p of the root of order 2^(p+s+1), entry low + (m mod 2^s) 2^p of
-// level p + s of the stage roots' table (p + s <= 13, a pass has at most 14
-// stages). So a stage loads its 2^s roots at constant offsets from one
-// pointer, and a warp's lanes (consecutive `low` where p >= 5) load
-// consecutive words: with the roots of order 2^14 in one table, indexed by
-// low << (13 - p - s), they were 2^(13-p-s) words apart, and in the middle
-// steps each lane read its own sector (ncu: 70% of a 2^14-element pass's
-// global sectors were excess; RESULTS.md, "Transform passes").
+// mod 2^s) 2^p of the root of order 2^(p+s+1) (ntt_stage_roots). A stage
+// loads its 2^s roots at once, and a warp's lanes (consecutive `low` where
+// p >= 5) load consecutive words: with the roots of order 2^14 in one table,
+// indexed by low << (13 - p - s), they were 2^(13-p-s) words apart, and in
+// the middle steps each lane read its own sector (ncu: 70% of a
+// 2^14-element pass's global sectors were excess; RESULTS.md, "Transform
+// passes").
 //
 // WHOLE: the group's elements are consecutive (d = 1: the bottom step of a
 // pass whose groups are whole, C = 1), and a lane moves them four at a time.
 // With one word a load, its lanes' words were 2^R apart: a 2^R-way bank
 // conflict on every load and store of that step.
 //
-// BOTTOM: p = 0 (the pass's bottom step), so low = 0, and each stage's
-// first root (c = 0) is entry 0 of its level, r^0 = 1: 7 of the 12
-// butterflies of a group of 8 multiply by 1. Those skip the root's load and
-// the Montgomery product (a residue times 1 is itself; going forward the
-// difference is reduced by mod_sub instead): the same residues, so the same
-// transform, bit for bit.
-template <int R, bool INVERSE, bool WHOLE, bool BOTTOM>
-NTT_FN void ntt_group(u32 *tile, u32 i0, u32 d, u32 low, u32 p, const u32 *roots, const NttPrime &q) {
+// BOTTOM: p = 0 (the pass's bottom step), so low = 0: the roots are the same
+// for every group, and the step loads them once (`bottom`, ntt_step). Each
+// stage's first root (c = 0) is r^0 = 1: 7 of the 12 butterflies of a group
+// of 8 multiply by 1. Those skip the Montgomery product (a residue times 1 is
+// itself; going forward the difference is reduced by mod_sub instead): the
+// same residues, so the same transform, bit for bit.
+template <int R, bool INVERSE, bool WHOLE, bool BOTTOM, bool PACKED>
+NTT_FN void ntt_group(u32 *tile, u32 i0, u32 d, u32 low, u32 p, const u32 *roots, const u32 *bottom,
+                      const NttPrime &q) {
     constexpr int G = 1 << R;
     static_assert(!WHOLE || G >= 4, "a whole group is moved in fours");
     static_assert(!WHOLE || BOTTOM, "a whole group is in the bottom step");
+    static_assert(!BOTTOM || PACKED, "the bottom step's roots are consecutive");
     u32 x[G];
     if (WHOLE) {
 #pragma unroll
@@ -111,27 +140,26 @@ NTT_FN void ntt_group(u32 *tile, u32 i0, u32 d, u32 low, u32 p, const u32 *roots
 #pragma unroll
         for (int m = 0; m < G; m++) x[m] = tile[i0 + m * d];
     }
+    u32 w[8];
 #pragma unroll
     for (int i = 0; i < R; i++) {
         const int s = INVERSE ? i : R - 1 - i;  // decimation in frequency: top stage first
-        // One 32-bit index a root (a 64-bit pointer per stage and 64-bit
-        // offsets from it made the step spill at 40 registers).
-        const u32 level = (1u << (p + s)) - 1 + low;
+        if (!BOTTOM) ntt_stage_roots<PACKED>(w, s, roots, p, low);
 #pragma unroll
         for (int c = 0; c < (1 << s); c++) {
             const bool one = BOTTOM && c == 0;  // the root is 1 (BOTTOM above)
-            const u32 w = one ? 0 : LDG(&roots[level + (c << p)]);
+            const u32 root = one ? 0 : BOTTOM ? bottom[(1 << s) + c] : w[(1 << s) + c];
 #pragma unroll
             for (int m = c; m < G; m += 2 << s) {
                 const u32 x0 = x[m], x1 = x[m + (1 << s)];
                 if (INVERSE) {
-                    const u32 t = one ? x1 : mont_mul(x1, w, q);
+                    const u32 t = one ? x1 : mont_mul(x1, root, q);
                     x[m] = mod_add(x0, t, q);
                     x[m + (1 << s)] = mod_sub(x0, t, q);
                 } else {
                     x[m] = mod_add(x0, x1, q);
                     // x0 - x1 + p < 2p: mont_mul takes it unreduced.
-                    x[m + (1 << s)] = one ? mod_sub(x0, x1, q) : mont_mul(x0 - x1 + q.p, w, q);
+                    x[m + (1 << s)] = one ? mod_sub(x0, x1, q) : mont_mul(x0 - x1 + q.p, root, q);
                 }
             }
         }
@@ -146,15 +174,33 @@ NTT_FN void ntt_group(u32 *tile, u32 i0, u32 d, u32 low, u32 p, const u32 *roots
 }
 
 // One step of a pass: stages p .. p + R - 1 on every group of the tile.
-// (WHOLE: p = 0 and C = 1; BOTTOM: p = 0; see ntt_group.)
-template <int R, bool INVERSE, bool WHOLE, bool BOTTOM>
+// (WHOLE: p = 0 and C = 1; BOTTOM: p = 0; PACKED: p a multiple of
+// NTT_GROUP_LOG; see ntt_group.)
+template <int R, bool INVERSE, bool WHOLE, bool BOTTOM, bool PACKED>
 NTT_FN void ntt_step(u32 *tile, u32 T, u32 log_c, u32 k, u32 p, const u32 *roots, const NttPrime &q, u32 thread,
                      u32 threads) {
     const u32 d = (1u << p) << log_c;
-    for (u32 u = thread; u < (T >> R); u += threads) {
+    u32 bottom[8];
+    if (BOTTOM) {
+#pragma unroll
+        for (int s = 1; s < R; s++) ntt_stage_roots<true>(bottom, s, roots, 0, 0);
+    }
+    if (threads >> (log_c + p)) {
+        // Groups u = thread + n threads with every bit of n threads at or
+        // above bit log_c + p of u, where group_start inserts its R zero
+        // bits: a bit by bit map, so the group starts R bits further up
+        // each time, and its `low` (u's bits below) is the same. (The
+        // steps of large tiles, but the top ones of a pass with C > 1.)
         u32 low;
-        const u32 i0 = group_start(u, log_c, k, p, R, &low);
-        ntt_group<R, INVERSE, WHOLE, BOTTOM>(tile, i0, d, low, p, roots, q);
+        u32 i0 = group_start(thread, log_c, k, p, R, &low);
+        for (u32 u = thread; u < (T >> R); u += threads, i0 += threads << R)
+            ntt_group<R, INVERSE, WHOLE, BOTTOM, PACKED>(tile, i0, d, low, p, roots, bottom, q);
+    } else {
+        for (u32 u = thread; u < (T >> R); u += threads) {
+            u32 low;
+            const u32 i0 = group_start(u, log_c, k, p, R, &low);
+            ntt_group<R, INVERSE, WHOLE, BOTTOM, PACKED>(tile, i0, d, low, p, roots, bottom, q);
+        }
     }
 }
 
@@ -286,15 +332,21 @@ NTT_FN void ntt_pass_tile(u32 *a, u32 offset, const limb_t *limbs, u64 xn, const
         const u32 r = k - p < group_log ? k - p : group_log;
         const bool bottom = p == 0;
         const bool whole = bottom && log_c == 0 && r >= 2;
-        EACH_THREAD(thread) switch (r + 3 * bottom + 3 * whole) {
-        case 1: ntt_step<1, INVERSE, false, false>(tile, T, log_c, k, p, roots, q, thread, threads); break;
-        case 2: ntt_step<2, INVERSE, false, false>(tile, T, log_c, k, p, roots, q, thread, threads); break;
-        case 3: ntt_step<3, INVERSE, false, false>(tile, T, log_c, k, p, roots, q, thread, threads); break;
-        case 4: ntt_step<1, INVERSE, false, true>(tile, T, log_c, k, p, roots, q, thread, threads); break;
-        case 5: ntt_step<2, INVERSE, false, true>(tile, T, log_c, k, p, roots, q, thread, threads); break;
-        case 6: ntt_step<3, INVERSE, false, true>(tile, T, log_c, k, p, roots, q, thread, threads); break;
-        case 8: ntt_step<2, INVERSE, true, true>(tile, T, log_c, k, p, roots, q, thread, threads); break;
-        case 9: ntt_step<3, INVERSE, true, true>(tile, T, log_c, k, p, roots, q, thread, threads); break;
+        // Groups of fewer than 8 (small tiles) start their steps at p that
+        // are not multiples of three: their roots' slots are computed one by
+        // one (ntt_stage_roots). Such steps have at most two stages.
+        const bool loose = !bottom && group_log != NTT_GROUP_LOG;
+        EACH_THREAD(thread) switch (r + 3 * bottom + 3 * whole + 10 * loose) {
+        case 1: ntt_step<1, INVERSE, false, false, true>(tile, T, log_c, k, p, roots, q, thread, threads); break;
+        case 2: ntt_step<2, INVERSE, false, false, true>(tile, T, log_c, k, p, roots, q, thread, threads); break;
+        case 3: ntt_step<3, INVERSE, false, false, true>(tile, T, log_c, k, p, roots, q, thread, threads); break;
+        case 4: ntt_step<1, INVERSE, false, true, true>(tile, T, log_c, k, p, roots, q, thread, threads); break;
+        case 5: ntt_step<2, INVERSE, false, true, true>(tile, T, log_c, k, p, roots, q, thread, threads); break;
+        case 6: ntt_step<3, INVERSE, false, true, true>(tile, T, log_c, k, p, roots, q, thread, threads); break;
+        case 8: ntt_step<2, INVERSE, true, true, true>(tile, T, log_c, k, p, roots, q, thread, threads); break;
+        case 9: ntt_step<3, INVERSE, true, true, true>(tile, T, log_c, k, p, roots, q, thread, threads); break;
+        case 11: ntt_step<1, INVERSE, false, false, false>(tile, T, log_c, k, p, roots, q, thread, threads); break;
+        case 12: ntt_step<2, INVERSE, false, false, false>(tile, T, log_c, k, p, roots, q, thread, threads); break;
         }
         BLOCK_SYNC();
     }

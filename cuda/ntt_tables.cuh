@@ -8,9 +8,10 @@
 // is a root of order N = 2^log_n, r one of order 2^14, both powers of the
 // same generator, so r^(x * 2^14 / 2^(q+1)) = w^(x * N / 2^(q+1)):
 //   [0, 2^14)             stage roots inside a pass (forward) by level: level
-//                         L < 14 at 2^L - 1 holds the 2^L powers r^(x 2^(13-L)),
-//                         x < 2^L, of the root of order 2^(L+1) (the last
-//                         word is unused)
+//                         L < 14 at [2^L, 2^(L+1)) holds the 2^L powers
+//                         r^(x 2^(13-L)), x < 2^L, of the root of order
+//                         2^(L+1), power x at ntt_root_slot(L, x) (word 0 is
+//                         unused)
 //   [2^14, 2^15)          the same with r^-1 (inverse)
 //   then, with H = 2^h and M = N / H:
 //   A  [H]  w^i,   Ai [H]  w^-i          w^e = A[e mod H] * B[e / H] for e < N:
@@ -28,8 +29,27 @@
 #define NTT_TABLE_LEN(log_n, h) (2 * NTT_ROOTS + 2 * (1ull << (h)) + 2 * (1ull << ((log_n) - (h))) + 1)
 #define NTT_RADIX_LEN(log_n, h, radix) \
     ((radix) == 1 ? 0 : 2 * (1ull << (h)) + 2 * (1ull << ((log_n) - (h))) + (radix) - 1)
-// One prime's table for transforms of length radix * 2^log_n.
-#define NTT_TABLE_STRIDE(log_n, h, radix) (NTT_TABLE_LEN(log_n, h) + NTT_RADIX_LEN(log_n, h, radix))
+// One prime's table for transforms of length radix * 2^log_n, rounded up to
+// four words so that every prime's stage roots start 16-byte aligned (a step
+// loads four of them at once; ntt_root_slot). The last words are unused.
+#define NTT_TABLE_STRIDE(log_n, h, radix) ((NTT_TABLE_LEN(log_n, h) + NTT_RADIX_LEN(log_n, h, radix) + 3) & ~3ull)
+
+// log2 of the most elements a thread takes through a step of a pass's stages
+// in registers (ntt_pass.cuh, ntt_group_log): steps of up to three stages,
+// starting at multiples of three where the groups are whole (8 elements).
+#define NTT_GROUP_LOG 3
+
+// Where the stage roots' table keeps power x of level L's root (x < 2^L).
+// A step of stages p .. p + 2 (p a multiple of NTT_GROUP_LOG) takes at level
+// p + s, for a group whose j's bits below p are `low`, the powers low + c 2^p
+// (c < 2^s, ntt_group). Stored at (low << s) | c, they are 2^s consecutive
+// words at a multiple of 2^s: one load of up to four words a stage where
+// the stages' powers were seven loads of one word, and a warp's lanes
+// (consecutive `low` where p >= 5) still read consecutive words.
+NTT_FN u32 ntt_root_slot(u32 level, u32 x) {
+    const u32 p = level / NTT_GROUP_LOG * NTT_GROUP_LOG, s = level - p;
+    return (1u << level) + (((x & ((1u << p) - 1)) << s) | (x >> p));
+}
 
 NTT_FN u32 ntt_table_entry(u64 i, u32 log_n, u32 h, u32 radix, const NttPrime &q) {
     const u64 H = 1ull << h, M = 1ull << (log_n - h);
@@ -37,6 +57,7 @@ NTT_FN u32 ntt_table_entry(u64 i, u32 log_n, u32 h, u32 radix, const NttPrime &q
     const u32 g = mont_mul(q.g, q.r2, q);
     const u64 order = (u64)q.p - 1;
     const u64 base_len = NTT_TABLE_LEN(log_n, h);
+    if (i >= base_len + NTT_RADIX_LEN(log_n, h, radix)) return 0;  // the stride's padding
     if (i == base_len - 1) {
         // (radix N)^-1 = p - (p - 1) / (radix N); times 2^64: two Montgomery
         // products by R^2.
@@ -62,11 +83,16 @@ NTT_FN u32 ntt_table_entry(u64 i, u32 log_n, u32 h, u32 radix, const NttPrime &q
     } else if (i < 2 * NTT_ROOTS) {
         step = order >> NTT_ROOT_LOG;
         inverse = i >= NTT_ROOTS;
-        // Level L (the highest with 2^L - 1 <= i mod NTT_ROOTS), entry x.
-        const u32 at = (u32)(i % NTT_ROOTS) + 1;
+        // Level L (the highest with 2^L <= i mod NTT_ROOTS), the power x
+        // whose ntt_root_slot is i mod NTT_ROOTS.
+        const u32 at = (u32)(i % NTT_ROOTS);
+        if (at == 0) return one;  // unused
         u32 level = 0;
         while ((2u << level) <= at) level++;
-        e = level < NTT_ROOT_LOG ? (u64)(at - (1u << level)) << (NTT_ROOT_LOG - 1 - level) : 0;
+        const u32 pos = at - (1u << level);
+        const u32 p = level / NTT_GROUP_LOG * NTT_GROUP_LOG, s = level - p;
+        const u32 x = (pos >> s) | ((pos & ((1u << s) - 1)) << p);
+        e = (u64)x << (NTT_ROOT_LOG - 1 - level);
     } else if (i < 2 * NTT_ROOTS + 2 * H) {
         const u64 k = i - 2 * NTT_ROOTS;
         step = order >> log_n;

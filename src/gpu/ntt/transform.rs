@@ -25,11 +25,12 @@ pub(super) struct Table {
     words: CudaSlice<u32>,
 }
 
-/// Words of one prime's table (NTT_TABLE_STRIDE).
+/// Words of one prime's table (NTT_TABLE_STRIDE: rounded up to four, so
+/// that each prime's stage roots are 16-byte aligned).
 fn table_len(shape: Shape, h: u32) -> usize {
     let powers = 2 * (1usize << h) + 2 * (1usize << (shape.log_n - h));
     let base = 2 * (1usize << ROOT_LOG) + powers + 1;
-    base + if shape.radix == 1 { 0 } else { powers + shape.radix as usize - 1 }
+    (base + if shape.radix == 1 { 0 } else { powers + shape.radix as usize - 1 }).next_multiple_of(4)
 }
 
 /// The tables built so far, one per transform length, kept for the life of
