@@ -260,6 +260,21 @@ NTT_FN void ntt_pass_tile(u32 *a, u32 offset, const limb_t *limbs, u64 xn, const
         const u32 r = t & (C - 1), j = (t >> log_c) & (G - 1);
         return powers.at(((r0 + r) * (brev32(j) >> (32 - k))) << twist_shift, q);
     };
+    // A batch's twists by products (`chained`): its elements t0 + i threads
+    // (i < 8) share r where threads >= C, and where also 8 threads <= C 2^k
+    // their j's are j0 + (i << a), a = log2(threads / C), with i's bits
+    // below the top of j, so bitrev_k(j) = bitrev_k(j0) + bitrev_3(i) 2^(k -
+    // a - 3): element i's twist is element 0's times y^bitrev_3(i), y =
+    // w^((r0 + r) 2^(k - a - 3) N / 2L). Taken in the order bitrev_3(i) = 0,
+    // 1, .., 7, each is the one before times y: a Montgomery product an
+    // element where the tables took two loads, their index and a product.
+    u32 log_threads = 0;
+    while ((2u << log_threads) <= threads) log_threads++;
+    const bool chained = TWIST && log_threads >= log_c && log_threads + 3 <= k + log_c;
+    auto twist_ratio = [&](u32 t0) -> u32 {
+        return powers.at(((r0 + (t0 & (C - 1))) << (k + log_c - log_threads - 3)) << twist_shift, q);
+    };
+    static_assert(NTT_BATCH == 8, "chained twists take a batch's elements in the order of bitrev_3");
     // An element from device memory, at `place` (its load issued in a batch
     // with others) ...
     const NttCoefficients coefs(limbs, xn);
@@ -274,17 +289,32 @@ NTT_FN void ntt_pass_tile(u32 *a, u32 offset, const limb_t *limbs, u64 xn, const
         }
     };
     // ... what the pass does to it before the stages, as tile element t ...
-    auto enter = [&](u32 t, u32 x) {
+    // (tw: its twist, where the pass has one) ...
+    auto enter_with = [&](u32 t, u32 x, u32 tw) {
         if (LOAD == NTT_LOAD_LIMBS) x = coefficient_residue(x, q);
         if (LOAD == NTT_LOAD_PRODUCT) x = mont_mul(x, scale, q);
-        if (INVERSE && TWIST) x = mont_mul(x, twist(t), q);
+        if (INVERSE && TWIST) x = mont_mul(x, tw, q);
         tile[t] = x;
     };
+    auto enter = [&](u32 t, u32 x) { enter_with(t, x, INVERSE && TWIST ? twist(t) : 0); };
     // ... and back to device memory after them.
-    auto leave = [&](u32 t, u32 at) {
+    auto leave_with = [&](u32 t, u32 at, u32 tw) {
         u32 x = tile[t];
-        if (!INVERSE && TWIST) x = mont_mul(x, twist(t), q);
+        if (!INVERSE && TWIST) x = mont_mul(x, tw, q);
         a[offset + local0 + at] = x;
+    };
+    auto leave = [&](u32 t, u32 at) { leave_with(t, at, !INVERSE && TWIST ? twist(t) : 0); };
+    // A batch's elements with their twists where they are chained (element
+    // i gets tw, from twist and twist_ratio, in the order bitrev_3(i) = 0, 1,
+    // .., 7).
+    auto chain = [&](u32 t0, auto &&each) {
+        u32 tw = twist(t0);
+        const u32 y = twist_ratio(t0);
+#pragma unroll
+        for (int o = 0; o < NTT_BATCH; o++) {
+            if (o) tw = mont_mul(tw, y, q);
+            each(((o & 1) << 2) | (o & 2) | (o >> 2), tw);  // i = bitrev_3(o)
+        }
     };
     // NTT_BATCH elements a thread at a time, every load of the batch issued
     // before the first is used: with one element per loop iteration the
@@ -311,8 +341,12 @@ NTT_FN void ntt_pass_tile(u32 *a, u32 offset, const limb_t *limbs, u64 xn, const
             u32 v[NTT_BATCH];
 #pragma unroll
             for (int i = 0; i < NTT_BATCH; i++) v[i] = load(at0 + place(i * threads));
+            if (INVERSE && chained) {
+                chain(t0, [&](int i, u32 tw) { enter_with(t0 + i * threads, v[i], tw); });
+            } else {
 #pragma unroll
-            for (int i = 0; i < NTT_BATCH; i++) enter(t0 + i * threads, v[i]);
+                for (int i = 0; i < NTT_BATCH; i++) enter(t0 + i * threads, v[i]);
+            }
         },
         [&](u32 t, u32 at) { enter(t, load(at)); });
     BLOCK_SYNC();
@@ -353,8 +387,12 @@ NTT_FN void ntt_pass_tile(u32 *a, u32 offset, const limb_t *limbs, u64 xn, const
 
     each_element(
         [&](u32 t0, u32 at0) {
+            if (!INVERSE && chained) {
+                chain(t0, [&](int i, u32 tw) { leave_with(t0 + i * threads, at0 + place(i * threads), tw); });
+            } else {
 #pragma unroll
-            for (int i = 0; i < NTT_BATCH; i++) leave(t0 + i * threads, at0 + place(i * threads));
+                for (int i = 0; i < NTT_BATCH; i++) leave(t0 + i * threads, at0 + place(i * threads));
+            }
         },
         leave);
 }
