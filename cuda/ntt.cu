@@ -2,7 +2,8 @@
 //
 // Operands are cut into 32-bit coefficients (two a limb). Each product is
 // three transforms, one per prime p < 2^31, all with 32-bit arithmetic
-// (Montgomery products), and the coefficients of the product come back by the
+// (Montgomery products; the butterflies' products by stage roots by Shoup's
+// method, the roots' quotients in the tables), and the coefficients of the product come back by the
 // Chinese remainder theorem. Two sets of primes (ntt_arith.cuh):
 //
 //   p0 = 27 * 2^26 + 1 = 1811939329 (generator 13)

@@ -93,6 +93,15 @@ NTT_FN u32 mont_mul(u32 a, u32 b, const NttPrime &q) {
     return umin32(r, r - q.p);
 }
 
+// a * w mod p for any a < 2^32, w < p, with w's quotient wq = floor(w 2^32 /
+// p) (Shoup): qt = hi(a wq) is floor(a w / p) or one less, so a w - qt p is
+// in [0, 2p), exact in 32 bits. Three multiplications where mont_mul takes
+// a wide one and two (the stage roots, which carry their quotients).
+NTT_FN u32 shoup_mul(u32 a, u32 w, u32 wq, const NttPrime &q) {
+    const u32 r = a * w - umulhi32(a, wq) * q.p;
+    return umin32(r, r - q.p);
+}
+
 // (a + b) mod p for a, b < p < 2^31: a + b < 2^32, and where a + b < p,
 // a + b - p wraps above it, so the smaller of the two is the residue.
 NTT_FN u32 mod_add(u32 a, u32 b, const NttPrime &q) {

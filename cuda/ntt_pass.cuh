@@ -61,8 +61,12 @@ NTT_FN u32 group_start(u32 u, u32 log_c, u32 k, u32 p, u32 width, u32 *low) {
 // against groups of 4; groups of 16 need more than the 40 registers three
 // blocks of 512 threads leave (they spilled, and at two blocks an SM were
 // no faster than 8); storing the tile swizzled to remove the last pass's
-// bank conflicts, and stage roots with precomputed Montgomery quotients,
-// were both slower.
+// bank conflicts was slower. Stage roots with their quotients (shoup_mul)
+// were slower while each root took a load of its own (1.181 against 1.000
+// ms), and faster once a stage's roots and quotients came in two vector
+// loads (H200, 10^7 x 10^7 limbs 4.87 -> 4.58 ms, though the two more
+// registers a root make the step spill a few words at 40; with 64
+// registers, two blocks an SM, no spill and 4.83 ms).
 NTT_FN u32 ntt_group_log(u32 log_t, u32 launched) {
     u32 threads_log = 0;
     while ((2u << threads_log) <= launched) threads_log++;
@@ -79,23 +83,31 @@ NTT_FN u32 ntt_group_log(u32 log_t, u32 launched) {
 // slot is computed.
 // (w has 8 words, for s <= 2: its words for other stages are left as they are.)
 template <bool PACKED>
-NTT_FN void ntt_stage_roots(u32 *w, int s, const u32 *roots, u32 p, u32 low) {
+NTT_FN void ntt_stage_roots(u32 *w, u32 *wq, int s, const u32 *roots, u32 p, u32 low) {
+    // Each root's quotient (shoup_mul) lies 2 NTT_ROOTS words after it.
     if (PACKED) {
         // One 32-bit index (a 64-bit sum of the two terms took four
         // instructions an address where one IMAD.WIDE.U32 does).
         const u32 *at = &roots[(1u << (p + s)) + (low << s)];
         if (s == 0) {
             w[1] = LDG(at);
+            wq[1] = LDG(at + 2 * NTT_ROOTS);
         } else if (s == 1) {
-            const uint2 v = LDG((const uint2 *)at);
+            const uint2 v = LDG((const uint2 *)at), vq = LDG((const uint2 *)(at + 2 * NTT_ROOTS));
             w[2] = v.x, w[3] = v.y;
+            wq[2] = vq.x, wq[3] = vq.y;
         } else {
-            const uint4 v = LDG((const uint4 *)at);
+            const uint4 v = LDG((const uint4 *)at), vq = LDG((const uint4 *)(at + 2 * NTT_ROOTS));
             w[4] = v.x, w[5] = v.y, w[6] = v.z, w[7] = v.w;
+            wq[4] = vq.x, wq[5] = vq.y, wq[6] = vq.z, wq[7] = vq.w;
         }
     } else {
 #pragma unroll
-        for (int c = 0; c < (1 << s); c++) w[(1 << s) + c] = LDG(&roots[ntt_root_slot(p + s, low + (c << p))]);
+        for (int c = 0; c < (1 << s); c++) {
+            const u32 slot = ntt_root_slot(p + s, low + (c << p));
+            w[(1 << s) + c] = LDG(&roots[slot]);
+            wq[(1 << s) + c] = LDG(&roots[slot + 2 * NTT_ROOTS]);
+        }
     }
 }
 
@@ -124,7 +136,7 @@ NTT_FN void ntt_stage_roots(u32 *w, int s, const u32 *roots, u32 p, u32 low) {
 // same residues, so the same transform, bit for bit.
 template <int R, bool INVERSE, bool WHOLE, bool BOTTOM, bool PACKED>
 NTT_FN void ntt_group(u32 *tile, u32 i0, u32 d, u32 low, u32 p, const u32 *roots, const u32 *bottom,
-                      const NttPrime &q) {
+                      const u32 *bottom_q, const NttPrime &q) {
     constexpr int G = 1 << R;
     static_assert(!WHOLE || G >= 4, "a whole group is moved in fours");
     static_assert(!WHOLE || BOTTOM, "a whole group is in the bottom step");
@@ -140,26 +152,27 @@ NTT_FN void ntt_group(u32 *tile, u32 i0, u32 d, u32 low, u32 p, const u32 *roots
 #pragma unroll
         for (int m = 0; m < G; m++) x[m] = tile[i0 + m * d];
     }
-    u32 w[8];
+    u32 w[8], wq[8];
 #pragma unroll
     for (int i = 0; i < R; i++) {
         const int s = INVERSE ? i : R - 1 - i;  // decimation in frequency: top stage first
-        if (!BOTTOM) ntt_stage_roots<PACKED>(w, s, roots, p, low);
+        if (!BOTTOM) ntt_stage_roots<PACKED>(w, wq, s, roots, p, low);
 #pragma unroll
         for (int c = 0; c < (1 << s); c++) {
             const bool one = BOTTOM && c == 0;  // the root is 1 (BOTTOM above)
             const u32 root = one ? 0 : BOTTOM ? bottom[(1 << s) + c] : w[(1 << s) + c];
+            const u32 quot = one ? 0 : BOTTOM ? bottom_q[(1 << s) + c] : wq[(1 << s) + c];
 #pragma unroll
             for (int m = c; m < G; m += 2 << s) {
                 const u32 x0 = x[m], x1 = x[m + (1 << s)];
                 if (INVERSE) {
-                    const u32 t = one ? x1 : mont_mul(x1, root, q);
+                    const u32 t = one ? x1 : shoup_mul(x1, root, quot, q);
                     x[m] = mod_add(x0, t, q);
                     x[m + (1 << s)] = mod_sub(x0, t, q);
                 } else {
                     x[m] = mod_add(x0, x1, q);
-                    // x0 - x1 + p < 2p: mont_mul takes it unreduced.
-                    x[m + (1 << s)] = one ? mod_sub(x0, x1, q) : mont_mul(x0 - x1 + q.p, root, q);
+                    // x0 - x1 + p < 2p: shoup_mul takes it unreduced.
+                    x[m + (1 << s)] = one ? mod_sub(x0, x1, q) : shoup_mul(x0 - x1 + q.p, root, quot, q);
                 }
             }
         }
@@ -180,10 +193,10 @@ template <int R, bool INVERSE, bool WHOLE, bool BOTTOM, bool PACKED>
 NTT_FN void ntt_step(u32 *tile, u32 T, u32 log_c, u32 k, u32 p, const u32 *roots, const NttPrime &q, u32 thread,
                      u32 threads) {
     const u32 d = (1u << p) << log_c;
-    u32 bottom[8];
+    u32 bottom[8], bottom_q[8];
     if (BOTTOM) {
 #pragma unroll
-        for (int s = 1; s < R; s++) ntt_stage_roots<true>(bottom, s, roots, 0, 0);
+        for (int s = 1; s < R; s++) ntt_stage_roots<true>(bottom, bottom_q, s, roots, 0, 0);
     }
     if (threads >> (log_c + p)) {
         // Groups u = thread + n threads with every bit of n threads at or
@@ -194,12 +207,12 @@ NTT_FN void ntt_step(u32 *tile, u32 T, u32 log_c, u32 k, u32 p, const u32 *roots
         u32 low;
         u32 i0 = group_start(thread, log_c, k, p, R, &low);
         for (u32 u = thread; u < (T >> R); u += threads, i0 += threads << R)
-            ntt_group<R, INVERSE, WHOLE, BOTTOM, PACKED>(tile, i0, d, low, p, roots, bottom, q);
+            ntt_group<R, INVERSE, WHOLE, BOTTOM, PACKED>(tile, i0, d, low, p, roots, bottom, bottom_q, q);
     } else {
         for (u32 u = thread; u < (T >> R); u += threads) {
             u32 low;
             const u32 i0 = group_start(u, log_c, k, p, R, &low);
-            ntt_group<R, INVERSE, WHOLE, BOTTOM, PACKED>(tile, i0, d, low, p, roots, bottom, q);
+            ntt_group<R, INVERSE, WHOLE, BOTTOM, PACKED>(tile, i0, d, low, p, roots, bottom, bottom_q, q);
         }
     }
 }

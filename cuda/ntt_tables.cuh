@@ -3,16 +3,20 @@
 
 // ---------------------------------------------------------------------------
 // Twiddle tables, built once per transform length (src/gpu/ntt/transform.rs caches
-// them), one table a prime, NTT_TABLE_LEN(log_n, h) words apart, every entry
-// in Montgomery form (x * 2^32 mod p), so that mont_mul(v, entry) = v * x. w
-// is a root of order N = 2^log_n, r one of order 2^14, both powers of the
-// same generator, so r^(x * 2^14 / 2^(q+1)) = w^(x * N / 2^(q+1)):
-//   [0, 2^14)             stage roots inside a pass (forward) by level: level
-//                         L < 14 at [2^L, 2^(L+1)) holds the 2^L powers
-//                         r^(x 2^(13-L)), x < 2^L, of the root of order
-//                         2^(L+1), power x at ntt_root_slot(L, x) (word 0 is
-//                         unused)
+// them), one table a prime, NTT_TABLE_STRIDE words apart, every entry but the
+// stage roots' in Montgomery form (x * 2^32 mod p), so that mont_mul(v,
+// entry) = v * x. w is a root of order N = 2^log_n, r one of order 2^14,
+// both powers of the same generator, so r^(x * 2^14 / 2^(q+1)) = w^(x * N /
+// 2^(q+1)):
+//   [0, 2^14)             stage roots inside a pass (forward) by level, as
+//                         plain residues: level L < 14 at [2^L, 2^(L+1))
+//                         holds the 2^L powers r^(x 2^(13-L)), x < 2^L, of
+//                         the root of order 2^(L+1), power x at
+//                         ntt_root_slot(L, x) (word 0 is unused)
 //   [2^14, 2^15)          the same with r^-1 (inverse)
+//   [2^15, 2^16)          each forward root's quotient floor(root 2^32 / p)
+//                         (shoup_mul), at the root's slot + 2^15
+//   [2^16, 3 * 2^15)      the same for the inverse's roots
 //   then, with H = 2^h and M = N / H:
 //   A  [H]  w^i,   Ai [H]  w^-i          w^e = A[e mod H] * B[e / H] for e < N:
 //   B  [M]  w^(iH), Bi [M] w^-(iH)       two small tables instead of one of N
@@ -26,7 +30,9 @@
 // ---------------------------------------------------------------------------
 #define NTT_ROOT_LOG 14                        // r has order 2^NTT_ROOT_LOG
 #define NTT_ROOTS (1 << NTT_ROOT_LOG)          // one direction's stage roots by level (levels 0 to 13: a pass has at most 14 stages)
-#define NTT_TABLE_LEN(log_n, h) (2 * NTT_ROOTS + 2 * (1ull << (h)) + 2 * (1ull << ((log_n) - (h))) + 1)
+// The stage roots and their quotients, both directions.
+#define NTT_ROOT_WORDS (4 * NTT_ROOTS)
+#define NTT_TABLE_LEN(log_n, h) (NTT_ROOT_WORDS + 2 * (1ull << (h)) + 2 * (1ull << ((log_n) - (h))) + 1)
 #define NTT_RADIX_LEN(log_n, h, radix) \
     ((radix) == 1 ? 0 : 2 * (1ull << (h)) + 2 * (1ull << ((log_n) - (h))) + (radix) - 1)
 // One prime's table for transforms of length radix * 2^log_n, rounded up to
@@ -65,7 +71,7 @@ NTT_FN u32 ntt_table_entry(u64 i, u32 log_n, u32 h, u32 radix, const NttPrime &q
         return mont_mul(mont_mul(n_inv, q.r2, q), q.r2, q);
     }
     u64 step, e;  // entry = g^(step * e), step = (p - 1) / order of the root
-    bool inverse;
+    bool inverse, plain = false, quotient = false;
     if (i >= base_len) {
         // The radix-R part: u has order RN, v = u^N.
         const u64 k = i - base_len;
@@ -80,34 +86,38 @@ NTT_FN u32 ntt_table_entry(u64 i, u32 log_n, u32 h, u32 radix, const NttPrime &q
             inverse = false;
             e = (k - 2 * H - 2 * M + 1) << log_n;  // v .. v^(R-1)
         }
-    } else if (i < 2 * NTT_ROOTS) {
+    } else if (i < NTT_ROOT_WORDS) {
         step = order >> NTT_ROOT_LOG;
-        inverse = i >= NTT_ROOTS;
+        inverse = (i / NTT_ROOTS) & 1;
+        quotient = i >= 2 * NTT_ROOTS;
+        plain = true;
         // Level L (the highest with 2^L <= i mod NTT_ROOTS), the power x
         // whose ntt_root_slot is i mod NTT_ROOTS.
         const u32 at = (u32)(i % NTT_ROOTS);
-        if (at == 0) return one;  // unused
+        if (at == 0) return 0;  // unused
         u32 level = 0;
         while ((2u << level) <= at) level++;
         const u32 pos = at - (1u << level);
         const u32 p = level / NTT_GROUP_LOG * NTT_GROUP_LOG, s = level - p;
         const u32 x = (pos >> s) | ((pos & ((1u << s) - 1)) << p);
         e = (u64)x << (NTT_ROOT_LOG - 1 - level);
-    } else if (i < 2 * NTT_ROOTS + 2 * H) {
-        const u64 k = i - 2 * NTT_ROOTS;
+    } else if (i < NTT_ROOT_WORDS + 2 * H) {
+        const u64 k = i - NTT_ROOT_WORDS;
         step = order >> log_n;
         inverse = k >= H;
         e = k % H;
     } else {
-        const u64 k = i - 2 * NTT_ROOTS - 2 * H;
+        const u64 k = i - NTT_ROOT_WORDS - 2 * H;
         step = order >> log_n;
         inverse = k >= M;
         e = (k % M) << h;
     }
-    if (e == 0) return one;
+    u32 x = one;
     // x^-e = x^(order_of_x - e); the root has order (p - 1) / step.
-    if (inverse) e = (order / step) - e;
-    return mont_pow(mont_pow(g, step, q), e, q);
+    if (e != 0) x = mont_pow(mont_pow(g, step, q), inverse ? (order / step) - e : e, q);
+    if (!plain) return x;
+    x = mont_mul(x, 1, q);  // out of Montgomery form
+    return quotient ? (u32)((((u64)x) << 32) / q.p) : x;
 }
 
 // Powers of a root from two of the tables above, in Montgomery form: x^e =
@@ -124,7 +134,7 @@ struct NttPowers {
 // w^e (or w^-e), e < N: the transform's twists.
 NTT_FN NttPowers ntt_powers(const u32 *tab, u32 log_n, u32 h, bool inverse) {
     const u32 H = 1u << h, M = 1u << (log_n - h);
-    NttPowers w{tab + 2 * NTT_ROOTS + (inverse ? H : 0), tab + 2 * NTT_ROOTS + 2 * H + (inverse ? M : 0), h};
+    NttPowers w{tab + NTT_ROOT_WORDS + (inverse ? H : 0), tab + NTT_ROOT_WORDS + 2 * H + (inverse ? M : 0), h};
     NTT_OPAQUE(w.A);
     NTT_OPAQUE(w.B);
     return w;

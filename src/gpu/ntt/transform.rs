@@ -29,7 +29,8 @@ pub(super) struct Table {
 /// that each prime's stage roots are 16-byte aligned).
 fn table_len(shape: Shape, h: u32) -> usize {
     let powers = 2 * (1usize << h) + 2 * (1usize << (shape.log_n - h));
-    let base = 2 * (1usize << ROOT_LOG) + powers + 1;
+    // The stage roots and their quotients, both directions (NTT_ROOT_WORDS).
+    let base = 4 * (1usize << ROOT_LOG) + powers + 1;
     (base + if shape.radix == 1 { 0 } else { powers + shape.radix as usize - 1 }).next_multiple_of(4)
 }
 
