@@ -76,12 +76,14 @@ NTT_FN u32 ntt_group_log(u32 log_t, u32 launched) {
 
 // The roots of stages p .. p + R - 1 for one group (ntt_group): w[2^s + c]
 // gets root c of stage p + s (c < 2^s), the power low + c 2^p of the root of
-// order 2^(p+s+1), from the stage roots' table (ntt_root_slot). PACKED: p
+// order 2^(p+s+1), from the stage roots' table (ntt_root_slot), and wq[2^s +
+// c] its quotient (shoup_mul). PACKED: p
 // is a multiple of NTT_GROUP_LOG (every step where groups have 8 elements),
 // so a stage's roots are consecutive aligned words: one load of 1, 2 or 4
 // words a stage. Otherwise (the smaller groups of small tiles) each root's
 // slot is computed.
-// (w has 8 words, for s <= 2: its words for other stages are left as they are.)
+// (w and wq have 8 words, for s <= 2: their words for other stages are left
+// as they are.)
 template <bool PACKED>
 NTT_FN void ntt_stage_roots(u32 *w, u32 *wq, int s, const u32 *roots, u32 p, u32 low) {
     // Each root's quotient (shoup_mul) lies 2 NTT_ROOTS words after it.
@@ -131,9 +133,9 @@ NTT_FN void ntt_stage_roots(u32 *w, u32 *wq, int s, const u32 *roots, u32 p, u32
 // BOTTOM: p = 0 (the pass's bottom step), so low = 0: the roots are the same
 // for every group, and the step loads them once (`bottom`, ntt_step). Each
 // stage's first root (c = 0) is r^0 = 1: 7 of the 12 butterflies of a group
-// of 8 multiply by 1. Those skip the Montgomery product (a residue times 1 is
-// itself; going forward the difference is reduced by mod_sub instead): the
-// same residues, so the same transform, bit for bit.
+// of 8 multiply by 1. Those skip the product (a residue times 1 is itself;
+// going forward the difference is reduced by mod_sub instead): the same
+// residues, so the same transform, bit for bit.
 template <int R, bool INVERSE, bool WHOLE, bool BOTTOM, bool PACKED>
 NTT_FN void ntt_group(u32 *tile, u32 i0, u32 d, u32 low, u32 p, const u32 *roots, const u32 *bottom,
                       const u32 *bottom_q, const NttPrime &q) {
