@@ -14,9 +14,9 @@
 //                         the root of order 2^(L+1), power x at
 //                         ntt_root_slot(L, x) (word 0 is unused)
 //   [2^14, 2^15)          the same with r^-1 (inverse)
-//   [2^15, 2^16)          each forward root's quotient floor(root 2^32 / p)
+//   [2^15, 3 * 2^14)      each forward root's quotient floor(root 2^32 / p)
 //                         (shoup_mul), at the root's slot + 2^15
-//   [2^16, 3 * 2^15)      the same for the inverse's roots
+//   [3 * 2^14, 2^16)      the same for the inverse's roots
 //   then, with H = 2^h and M = N / H:
 //   A  [H]  w^i,   Ai [H]  w^-i          w^e = A[e mod H] * B[e / H] for e < N:
 //   B  [M]  w^(iH), Bi [M] w^-(iH)       two small tables instead of one of N
