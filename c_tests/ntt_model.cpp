@@ -16,7 +16,8 @@
 // to NTT_SMALL_THREADS * NTT_SMALL_RUN limbs is also folded as the small
 // products' one block does (cugmp_ntt_combine_small), which must agree
 // (exit 5), and the carry functions' composition is checked for every pair
-// (exit 6). Transforms of length 3N are folded both by the kernel that takes
+// (exit 6), and the radix steps' constants against their definition (exit
+// 8). Transforms of length 3N are folded both by the kernel that takes
 // the inverse's radix-3 step with the fold and by the two apart, which must
 // agree (exit 7). Transforms of length 5N (the second set of primes) are
 // folded by their one kernel (cugmp_ntt_combine5) alone: the plain fold and
@@ -116,8 +117,26 @@ static bool carry_compose_agrees() {
     return true;
 }
 
+// The R-point transforms' constants (ntt_dft3, ntt_dft5) against
+// ntt_dft_constant, their quotients against shoup_mul's definition, and the
+// radix steps' subtractions (ntt_subtractions) against theirs.
+static bool dft_constants_agree() {
+    for (u32 radix : {3u, 5u})
+        for (u32 i = 0; i < NTT_PRIMES; i++) {
+            const NttPrime q = ntt_prime(radix, i);
+            const NttDft &d = radix == 3 ? ntt_dft3[i] : ntt_dft5[i];
+            if ((u64)ntt_subtractions(radix, i) != 0xffffffffull / q.p) return false;
+            for (int c = 0; c < ntt_dft_count(radix); c++) {
+                const u32 k = ntt_dft_constant(radix, c, q);
+                if (d.k[c] != k || d.kq[c] != (u32)(((u64)k << 32) / q.p)) return false;
+            }
+        }
+    return true;
+}
+
 int main() {
     if (!carry_compose_agrees()) return 6;
+    if (!dft_constants_agree()) return 8;
     Plan plan;
     u32 count;
     if (scanf("%u %u %u %u %u %u", &plan.log_n, &plan.h, &plan.log_t, &plan.threads, &plan.radix, &count) != 6) return 2;

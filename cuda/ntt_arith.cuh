@@ -115,11 +115,17 @@ NTT_FN u32 mod_sub(u32 a, u32 b, const NttPrime &q) {
 }
 
 // A 32-bit coefficient as a residue, by up to `subtractions` subtractions
-// of p: 2 for the first set (2^32 < 3p), 4 for the second (2^32 < 5p).
+// of p, floor((2^32 - 1) / p) of them (ntt_subtractions).
 NTT_FN u32 coefficient_residue(u32 x, const NttPrime &q, int subtractions = 2) {
     for (int i = 0; i < subtractions; i++) x = umin32(x, x - q.p);
     return x;
 }
+
+// How many subtractions of prime i of the set for radix R take a 32-bit
+// coefficient below it (coefficient_residue): floor((2^32 - 1) / p), 2 for
+// every prime of the first set, 4, 3 and 2 for the second (a constant where
+// R and i are: the primes' words are not).
+NTT_FN int ntt_subtractions(u32 radix, u32 i) { return radix == 5 ? 4 - (int)i : 2; }
 
 // An operand's coefficients: coefficient i is the i-th 32-bit half of its xn
 // limbs (little-endian), 0 past them. i < N < 2^32, so the count is clamped

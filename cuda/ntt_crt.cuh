@@ -110,7 +110,7 @@ NTT_FN void ntt_combine_radix_at(limb_t *t, limb_t *c, const u32 *a, const u32 *
             u32 y[R];
 #pragma unroll
             for (u32 l = 0; l < R; l++) y[l] = ap[j + l * n_len];
-            ntt_radix_values<R>(y, tab + prime * stride, q, log_n, h, j, true);
+            ntt_radix_values<R>(y, tab + prime * stride, ntt_dft_of<R>(prime), q, log_n, h, j, true);
 #pragma unroll
             for (u32 l = 0; l < R; l++) x[col][l][prime] = y[l];
         }

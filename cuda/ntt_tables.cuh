@@ -24,17 +24,17 @@
 //   product of two plain values leaves a factor 2^-32, which it also undoes;
 //   the radix-R step's 1/R is in it too)
 // and, for transforms of length RN (radix R = 3 or 5), with u a root of
-// order RN (u^R = w) and v = u^N an R-th root of unity (NTT_RADIX_LEN more
-// words):
-//   AR [H] u^i,  ARi [H] u^-i,  BR [M] u^(iH),  BRi [M] u^-(iH),  v .. v^(R-1)
+// order RN (u^R = w; NTT_RADIX_LEN more words):
+//   AR [H] u^i,  ARi [H] u^-i,  BR [M] u^(iH),  BRi [M] u^-(iH)
+// (the R-point transforms' constants, from v = u^N, are fixed for each
+// prime: ntt_dft3, ntt_dft5).
 // ---------------------------------------------------------------------------
 #define NTT_ROOT_LOG 14                        // r has order 2^NTT_ROOT_LOG
 #define NTT_ROOTS (1 << NTT_ROOT_LOG)          // one direction's stage roots by level (levels 0 to 13: a pass has at most 14 stages)
 // The stage roots and their quotients, both directions.
 #define NTT_ROOT_WORDS (4 * NTT_ROOTS)
 #define NTT_TABLE_LEN(log_n, h) (NTT_ROOT_WORDS + 2 * (1ull << (h)) + 2 * (1ull << ((log_n) - (h))) + 1)
-#define NTT_RADIX_LEN(log_n, h, radix) \
-    ((radix) == 1 ? 0 : 2 * (1ull << (h)) + 2 * (1ull << ((log_n) - (h))) + (radix) - 1)
+#define NTT_RADIX_LEN(log_n, h, radix) ((radix) == 1 ? 0 : 2 * (1ull << (h)) + 2 * (1ull << ((log_n) - (h))))
 // One prime's table for transforms of length radix * 2^log_n, rounded up to
 // four words so that every prime's stage roots start 16-byte aligned (a step
 // loads four of them at once; ntt_root_slot). The last words are unused.
@@ -73,18 +73,15 @@ NTT_FN u32 ntt_table_entry(u64 i, u32 log_n, u32 h, u32 radix, const NttPrime &q
     u64 step, e;  // entry = g^(step * e), step = (p - 1) / order of the root
     bool inverse, plain = false, quotient = false;
     if (i >= base_len) {
-        // The radix-R part: u has order RN, v = u^N.
+        // The radix-R part: u has order RN.
         const u64 k = i - base_len;
         step = (order >> log_n) / radix;
         if (k < 2 * H) {
             inverse = k >= H;
             e = k % H;
-        } else if (k < 2 * H + 2 * M) {
+        } else {
             inverse = k - 2 * H >= M;
             e = ((k - 2 * H) % M) << h;
-        } else {
-            inverse = false;
-            e = (k - 2 * H - 2 * M + 1) << log_n;  // v .. v^(R-1)
         }
     } else if (i < NTT_ROOT_WORDS) {
         step = order >> NTT_ROOT_LOG;
@@ -147,8 +144,103 @@ NTT_FN NttPowers ntt_powers_radix(const u32 *tab, u32 log_n, u32 h, bool inverse
     return NttPowers{at + (inverse ? H : 0), at + 2 * H + (inverse ? M : 0), h};
 }
 
+// The R-point transforms' constants (ntt_dft), plain residues with their
+// quotients (shoup_mul), for v = g^((p - 1) / R), g the prime's generator
+// (so v = u^N for the radix step's u, whatever N), and c_k = (v^k + v^-k) /
+// 2, s_k = (v^k - v^-k) / 2:
+//   R = 3: -1/2, s_1;
+//   R = 5: -1/4, (c_1 - c_2) / 2, s_1, s_2 - s_1, s_1 + s_2.
+// Fixed for each prime of the set the radix takes (ntt_prime), so they are
+// constants, not table words; ntt_dft_constant computes them, and the host
+// model checks these against it (c_tests/ntt_model.cpp).
+#define NTT_DFT_MAX 5
+struct NttDft {
+    u32 k[NTT_DFT_MAX];
+    u32 kq[NTT_DFT_MAX];
+};
+NTT_CONST NttDft ntt_dft3[NTT_PRIMES] = {
+    {{905969664u, 36864u}, {0x7ffffffeu, 0x00015555u}},
+    {{1006632960u, 308090163u}, {0x7ffffffeu, 0x272cfa06u}},
+    {{1056964608u, 726416403u}, {0x7ffffffeu, 0x57f8598bu}},
+};
+NTT_CONST NttDft ntt_dft5[NTT_PRIMES] = {
+    {{220200960u, 763127070u, 690446628u, 607547023u, 226832597u},
+     {0x3ffffffeu, 0xddcc49b2u, 0xc8ac8453u, 0xb094643cu, 0x41ed6ce3u}},
+    {{325058560u, 1007582864u, 882299492u, 1146327120u, 310457622u},
+     {0x3fffffffu, 0xc6616d33u, 0xadb6bd90u, 0xe1b295aau, 0x3d2010ccu}},
+    {{503316480u, 226992162u, 1928538430u, 1764752942u, 1595297960u},
+     {0x3fffffffu, 0x1cdd1159u, 0xf539f193u, 0xe0666282u, 0xcada45a8u}},
+};
+NTT_FN int ntt_dft_count(u32 radix) { return radix == 3 ? 2 : 5; }
+
+// Constant i of the R-point transform modulo q (the list above), plain.
+NTT_FN u32 ntt_dft_constant(u32 radix, u32 i, const NttPrime &q) {
+    const u32 g = mont_mul(q.g, q.r2, q);
+    u32 v[5];  // v^k in Montgomery form
+    v[1] = mont_pow(g, (q.p - 1) / radix, q);
+    for (u32 k = 2; k < radix; k++) v[k] = mont_mul(v[k - 1], v[1], q);
+    const u32 half = mont_mul((q.p + 1) / 2, q.r2, q);
+    auto c = [&](u32 k) { return mont_mul(mod_add(v[k], v[radix - k], q), half, q); };
+    auto s = [&](u32 k) { return mont_mul(mod_sub(v[k], v[radix - k], q), half, q); };
+    u32 x;
+    if (radix == 3) {
+        x = i == 0 ? mod_sub(0, half, q) : s(1);
+    } else {
+        const u32 k[5] = {mod_sub(0, mont_mul(half, half, q), q), mont_mul(mod_sub(c(1), c(2), q), half, q), s(1),
+                          mod_sub(s(2), s(1), q), mod_add(s(1), s(2), q)};
+        x = k[i];
+    }
+    return mont_mul(x, 1, q);  // out of Montgomery form
+}
+
+// The R-point transform in place (R = 3 or 5): x_s <- sum_l x_l v^(ls), or
+// with v^-1 (inverse), x residues, `d` the prime's constants. Winograd's
+// form: with a = x_1 + x_4, b = x_1 - x_4, c = x_2 + x_3, d = x_2 - x_3,
+//   X_1, X_4 = x_0 + a c_1 + c c_2 +- (b s_1 + d s_2),
+//   X_2, X_3 = x_0 + a c_2 + c c_1 +- (b s_2 - d s_1),
+// and as c_1 + c_2 = -1/2 (the fifth roots sum to 0), the two sums of c
+// terms are (a + c)(-1/4) +- (a - c)(c_1 - c_2) / 2, the two of s terms
+// s_1 (b + d) + (s_2 - s_1) d and (s_1 + s_2) b - s_1 (b + d): five
+// products by constants where the sums of powers took sixteen (R = 3: X_1,
+// X_2 = x_0 - a / 2 +- b s_1, a = x_1 + x_2, b = x_1 - x_2: two for four).
+// v^-1 swaps X_s and X_(R-s). shoup_mul takes any a < 2^32, so the sums
+// and differences it alone reads (below 2p) go unreduced.
+template <int R>
+NTT_FN void ntt_dft(u32 *x, const NttDft &k, const NttPrime &q, bool inverse) {
+    static_assert(R == 3 || R == 5, "radix 3 or 5");
+    u32 y[R];
+    if (R == 3) {
+        const u32 a = mod_add(x[1], x[2], q);
+        const u32 t = mod_add(x[0], shoup_mul(a, k.k[0], k.kq[0], q), q);
+        const u32 m = shoup_mul(x[1] - x[2] + q.p, k.k[1], k.kq[1], q);
+        y[0] = mod_add(x[0], a, q);
+        y[1] = mod_add(t, m, q);
+        y[2] = mod_sub(t, m, q);
+    } else {
+        const u32 a = mod_add(x[1], x[4], q), b = mod_sub(x[1], x[4], q);
+        const u32 c = mod_add(x[2], x[3], q), d = mod_sub(x[2], x[3], q);
+        const u32 m1 = shoup_mul(a + c, k.k[0], k.kq[0], q);
+        const u32 m2 = shoup_mul(a - c + q.p, k.k[1], k.kq[1], q);
+        const u32 m3 = shoup_mul(b + d, k.k[2], k.kq[2], q);  // b + d < 2p < 2^32
+        const u32 m4 = shoup_mul(d, k.k[3], k.kq[3], q);
+        const u32 m5 = shoup_mul(b, k.k[4], k.kq[4], q);
+        const u32 t = mod_add(x[0], m1, q);
+        const u32 e1 = mod_add(t, m2, q), e2 = mod_sub(t, m2, q);
+        const u32 o1 = mod_add(m3, m4, q), o2 = mod_sub(m5, m3, q);
+        y[0] = mod_add(x[0], mod_add(a, c, q), q);
+        y[1] = mod_add(e1, o1, q);
+        y[4] = mod_sub(e1, o1, q);
+        y[2] = mod_add(e2, o2, q);
+        y[3] = mod_sub(e2, o2, q);
+    }
+    x[0] = y[0];
+#pragma unroll
+    for (int s = 1; s < R; s++) x[s] = y[inverse ? R - s : s];
+}
+
 // The radix-R step (R = 3 or 5) of a transform of length RN, N = 2^log_n,
-// at j < N, over one prime's RN words `a` (`tab`: that prime's table).
+// at j < N, over one prime's RN words `a` (`tab`: that prime's table, `d`
+// its R-point transforms' constants).
 //
 // Forward (decimation in frequency): with x_l = x[j + lN] (l < R; the
 // operand's coefficients `coef` when given, as the first step, else a's),
@@ -157,56 +249,40 @@ NTT_FN NttPowers ntt_powers_radix(const u32 *tab, u32 log_n, u32 h, bool inverse
 // and then each block's length-N transform (root u^R = w) gives the outputs
 // Rk + s: X[Rk + s] = sum_j w^(jk) y_s[j]. Inverse (after the blocks' inverse
 // transforms): z_s = Y_s u^(-js), x_l = sum_s z_s v^(-ls) (the 1/R is in the
-// pointwise scale). u^(js) is u^j's power by products, where tables took two
-// loads and a product each. x holds x_0 .. x_(R-1) (residues) in, the step's
-// R outputs out. Going forward only the first `rows` x_l may be nonzero:
-// the first step of a product reads an operand's coefficients, which fill
-// fewer rows than R (a balanced product's each fill at most half the
-// length), and the products by the others' powers of v are skipped: a
-// radix-3 column of a balanced product takes four Montgomery products
-// instead of six.
+// pointwise scale). The sums over l are ntt_dft. u^(js) is u^j's power by
+// products, where tables took two loads and a product each. x holds x_0 ..
+// x_(R-1) (residues) in, the step's R outputs out. Going forward only the
+// first `rows` x_l may be nonzero: the first step of a product reads an
+// operand's coefficients, which fill fewer rows than R; where they fill one,
+// every block gets x_0 and the transform is skipped.
 template <int R>
-NTT_FN void ntt_radix_values(u32 *x, const u32 *tab, const NttPrime &q, u32 log_n, u32 h, u32 j, bool inverse,
-                             u32 rows = R) {
-    const u32 *vt = tab + NTT_TABLE_LEN(log_n, h) + NTT_RADIX_LEN(log_n, h, R) - (R - 1);
-    // v[k] = v^k (v[0] = 1 unused), u[s] = u^(js) (or u^(-js); u[0] = 1 unused).
-    u32 v[R], u[R];
-#pragma unroll
-    for (int k = 1; k < R; k++) v[k] = LDG(&vt[k - 1]);
+NTT_FN void ntt_radix_values(u32 *x, const u32 *tab, const NttDft &d, const NttPrime &q, u32 log_n, u32 h, u32 j,
+                             bool inverse, u32 rows = R) {
+    // u[s] = u^(js) (or u^(-js); u[0] = 1 unused).
+    u32 u[R];
     u[1] = ntt_powers_radix(tab, log_n, h, inverse).at(j, q);
 #pragma unroll
     for (int s = 2; s < R; s++) u[s] = mont_mul(u[s - 1], u[1], q);
     if (!inverse) {
-        u32 y[R];
+        if (rows > 1) {
+            ntt_dft<R>(x, d, q, false);
+        } else {
 #pragma unroll
-        for (int s = 0; s < R; s++) y[s] = x[0];
-#pragma unroll
-        for (int l = 1; l < R; l++) {
-            if ((u32)l >= rows) break;
-            y[0] = mod_add(y[0], x[l], q);
-#pragma unroll
-            for (int s = 1; s < R; s++) y[s] = mod_add(y[s], mont_mul(x[l], v[(l * s) % R], q), q);
+            for (int s = 1; s < R; s++) x[s] = x[0];
         }
-        x[0] = y[0];
 #pragma unroll
-        for (int s = 1; s < R; s++) x[s] = mont_mul(y[s], u[s], q);
+        for (int s = 1; s < R; s++) x[s] = mont_mul(x[s], u[s], q);
     } else {
-        u32 z[R];
-        z[0] = x[0];
 #pragma unroll
-        for (int s = 1; s < R; s++) z[s] = mont_mul(x[s], u[s], q);
-#pragma unroll
-        for (int l = 0; l < R; l++) {
-            u32 sum = z[0];
-#pragma unroll
-            for (int s = 1; s < R; s++) {
-                // v^-(ls) = v^(R - ls mod R).
-                const int k = (R - (l * s) % R) % R;
-                sum = mod_add(sum, k == 0 ? z[s] : mont_mul(z[s], v[k], q), q);
-            }
-            x[l] = sum;
-        }
+        for (int s = 1; s < R; s++) x[s] = mont_mul(x[s], u[s], q);
+        ntt_dft<R>(x, d, q, true);
     }
+}
+
+// The R-point transforms' constants of prime i of the set for radix R.
+template <int R>
+NTT_FN const NttDft &ntt_dft_of(u32 i) {
+    return R == 3 ? ntt_dft3[i] : ntt_dft5[i];
 }
 
 // The radix-R step at column j of all three primes' transforms (a holds them
@@ -235,8 +311,8 @@ NTT_FN void ntt_radix_column(u32 *a, const limb_t *limbs, u64 xn, const u32 *tab
         u32 *ap = a + prime * R * n_len;
         u32 x[R];
 #pragma unroll
-        for (int l = 0; l < R; l++) x[l] = limbs ? coefficient_residue(coef[l], q, R == 5 ? 4 : 2) : ap[j + l * n_len];
-        ntt_radix_values<R>(x, tab + prime * stride, q, log_n, h, j, inverse, rows);
+        for (int l = 0; l < R; l++) x[l] = limbs ? coefficient_residue(coef[l], q, ntt_subtractions(R, prime)) : ap[j + l * n_len];
+        ntt_radix_values<R>(x, tab + prime * stride, ntt_dft_of<R>(prime), q, log_n, h, j, inverse, rows);
 #pragma unroll
         for (int l = 0; l < R; l++) ap[j + l * n_len] = x[l];
     }

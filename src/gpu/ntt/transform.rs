@@ -31,7 +31,7 @@ fn table_len(shape: Shape, h: u32) -> usize {
     let powers = 2 * (1usize << h) + 2 * (1usize << (shape.log_n - h));
     // The stage roots and their quotients, both directions (NTT_ROOT_WORDS).
     let base = 4 * (1usize << ROOT_LOG) + powers + 1;
-    (base + if shape.radix == 1 { 0 } else { powers + shape.radix as usize - 1 }).next_multiple_of(4)
+    (base + if shape.radix == 1 { 0 } else { powers }).next_multiple_of(4)
 }
 
 /// The tables built so far, one per transform length, kept for the life of
