@@ -16,8 +16,8 @@
 // to NTT_SMALL_THREADS * NTT_SMALL_RUN limbs is also folded as the small
 // products' one block does (cugmp_ntt_combine_small), which must agree
 // (exit 5), and the carry functions' composition is checked for every pair
-// (exit 6), and the radix steps' constants against their definition (exit
-// 8). Transforms of length 3N are folded both by the kernel that takes
+// (exit 6), and the radix steps' and the CRT's constants against their
+// definitions (exit 8). Transforms of length 3N are folded both by the kernel that takes
 // the inverse's radix-3 step with the fold and by the two apart, which must
 // agree (exit 7). Transforms of length 5N (the second set of primes) are
 // folded by their one kernel (cugmp_ntt_combine5) alone: the plain fold and
@@ -134,9 +134,24 @@ static bool dft_constants_agree() {
     return true;
 }
 
+// The CRT's constants (ntt_crts) against their definitions, their
+// quotients against shoup_mul's.
+static bool crt_constants_agree() {
+    for (u32 set = 0; set < 2; set++) {
+        const NttCrt &k = ntt_crts[set];
+        const u64 p0 = ntt_prime(set ? 5 : 1, 0).p, p1 = ntt_prime(set ? 5 : 1, 1).p, p2 = ntt_prime(set ? 5 : 1, 2).p;
+        auto quotient = [](u32 w, u64 p) { return (u32)(((u64)w << 32) / p); };
+        if ((u64)k.c1 * p0 % p1 != 1 || k.c1q != quotient(k.c1, p1)) return false;
+        if (k.c2 != p0 % p2 || k.c2q != quotient(k.c2, p2)) return false;
+        if ((u64)k.c3 * (p0 * p1 % p2) % p2 != 1 || k.c3q != quotient(k.c3, p2)) return false;
+        if (k.p01 != p0 * p1) return false;
+    }
+    return true;
+}
+
 int main() {
     if (!carry_compose_agrees()) return 6;
-    if (!dft_constants_agree()) return 8;
+    if (!dft_constants_agree() || !crt_constants_agree()) return 8;
     Plan plan;
     u32 count;
     if (scanf("%u %u %u %u %u %u", &plan.log_n, &plan.h, &plan.log_t, &plan.threads, &plan.radix, &count) != 6) return 2;

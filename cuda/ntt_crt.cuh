@@ -7,19 +7,21 @@
 //   k1 = (r1 - r0) / p0 mod p1,  y = r0 + p0 k1 (< p0 p1),
 //   k2 = (r2 - y) / (p0 p1) mod p2,  x = y + p0 p1 k2.
 // (r0 < p0 < p1 < p2, and k1 < p1 < p2, so each is already a residue where
-// it is used.) The divisions are Montgomery products by constants that carry
-// the factor 2^32 the product removes. SET 0 is ntt_primes (transforms of
-// 2^k and 3 * 2^k points), SET 1 ntt_primes5 (5 * 2^k).
+// it is used.) The divisions are products by constants, plain residues with
+// their quotients (shoup_mul, which takes the differences below 2p
+// unreduced); the host model checks them against their definitions
+// (c_tests/ntt_model.cpp). SET 0 is ntt_primes (transforms of 2^k and 3 *
+// 2^k points), SET 1 ntt_primes5 (5 * 2^k).
 // ---------------------------------------------------------------------------
 struct NttCrt {
-    u32 c1;   // p0^-1 * 2^32 mod p1
-    u32 c2;   // p0 * 2^32 mod p2
-    u32 c3;   // (p0 p1)^-1 * 2^32 mod p2
-    u64 p01;  // p0 p1
+    u32 c1, c1q;  // p0^-1 mod p1, its quotient
+    u32 c2, c2q;  // p0 mod p2
+    u32 c3, c3q;  // (p0 p1)^-1 mod p2
+    u64 p01;      // p0 p1
 };
 NTT_CONST NttCrt ntt_crts[2] = {
-    {0x27ffffebu, 0x5a924925u, 0x53fffed6u, 0x32a00000e4000001ull},
-    {0x31999990u, 0x17ffffffu, 0x67d7d7ceu, 0x0fe4c00082000001ull},
+    {0x0000000au, 0x00000015u, 0x6c000001u, 0xdb6db6dbu, 0x00000093u, 0x0000012au, 0x32a00000e4000001ull},
+    {0x45c00004u, 0xe6666670u, 0x34800001u, 0x70000001u, 0x12d2d2d8u, 0x28282832u, 0x0fe4c00082000001ull},
 };
 
 template <int SET>
@@ -27,10 +29,10 @@ NTT_FN void crt(u32 r0, u32 r1, u32 r2, u64 *lo, u64 *hi) {
     const NttPrime *primes = SET ? ntt_primes5 : ntt_primes;
     const NttPrime &q1 = primes[1], &q2 = primes[2];
     const NttCrt &k = ntt_crts[SET];
-    const u32 k1 = mont_mul(mod_sub(r1, r0, q1), k.c1, q1);
+    const u32 k1 = shoup_mul(r1 - r0 + q1.p, k.c1, k.c1q, q1);
     const u64 y = r0 + (u64)primes[0].p * k1;
-    const u32 y2 = mod_add(r0, mont_mul(k1, k.c2, q2), q2);
-    const u32 k2 = mont_mul(mod_sub(r2, y2, q2), k.c3, q2);
+    const u32 y2 = mod_add(r0, shoup_mul(k1, k.c2, k.c2q, q2), q2);
+    const u32 k2 = shoup_mul(r2 - y2 + q2.p, k.c3, k.c3q, q2);
     // x = y + P01 * k2 < P < 2^93.
     const u64 m_lo = k.p01 * k2;
 #ifdef CUGMP_HOST_MODEL
