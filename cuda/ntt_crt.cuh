@@ -117,22 +117,13 @@ NTT_FN void ntt_combine_radix_at(limb_t *t, limb_t *c, const u32 *a, const u32 *
             for (u32 l = 0; l < R; l++) x[col][l][prime] = y[l];
         }
     }
-    // Every limb of the thread but the last few of the product and limb 0
-    // takes the plain stores (the fold's tests, per limb, made the compiler
-    // predicate all of them).
-    const bool inside = u != 0 && u + ((u64)(R - 1) << (log_n - 1)) + 1 < n;
 #pragma unroll
     for (u32 l = 0; l < R; l++) {
         const u64 i = u + ((u64)l << (log_n - 1));
-        if (inside || i < n) {
+        if (i < n) {
             u64 lo, hi;
             ntt_limb_of<R == 5>(x[0][l], x[1][l], &lo, &hi);
-            if (inside) {
-                t[i] = lo;
-                c[i + 1] = hi;
-            } else {
-                ntt_fold_limb(t, c, n, wrap, i, lo, hi);
-            }
+            ntt_fold_limb(t, c, n, wrap, i, lo, hi);
         }
     }
 }
