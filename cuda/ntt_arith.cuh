@@ -26,6 +26,7 @@ static inline u32 brev32(u32 x) {
 }
 #define LDG(p) (*(p))
 #define NTT_OPAQUE(p)
+#define NTT_OPAQUE32(x)
 struct uint2 {
     u32 x, y;
 };
@@ -47,6 +48,9 @@ struct uint4 {
 // instructions an address (64-bit add with carry, LEA, LEA.HI.X) where one
 // IMAD.WIDE.U32 of a 32-bit index does.
 #define NTT_OPAQUE(p) asm("" : "+l"(p))
+// The same for a 32-bit value: it is computed once, as written, and its
+// terms are not re-added where it is used.
+#define NTT_OPAQUE32(x) asm("" : "+r"(x))
 #endif
 
 #define NTT_PRIMES 3

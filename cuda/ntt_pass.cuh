@@ -290,13 +290,12 @@ NTT_FN void ntt_pass_tile(u32 *a, u32 offset, const limb_t *limbs, u64 xn, const
         return powers.at(((r0 + (t0 & (C - 1))) << (k + log_c - log_threads - 3)) << twist_shift, q);
     };
     static_assert(NTT_BATCH == 8, "chained twists take a batch's elements in the order of bitrev_3");
-    // An element from device memory, at `place` (its load issued in a batch
-    // with others) ...
+    // An element from device memory, at g = offset + local0 + its place
+    // (its load issued in a batch with others) ...
     const NttCoefficients coefs(limbs, xn);
-    auto load = [&](u32 at) -> u32 {
-        const u32 g = offset + local0 + at;
+    auto load = [&](u32 g) -> u32 {
         if (LOAD == NTT_LOAD_LIMBS) {
-            return coefs.at(local0 + at);
+            return coefs.at(g - offset);
         } else if (LOAD == NTT_LOAD_PRODUCT) {
             return mont_mul(a[g], b[g], q);  // b may be a: squaring
         } else {
@@ -313,12 +312,12 @@ NTT_FN void ntt_pass_tile(u32 *a, u32 offset, const limb_t *limbs, u64 xn, const
     };
     auto enter = [&](u32 t, u32 x) { enter_with(t, x, INVERSE && TWIST ? twist(t) : 0); };
     // ... and back to device memory after them.
-    auto leave_with = [&](u32 t, u32 at, u32 tw) {
+    auto leave_with = [&](u32 t, u32 g, u32 tw) {
         u32 x = tile[t];
         if (!INVERSE && TWIST) x = mont_mul(x, tw, q);
-        a[offset + local0 + at] = x;
+        a[g] = x;
     };
-    auto leave = [&](u32 t, u32 at) { leave_with(t, at, !INVERSE && TWIST ? twist(t) : 0); };
+    auto leave = [&](u32 t, u32 g) { leave_with(t, g, !INVERSE && TWIST ? twist(t) : 0); };
     // A batch's elements with their twists where they are chained (element
     // i gets tw, from twist and twist_ratio, in the order bitrev_3(i) = 0, 1,
     // .., 7).
@@ -337,25 +336,35 @@ NTT_FN void ntt_pass_tile(u32 *a, u32 offset, const limb_t *limbs, u64 xn, const
     // on the H200, most of it in these two loops). Tiles and block sizes are
     // powers of two, so a tile is either whole batches for every thread or
     // (small transforms) less than one: no bounds test in the batches.
-    // So each thread's elements, for both phases: batch(t0, at0) for each of
-    // its batches (element i at tile index t0 + i * threads, place at0 +
-    // place(i * threads)), or one(t, place(t)) for each element.
+    // So each thread's elements, for both phases: batch(t0, g0) for each of
+    // its batches (element i at tile index t0 + i * threads, in a at g0 +
+    // lead[i]), or one(t, g) for each element (g its index in a).
+    // The block's offsets go into g0 once a batch.
     const bool batches = T >= NTT_BATCH * threads;
+    // place(i * threads) for each element i of a batch, the same for every
+    // batch: the compiler kept its three fields apart and re-added them for
+    // every element of every batch (three adds an element where one does).
+    u32 lead[NTT_BATCH];
+#pragma unroll
+    for (int i = 0; i < NTT_BATCH; i++) {
+        lead[i] = place(i * threads);
+        NTT_OPAQUE32(lead[i]);
+    }
     auto each_element = [&](auto &&batch, auto &&one) {
         EACH_THREAD(thread) {
-            const u32 mine = place(thread);
+            const u32 mine = offset + local0 + place(thread);
             if (batches) {
                 for (u32 s0 = 0; s0 < T; s0 += NTT_BATCH * threads) batch(thread + s0, mine + place(s0));
             } else {
-                for (u32 t = thread; t < T; t += threads) one(t, place(t));
+                for (u32 t = thread; t < T; t += threads) one(t, offset + local0 + place(t));
             }
         }
     };
     each_element(
-        [&](u32 t0, u32 at0) {
+        [&](u32 t0, u32 g0) {
             u32 v[NTT_BATCH];
 #pragma unroll
-            for (int i = 0; i < NTT_BATCH; i++) v[i] = load(at0 + place(i * threads));
+            for (int i = 0; i < NTT_BATCH; i++) v[i] = load(g0 + lead[i]);
             if (INVERSE && chained) {
                 chain(t0, [&](int i, u32 tw) { enter_with(t0 + i * threads, v[i], tw); });
             } else {
@@ -363,7 +372,7 @@ NTT_FN void ntt_pass_tile(u32 *a, u32 offset, const limb_t *limbs, u64 xn, const
                 for (int i = 0; i < NTT_BATCH; i++) enter(t0 + i * threads, v[i]);
             }
         },
-        [&](u32 t, u32 at) { enter(t, load(at)); });
+        [&](u32 t, u32 g) { enter(t, load(g)); });
     BLOCK_SYNC();
 
     // The stages in steps of up to 2^group_log (ntt_group_log) elements a
@@ -401,12 +410,12 @@ NTT_FN void ntt_pass_tile(u32 *a, u32 offset, const limb_t *limbs, u64 xn, const
     }
 
     each_element(
-        [&](u32 t0, u32 at0) {
+        [&](u32 t0, u32 g0) {
             if (!INVERSE && chained) {
-                chain(t0, [&](int i, u32 tw) { leave_with(t0 + i * threads, at0 + place(i * threads), tw); });
+                chain(t0, [&](int i, u32 tw) { leave_with(t0 + i * threads, g0 + lead[i], tw); });
             } else {
 #pragma unroll
-                for (int i = 0; i < NTT_BATCH; i++) leave(t0 + i * threads, at0 + place(i * threads));
+                for (int i = 0; i < NTT_BATCH; i++) leave(t0 + i * threads, g0 + lead[i]);
             }
         },
         leave);
