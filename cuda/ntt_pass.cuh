@@ -210,15 +210,6 @@ NTT_FN void ntt_step(u32 *tile, u32 T, u32 log_c, u32 k, u32 p, const u32 *roots
         u32 i0 = group_start(thread, log_c, k, p, R, &low);
         for (u32 u = thread; u < (T >> R); u += threads, i0 += threads << R)
             ntt_group<R, INVERSE, WHOLE, BOTTOM, PACKED>(tile, i0, d, low, p, roots, bottom, bottom_q, q);
-    } else if (p + R == k && T == (1u << (k + log_c)) && threads >> log_c) {
-        // The top step of a pass whose tile is one group of groups (T = C
-        // 2^k: o = 0) takes j < 2^p, so group_start inserts its zero bits
-        // above every bit of u: group u starts at tile index u, its `low`
-        // is u's j part (the top steps of the passes of large transforms).
-        const u32 step = threads >> log_c;
-        u32 low = thread >> log_c;
-        for (u32 u = thread; u < (T >> R); u += threads, low += step)
-            ntt_group<R, INVERSE, WHOLE, BOTTOM, PACKED>(tile, u, d, low, p, roots, bottom, bottom_q, q);
     } else {
         for (u32 u = thread; u < (T >> R); u += threads) {
             u32 low;
