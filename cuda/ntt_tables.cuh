@@ -194,7 +194,7 @@ NTT_FN u32 ntt_dft_constant(u32 radix, u32 i, const NttPrime &q) {
 }
 
 // The R-point transform in place (R = 3 or 5): x_s <- sum_l x_l v^(ls), or
-// with v^-1 (inverse), x residues, `d` the prime's constants. Winograd's
+// with v^-1 (inverse), x residues, `k` the prime's constants. Winograd's
 // form: with a = x_1 + x_4, b = x_1 - x_4, c = x_2 + x_3, d = x_2 - x_3,
 //   X_1, X_4 = x_0 + a c_1 + c c_2 +- (b s_1 + d s_2),
 //   X_2, X_3 = x_0 + a c_2 + c c_1 +- (b s_2 - d s_1),
