@@ -128,7 +128,7 @@ static bool dft_constants_agree() {
             if ((u64)ntt_subtractions(radix, i) != 0xffffffffull / q.p) return false;
             for (int c = 0; c < ntt_dft_count(radix); c++) {
                 const u32 k = ntt_dft_constant(radix, c, q);
-                if (d.k[c] != k || d.kq[c] != (u32)(((u64)k << 32) / q.p)) return false;
+                if (d.k[c] != k || d.kq[c] != shoup_quotient(k, q.p)) return false;
             }
         }
     return true;
@@ -140,10 +140,9 @@ static bool crt_constants_agree() {
     for (u32 set = 0; set < 2; set++) {
         const NttCrt &k = ntt_crts[set];
         const u64 p0 = ntt_prime(set ? 5 : 1, 0).p, p1 = ntt_prime(set ? 5 : 1, 1).p, p2 = ntt_prime(set ? 5 : 1, 2).p;
-        auto quotient = [](u32 w, u64 p) { return (u32)(((u64)w << 32) / p); };
-        if ((u64)k.c1 * p0 % p1 != 1 || k.c1q != quotient(k.c1, p1)) return false;
-        if (k.c2 != p0 % p2 || k.c2q != quotient(k.c2, p2)) return false;
-        if ((u64)k.c3 * (p0 * p1 % p2) % p2 != 1 || k.c3q != quotient(k.c3, p2)) return false;
+        if ((u64)k.c1 * p0 % p1 != 1 || k.c1q != shoup_quotient(k.c1, (u32)p1)) return false;
+        if (k.c2 != p0 % p2 || k.c2q != shoup_quotient(k.c2, (u32)p2)) return false;
+        if ((u64)k.c3 * (p0 * p1 % p2) % p2 != 1 || k.c3q != shoup_quotient(k.c3, (u32)p2)) return false;
         if (k.p01 != p0 * p1) return false;
     }
     return true;

@@ -97,8 +97,11 @@ NTT_FN u32 mont_mul(u32 a, u32 b, const NttPrime &q) {
     return umin32(r, r - q.p);
 }
 
+// w's quotient for shoup_mul: floor(w 2^32 / p).
+NTT_FN u32 shoup_quotient(u32 w, u32 p) { return (u32)(((u64)w << 32) / p); }
+
 // a * w mod p for any a < 2^32, w < p, with w's quotient wq = floor(w 2^32 /
-// p) (Shoup): qt = hi(a wq) is floor(a w / p) or one less, so a w - qt p is
+// p) (Shoup, shoup_quotient): qt = hi(a wq) is floor(a w / p) or one less, so a w - qt p is
 // in [0, 2p), exact in 32 bits. Three multiplications where mont_mul takes
 // a wide one and two (the stage roots, which carry their quotients).
 NTT_FN u32 shoup_mul(u32 a, u32 w, u32 wq, const NttPrime &q) {
@@ -120,7 +123,7 @@ NTT_FN u32 mod_sub(u32 a, u32 b, const NttPrime &q) {
 
 // A 32-bit coefficient as a residue, by up to `subtractions` subtractions
 // of p, floor((2^32 - 1) / p) of them (ntt_subtractions).
-NTT_FN u32 coefficient_residue(u32 x, const NttPrime &q, int subtractions = 2) {
+NTT_FN u32 coefficient_residue(u32 x, const NttPrime &q, int subtractions) {
     for (int i = 0; i < subtractions; i++) x = umin32(x, x - q.p);
     return x;
 }

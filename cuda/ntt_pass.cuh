@@ -305,7 +305,8 @@ NTT_FN void ntt_pass_tile(u32 *a, u32 offset, const limb_t *limbs, u64 xn, const
     // ... what the pass does to it before the stages, as tile element t ...
     // (tw: its twist, where the pass has one) ...
     auto enter_with = [&](u32 t, u32 x, u32 tw) {
-        if (LOAD == NTT_LOAD_LIMBS) x = coefficient_residue(x, q);
+        // Only transforms of 2^k points read limbs in a pass: the first set.
+        if (LOAD == NTT_LOAD_LIMBS) x = coefficient_residue(x, q, ntt_subtractions(1, 0));
         if (LOAD == NTT_LOAD_PRODUCT) x = mont_mul(x, scale, q);
         if (INVERSE && TWIST) x = mont_mul(x, tw, q);
         tile[t] = x;

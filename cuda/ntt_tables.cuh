@@ -114,7 +114,7 @@ NTT_FN u32 ntt_table_entry(u64 i, u32 log_n, u32 h, u32 radix, const NttPrime &q
     if (e != 0) x = mont_pow(mont_pow(g, step, q), inverse ? (order / step) - e : e, q);
     if (!plain) return x;
     x = mont_mul(x, 1, q);  // out of Montgomery form
-    return quotient ? (u32)((((u64)x) << 32) / q.p) : x;
+    return quotient ? shoup_quotient(x, q.p) : x;
 }
 
 // Powers of a root from two of the tables above, in Montgomery form: x^e =
