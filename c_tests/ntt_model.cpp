@@ -1,5 +1,6 @@
 // Host model of the GPU product (cuda/ntt.cu compiled as plain C++ with
-// CUGMP_HOST_MODEL): the same tables, passes, pointwise product and CRT, run
+// CUGMP_HOST_MODEL): the same tables, passes, turn (the pointwise product
+// between the last forward pass and the first inverse one) and CRT, run
 // block by block, each block's threads in turn between its barriers (as many
 // as the GPU launches), so the kernels' arithmetic and index logic are tested
 // on machines without a GPU (src/gpu/ntt/model.rs, test `host_model_matches_gmp`,
@@ -44,16 +45,17 @@ struct Plan {
 
 static u64 table_stride(const Plan &plan) { return NTT_TABLE_STRIDE(plan.log_n, plan.h, plan.radix); }
 
-// One pass over all three primes and all radix blocks, every block in turn.
-static void run_pass(const Plan &plan, std::vector<u32> &a, const limb_t *limbs, u64 xn, const std::vector<u32> *b,
-                     const std::vector<u32> &tab, u32 log_s, u32 k, bool inverse) {
+// One pass (kind: NTT_FORWARD, NTT_INVERSE, NTT_TURN) over all three primes
+// and all radix blocks, every block in turn.
+static void run_pass(const Plan &plan, std::vector<u32> &a, const limb_t *limbs, u64 xn, const u32 *b,
+                     const std::vector<u32> &tab, u32 log_s, u32 k, u32 kind) {
     const u64 n_len = 1ull << plan.log_n;
     std::vector<u32> tile(1u << plan.log_t);
     for (u32 y = 0; y < NTT_PRIMES * plan.radix; y++)
         for (u64 block = 0; block < (n_len >> plan.log_t); block++)
-            ntt_pass_block(a.data(), (u32)(y * n_len), limbs, xn, b ? b->data() : nullptr,
+            ntt_pass_block(a.data(), (u32)(y * n_len), limbs, xn, b,
                            tab.data() + (y / plan.radix) * table_stride(plan), ntt_prime(plan.radix, y / plan.radix), plan.log_n,
-                           plan.h, plan.log_t, log_s, k, inverse, block, 0, plan.threads, ntt_group_log(plan.log_t, plan.threads),
+                           plan.h, plan.log_t, log_s, k, kind, block, 0, plan.threads, ntt_group_log(plan.log_t, plan.threads),
                            tile.data());
 }
 
@@ -66,15 +68,18 @@ static void run_radix(const Plan &plan, std::vector<u32> &a, const limb_t *limbs
     }
 }
 
-static std::vector<u32> forward(const Plan &plan, const std::vector<u64> &x, const std::vector<u32> &tab) {
+// x's forward transform, all of it (`finished`) or all but its last pass,
+// which the turn takes (src/gpu/ntt/transform.rs, `forward_unfinished_at`).
+// The limbs go to the radix step when there is one, else to the first pass
+// (none run when the unfinished transform has no pass: the turn cuts them).
+static std::vector<u32> forward(const Plan &plan, const std::vector<u64> &x, const std::vector<u32> &tab, bool finished) {
     std::vector<u32> a((NTT_PRIMES * plan.radix) << plan.log_n);
-    // The limbs go to the radix step when there is one, else to the first pass.
     const bool step = plan.radix != 1;
     if (step) run_radix(plan, a, x.data(), x.size(), tab, false);
-    for (size_t i = 0; i < plan.passes.size(); i++) {
+    for (size_t i = 0; i < plan.passes.size() - !finished; i++) {
         const bool cut = i == 0 && !step;
         run_pass(plan, a, cut ? x.data() : nullptr, cut ? x.size() : 0, nullptr, tab, plan.passes[i].first,
-                 plan.passes[i].second, false);
+                 plan.passes[i].second, NTT_FORWARD);
     }
     return a;
 }
@@ -174,13 +179,18 @@ int main() {
     for (u32 q = 0; q < NTT_PRIMES; q++)
         for (u64 i = 0; i < len; i++) tab[q * len + i] = ntt_table_entry(i, plan.log_n, plan.h, plan.radix, ntt_prime(plan.radix, q));
 
-    std::vector<u32> a = forward(plan, u, tab);
-    std::vector<u32> b = square ? a : forward(plan, v, tab);
-    // The inverse: the passes in reverse order, the first one pointwise.
-    for (size_t i = plan.passes.size(); i-- > 0;) {
-        const bool first = i + 1 == plan.passes.size();
-        run_pass(plan, a, nullptr, 0, first ? &b : nullptr, tab, plan.passes[i].first, plan.passes[i].second, true);
-    }
+    // As the host does it: u's transform finished, v's but its last pass
+    // (or u's, for a square), then the turn (that last pass, the pointwise
+    // product, the inverse's first pass) and the inverse's other passes in
+    // reverse order, in v's transform.
+    const std::vector<u32> b = square ? std::vector<u32>() : forward(plan, u, tab, true);
+    const std::vector<u64> &x = square ? u : v;
+    std::vector<u32> a = forward(plan, x, tab, false);
+    const bool cut = plan.radix == 1 && plan.passes.size() == 1;
+    run_pass(plan, a, cut ? x.data() : nullptr, cut ? x.size() : 0, square ? a.data() : b.data(), tab,
+             plan.passes.back().first, plan.passes.back().second, NTT_TURN);
+    for (size_t i = plan.passes.size() - 1; i-- > 0;)
+        run_pass(plan, a, nullptr, 0, nullptr, tab, plan.passes[i].first, plan.passes[i].second, NTT_INVERSE);
     // Limbs: the combine kernel's fold into t and c, then t + c with a plain
     // carry loop (the GPU uses its add kernel), and with wrap the carry out
     // added back at the bottom. A transform of length 3N ends in the kernel

@@ -92,11 +92,12 @@ extern "C" __global__ void cugmp_ntt_radix5(u32 *a, const limb_t *__restrict__ l
 
 // Shared memory: 4 * 2^log_t bytes (64 KiB at the largest tile, 2^14). The
 // grid's y index is prime * radix + block: a holds each prime's radix
-// transforms of length N one after another, and tab the three tables,
-// NTT_TABLE_STRIDE apart.
+// transforms of length N one after another (and b, a turn's other
+// operand, the same way), and tab the three tables, NTT_TABLE_STRIDE apart.
+// kind: NTT_FORWARD, NTT_INVERSE or NTT_TURN (ntt_pass.cuh).
 extern "C" __global__ void __launch_bounds__(512, 3)
     cugmp_ntt_pass(u32 *a, const limb_t *__restrict__ limbs, u64 xn, const u32 *b, const u32 *__restrict__ tab,
-                   u32 log_n, u32 h, u32 log_t, u32 log_s, u32 k, u32 inverse, u32 radix) {
+                   u32 log_n, u32 h, u32 log_t, u32 log_s, u32 k, u32 kind, u32 radix) {
     extern __shared__ u32 tile[];
     const u32 prime = blockIdx.y / radix;
     // 32 bits: blockIdx.y < 3 * 5 and N <= 2^25, 2^23 where it is 15 (a
@@ -104,7 +105,7 @@ extern "C" __global__ void __launch_bounds__(512, 3)
     // terms).
     const u32 offset = blockIdx.y << log_n;
     ntt_pass_block(a, offset, limbs, xn, b, tab + prime * NTT_TABLE_STRIDE(log_n, h, radix),
-                   ntt_prime(radix, prime), log_n, h, log_t, log_s, k, inverse != 0, blockIdx.x, threadIdx.x, blockDim.x,
+                   ntt_prime(radix, prime), log_n, h, log_t, log_s, k, kind, blockIdx.x, threadIdx.x, blockDim.x,
                    ntt_group_log(log_t, blockDim.x), tile);
 }
 
@@ -120,9 +121,9 @@ struct NttPairs {
 
 // The sum of `count` pointwise products of forward transforms (pair k
 // counted twice where bit k of `twice` is set: a square's x_i y_j and x_j
-// y_i), times the inverse's scale, into acc: what the first inverse pass
-// reads from one product when it is given b, for a sum of them (the
-// inverse then runs plain). The host keeps each sum within the exactness
+// y_i), times the inverse's scale, into acc: what a product's turn makes
+// in the middle of its pass (ntt_pass.cuh), for a sum of them (the inverse
+// then runs plain). The host keeps each sum within the exactness
 // bound (src/gpu/ntt/plan.rs, `pairs_a_sum`). The grid's y index is the
 // prime; each prime's words, radix * 2^log_n of them, lie one after another.
 extern "C" __global__ void cugmp_ntt_sum(u32 *acc, NttPairs pairs, u32 count, u32 twice, const u32 *__restrict__ tab,

@@ -31,10 +31,16 @@
 // pass (s = 1) reads and writes whole contiguous groups.
 //
 // The first forward pass reads the operand's limbs (`limbs`, xn of them) and
-// cuts them into 32-bit coefficients itself (zero past 2 * xn). The first
-// inverse pass (b != 0) reads the pointwise product a * b * scale of the two
-// forward transforms (b = a squares): no pass of its own. Otherwise it reads
-// a. It always writes a.
+// cuts them into 32-bit coefficients itself (zero past 2 * xn). Otherwise a
+// pass reads a. It always writes a.
+//
+// A product's turn (NTT_TURN) is one pass where the forward transform of one
+// operand ends and the inverse of the product begins: the last forward pass
+// and the first inverse one have the same tiles (span 1 up, whole contiguous
+// groups), so a block takes its tile through the last forward stages, the
+// pointwise product with the other operand's finished transform b (b = a:
+// the square), scaled for the inverse, and the first inverse stages, with
+// one trip through device memory where two passes made two.
 // ---------------------------------------------------------------------------
 // Butterfly group u of a pass (tile layout above: t = (o * 2^k + j) * C + r):
 // the tile index of its first element. The group's elements lie 2^p apart in
@@ -219,12 +225,57 @@ NTT_FN void ntt_step(u32 *tile, u32 T, u32 log_c, u32 k, u32 p, const u32 *roots
     }
 }
 
-// What a pass's load phase reads (ntt_pass_tile): the transform itself, the
-// operand's limbs (the first forward pass cuts them into coefficients) or the
-// pointwise product of two forward transforms (the first inverse pass).
+// What a pass's load phase reads (ntt_pass_tile): the transform itself or
+// the operand's limbs (the first forward pass cuts them into coefficients).
 #define NTT_LOAD_PLAIN 0
 #define NTT_LOAD_LIMBS 1
-#define NTT_LOAD_PRODUCT 2
+
+// What a pass does (cugmp_ntt_pass's `kind`): forward stages, inverse ones,
+// or a product's turn (the last forward stages, the pointwise product, the
+// first inverse stages: top of this file).
+#define NTT_FORWARD 0
+#define NTT_INVERSE 1
+#define NTT_TURN 2
+
+// The stages of a pass on the tile in shared memory (ntt_pass_tile), in
+// steps of up to 2^group_log (ntt_group_log) elements a group in registers:
+// one trip through shared memory and one barrier a step (ntt_step). Step n
+// takes stages from p = n * group_log up; a shorter one, if any, is the top
+// one, so that the bottom step (p = 0, the one ntt_group moves four words at
+// a time) is a whole one. Forward steps go from the top down, inverse ones
+// up. Every thread of the block takes part (EACH_THREAD, thread_id of
+// threads); the tile is complete before and after.
+template <bool INVERSE>
+NTT_FN void ntt_steps(u32 *tile, u32 T, u32 log_c, u32 k, u32 group_log, const u32 *tab, const NttPrime &q,
+                      u32 thread_id, u32 threads) {
+    static_assert(NTT_GROUP_LOG <= 3, "the switch below has steps of 1 to 3 stages");
+    const u32 *roots = tab + (INVERSE ? NTT_ROOTS : 0);
+    NTT_OPAQUE(roots);
+    const u32 steps = (k + group_log - 1) / group_log;
+    for (u32 i = 0; i < steps; i++) {
+        const u32 p = (INVERSE ? i : steps - 1 - i) * group_log;
+        const u32 r = k - p < group_log ? k - p : group_log;
+        const bool bottom = p == 0;
+        const bool whole = bottom && log_c == 0 && r >= 2;
+        // Groups of fewer than 8 (small tiles) start their steps at p that
+        // are not multiples of three: their roots' slots are computed one by
+        // one (ntt_stage_roots). Such steps have at most two stages.
+        const bool loose = !bottom && group_log != NTT_GROUP_LOG;
+        EACH_THREAD(thread) switch (r + 3 * bottom + 3 * whole + 10 * loose) {
+        case 1: ntt_step<1, INVERSE, false, false, true>(tile, T, log_c, k, p, roots, q, thread, threads); break;
+        case 2: ntt_step<2, INVERSE, false, false, true>(tile, T, log_c, k, p, roots, q, thread, threads); break;
+        case 3: ntt_step<3, INVERSE, false, false, true>(tile, T, log_c, k, p, roots, q, thread, threads); break;
+        case 4: ntt_step<1, INVERSE, false, true, true>(tile, T, log_c, k, p, roots, q, thread, threads); break;
+        case 5: ntt_step<2, INVERSE, false, true, true>(tile, T, log_c, k, p, roots, q, thread, threads); break;
+        case 6: ntt_step<3, INVERSE, false, true, true>(tile, T, log_c, k, p, roots, q, thread, threads); break;
+        case 8: ntt_step<2, INVERSE, true, true, true>(tile, T, log_c, k, p, roots, q, thread, threads); break;
+        case 9: ntt_step<3, INVERSE, true, true, true>(tile, T, log_c, k, p, roots, q, thread, threads); break;
+        case 11: ntt_step<1, INVERSE, false, false, false>(tile, T, log_c, k, p, roots, q, thread, threads); break;
+        case 12: ntt_step<2, INVERSE, false, false, false>(tile, T, log_c, k, p, roots, q, thread, threads); break;
+        }
+        BLOCK_SYNC();
+    }
+}
 
 // One block's share of a pass over one prime's transform `a` (N words);
 // `tab` is that prime's table (`offset`: where the transform starts in a and
@@ -232,16 +283,19 @@ NTT_FN void ntt_step(u32 *tile, u32 T, u32 log_c, u32 k, u32 p, const u32 *roots
 // power of two), between block barriers; the host model runs each thread's
 // share in turn (EACH_THREAD).
 // Indices are 32-bit: N <= 2^26 (NTT_MAX_LOG), and q is a copy, so its
-// words stay in registers. LOAD, INVERSE and TWIST (log_s != 0: the pass
+// words stay in registers. LOAD, KIND and TWIST (log_s != 0: the pass
 // multiplies by the twist, at the store going forward, at the load going
-// back) are template parameters so that each pass's code has no branch on
-// them per element: with them as run-time values the load and store phases
-// took 84 of a 10^6-limb product's 238 instructions an element in a plain
-// pass (ncu source counters, H100; RESULTS.md, "Transform passes").
-template <int LOAD, bool INVERSE, bool TWIST>
+// back; a turn has none) are template parameters so that each pass's code
+// has no branch on them per element: with them as run-time values the load
+// and store phases took 84 of a 10^6-limb product's 238 instructions an
+// element in a plain pass (ncu source counters, H100; RESULTS.md,
+// "Transform passes").
+template <int LOAD, int KIND, bool TWIST>
 NTT_FN void ntt_pass_tile(u32 *a, u32 offset, const limb_t *limbs, u64 xn, const u32 *b, const u32 *tab,
                           const NttPrime &q, u32 log_n, u32 h, u32 log_t, u32 log_s, u32 k, u64 block, u32 thread_id, u32 threads,
                           u32 group_log, u32 *tile) {
+    static_assert(KIND != NTT_TURN || !TWIST, "a turn's passes (span 1 up) have no twist");
+    constexpr bool INVERSE = KIND == NTT_INVERSE;
     const u32 T = 1u << log_t;
     const u32 log_c = log_s < log_t - k ? log_s : log_t - k;
     const u32 C = 1u << log_c, G = 1u << k;
@@ -253,7 +307,7 @@ NTT_FN void ntt_pass_tile(u32 *a, u32 offset, const limb_t *limbs, u64 xn, const
     // z^bitrev(j) = w^(r * bitrev(j) * N / 2L): exponent shift.
     const u32 twist_shift = log_n - log_2l;
     // 1 / (radix N), applied with the pointwise product.
-    const u32 scale = LOAD == NTT_LOAD_PRODUCT ? LDG(&tab[NTT_TABLE_LEN(log_n, h) - 1]) : 0;
+    const u32 scale = KIND == NTT_TURN ? LDG(&tab[NTT_TABLE_LEN(log_n, h) - 1]) : 0;
 
     // Tile element t = (o * 2^k + j) * C + r: its place in the transform,
     // o, j and r moved to their bit fields there (before the block's
@@ -293,21 +347,12 @@ NTT_FN void ntt_pass_tile(u32 *a, u32 offset, const limb_t *limbs, u64 xn, const
     // An element from device memory, at g = offset + local0 + its place
     // (its load issued in a batch with others) ...
     const NttCoefficients coefs(limbs, xn);
-    auto load = [&](u32 g) -> u32 {
-        if (LOAD == NTT_LOAD_LIMBS) {
-            return coefs.at(g - offset);
-        } else if (LOAD == NTT_LOAD_PRODUCT) {
-            return mont_mul(a[g], b[g], q);  // b may be a: squaring
-        } else {
-            return a[g];
-        }
-    };
+    auto load = [&](u32 g) -> u32 { return LOAD == NTT_LOAD_LIMBS ? coefs.at(g - offset) : a[g]; };
     // ... what the pass does to it before the stages, as tile element t ...
     // (tw: its twist, where the pass has one) ...
     auto enter_with = [&](u32 t, u32 x, u32 tw) {
         // Only transforms of 2^k points read limbs in a pass: the first set.
         if (LOAD == NTT_LOAD_LIMBS) x = coefficient_residue(x, q, ntt_subtractions(1, 0));
-        if (LOAD == NTT_LOAD_PRODUCT) x = mont_mul(x, scale, q);
         if (INVERSE && TWIST) x = mont_mul(x, tw, q);
         tile[t] = x;
     };
@@ -376,38 +421,30 @@ NTT_FN void ntt_pass_tile(u32 *a, u32 offset, const limb_t *limbs, u64 xn, const
         [&](u32 t, u32 g) { enter(t, load(g)); });
     BLOCK_SYNC();
 
-    // The stages in steps of up to 2^group_log (ntt_group_log) elements a
-    // group in registers: one trip through shared memory and one barrier a
-    // step (ntt_step). Step n takes stages from p = n * group_log up; a
-    // shorter one, if any, is the top one, so that the bottom step (p = 0,
-    // the one ntt_group moves four words at a time) is a whole one. Forward
-    // steps go from the top down, inverse ones up.
-    static_assert(NTT_GROUP_LOG <= 3, "the switch below has steps of 1 to 3 stages");
-    const u32 *roots = tab + (INVERSE ? NTT_ROOTS : 0);
-    NTT_OPAQUE(roots);
-    const u32 steps = (k + group_log - 1) / group_log;
-    for (u32 i = 0; i < steps; i++) {
-        const u32 p = (INVERSE ? i : steps - 1 - i) * group_log;
-        const u32 r = k - p < group_log ? k - p : group_log;
-        const bool bottom = p == 0;
-        const bool whole = bottom && log_c == 0 && r >= 2;
-        // Groups of fewer than 8 (small tiles) start their steps at p that
-        // are not multiples of three: their roots' slots are computed one by
-        // one (ntt_stage_roots). Such steps have at most two stages.
-        const bool loose = !bottom && group_log != NTT_GROUP_LOG;
-        EACH_THREAD(thread) switch (r + 3 * bottom + 3 * whole + 10 * loose) {
-        case 1: ntt_step<1, INVERSE, false, false, true>(tile, T, log_c, k, p, roots, q, thread, threads); break;
-        case 2: ntt_step<2, INVERSE, false, false, true>(tile, T, log_c, k, p, roots, q, thread, threads); break;
-        case 3: ntt_step<3, INVERSE, false, false, true>(tile, T, log_c, k, p, roots, q, thread, threads); break;
-        case 4: ntt_step<1, INVERSE, false, true, true>(tile, T, log_c, k, p, roots, q, thread, threads); break;
-        case 5: ntt_step<2, INVERSE, false, true, true>(tile, T, log_c, k, p, roots, q, thread, threads); break;
-        case 6: ntt_step<3, INVERSE, false, true, true>(tile, T, log_c, k, p, roots, q, thread, threads); break;
-        case 8: ntt_step<2, INVERSE, true, true, true>(tile, T, log_c, k, p, roots, q, thread, threads); break;
-        case 9: ntt_step<3, INVERSE, true, true, true>(tile, T, log_c, k, p, roots, q, thread, threads); break;
-        case 11: ntt_step<1, INVERSE, false, false, false>(tile, T, log_c, k, p, roots, q, thread, threads); break;
-        case 12: ntt_step<2, INVERSE, false, false, false>(tile, T, log_c, k, p, roots, q, thread, threads); break;
-        }
+    if (KIND != NTT_TURN) {
+        ntt_steps<INVERSE>(tile, T, log_c, k, group_log, tab, q, thread_id, threads);
+    } else {
+        ntt_steps<false>(tile, T, log_c, k, group_log, tab, q, thread_id, threads);
+        // The pointwise product, scaled: each element times the other
+        // operand's at the same place (b = a: itself, a square).
+        const bool square = b == a;
+        auto product = [&](u32 t, u32 y) { tile[t] = mont_mul(mont_mul(tile[t], y, q), scale, q); };
+        each_element(
+            [&](u32 t0, u32 g0) {
+                if (square) {
+#pragma unroll
+                    for (int i = 0; i < NTT_BATCH; i++) product(t0 + i * threads, tile[t0 + i * threads]);
+                } else {
+                    u32 v[NTT_BATCH];
+#pragma unroll
+                    for (int i = 0; i < NTT_BATCH; i++) v[i] = LDG(&b[g0 + lead[i]]);
+#pragma unroll
+                    for (int i = 0; i < NTT_BATCH; i++) product(t0 + i * threads, v[i]);
+                }
+            },
+            [&](u32 t, u32 g) { product(t, square ? tile[t] : LDG(&b[g])); });
         BLOCK_SYNC();
+        ntt_steps<true>(tile, T, log_c, k, group_log, tab, q, thread_id, threads);
     }
 
     each_element(
@@ -423,24 +460,26 @@ NTT_FN void ntt_pass_tile(u32 *a, u32 offset, const limb_t *limbs, u64 xn, const
 }
 
 // A pass (ntt_pass_tile) with its template parameters from the run-time
-// ones. A forward pass reads limbs when it is given them (the first pass) and
-// never a pointwise product; an inverse pass reads the product of a and b
-// when it is given b (the first pass) and never limbs.
+// ones: `kind` (NTT_FORWARD, NTT_INVERSE, NTT_TURN). A forward pass or a
+// turn reads limbs when it is given them (the transform's first pass); a
+// turn multiplies by b (b = a: squares).
 NTT_FN void ntt_pass_block(u32 *a, u32 offset, const limb_t *limbs, u64 xn, const u32 *b, const u32 *tab, const NttPrime q,
-                           u32 log_n, u32 h, u32 log_t, u32 log_s, u32 k, bool inverse,
+                           u32 log_n, u32 h, u32 log_t, u32 log_s, u32 k, u32 kind,
                            u64 block, u32 thread, u32 threads, u32 group_log, u32 *tile) {
     const bool twist = log_s != 0;
-    const int mode = inverse ? (b ? 6 : 4) : (limbs ? 2 : 0);
-#define NTT_PASS_CASE(M, LOAD, INVERSE)                                                                          \
-    case M: ntt_pass_tile<LOAD, INVERSE, false>(a, offset, limbs, xn, b, tab, q, log_n, h, log_t, log_s, k, block,\
-                                                thread, threads, group_log, tile); break;                        \
-    case M + 1: ntt_pass_tile<LOAD, INVERSE, true>(a, offset, limbs, xn, b, tab, q, log_n, h, log_t, log_s, k, block,\
-                                                   thread, threads, group_log, tile); break;
-    switch (mode + twist) {
-        NTT_PASS_CASE(0, NTT_LOAD_PLAIN, false)
-        NTT_PASS_CASE(2, NTT_LOAD_LIMBS, false)
-        NTT_PASS_CASE(4, NTT_LOAD_PLAIN, true)
-        NTT_PASS_CASE(6, NTT_LOAD_PRODUCT, true)
+    const int mode = kind == NTT_TURN ? (limbs ? 9 : 8) : kind == NTT_INVERSE ? 4 : (limbs ? 2 : 0);
+#define NTT_PASS_CASE(M, LOAD, KIND, TWIST)                                                                       \
+    case M: ntt_pass_tile<LOAD, KIND, TWIST>(a, offset, limbs, xn, b, tab, q, log_n, h, log_t, log_s, k, block,    \
+                                             thread, threads, group_log, tile); break;
+    switch (mode + (kind == NTT_TURN ? 0 : twist)) {
+        NTT_PASS_CASE(0, NTT_LOAD_PLAIN, NTT_FORWARD, false)
+        NTT_PASS_CASE(1, NTT_LOAD_PLAIN, NTT_FORWARD, true)
+        NTT_PASS_CASE(2, NTT_LOAD_LIMBS, NTT_FORWARD, false)
+        NTT_PASS_CASE(3, NTT_LOAD_LIMBS, NTT_FORWARD, true)
+        NTT_PASS_CASE(4, NTT_LOAD_PLAIN, NTT_INVERSE, false)
+        NTT_PASS_CASE(5, NTT_LOAD_PLAIN, NTT_INVERSE, true)
+        NTT_PASS_CASE(8, NTT_LOAD_PLAIN, NTT_TURN, false)
+        NTT_PASS_CASE(9, NTT_LOAD_LIMBS, NTT_TURN, false)
     }
 #undef NTT_PASS_CASE
 }

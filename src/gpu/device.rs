@@ -154,7 +154,7 @@ pub struct Gpu {
 pub(super) struct Queue {
     pub(super) stream: Arc<CudaStream>,
     /// A second stream for uploads that overlap the queue's kernels
-    /// (src/gpu/ntt/product.rs, `forward_second`); None if it could not be
+    /// (src/gpu/ntt/product.rs, `product_transforms`); None if it could not be
     /// made.
     pub(super) upload: Option<Arc<CudaStream>>,
     /// The add/sub kernels' scan state (cuda/linear.cu), kept across calls:

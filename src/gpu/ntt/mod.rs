@@ -17,8 +17,9 @@
 //! launch; a 3 * 2^k or 5 * 2^k one as a radix-3 or radix-5 step
 //! (cugmp_ntt_radix3, cugmp_ntt_radix5) and three or five of 2^k. The
 //! radix step or else the first forward pass cuts the limbs into
-//! coefficients itself; the pointwise product is fused into the first
-//! inverse pass, the CRT into the kernel that folds coefficients into limbs
+//! coefficients itself; one operand's last forward pass, the pointwise
+//! product and the first inverse pass are one pass (the turn), the CRT is in
+//! the kernel that folds coefficients into limbs
 //! (with the inverse's radix step, cugmp_ntt_combine3 and
 //! cugmp_ntt_combine5), and the last carry is the add kernel's
 //! (src/gpu/linear.rs).

@@ -373,9 +373,11 @@ pub fn bytes_moved(un: usize, vn: usize, squaring: bool) -> u64 {
     let e = 4 * PRIMES as u64;
     let forward = |limbs: usize| 8 * limbs as u64 + e * n + later_passes * 2 * e * n;
     let forwards = if squaring { forward(un) } else { forward(un) + forward(vn) };
-    // The first inverse pass reads both transforms (one when squaring).
+    // The turn (a transform's last forward pass, the pointwise product and
+    // the inverse's first pass in one) also reads the other operand's
+    // transform (none when squaring), and saves one pass's read and write.
     let pointwise = if squaring { 0 } else { e * n };
-    let inverse = inverse_passes * 2 * e * n;
+    let inverse = (inverse_passes - 1) * 2 * e * n;
     // Coefficients in, limbs and carries out; the inverse's radix-3 or
     // radix-5 step is in the same kernel.
     let combine = e * n + 16 * (un + vn) as u64;

@@ -46,7 +46,7 @@ pub enum Second<'a> {
     /// Already in device memory: its address and limb count.
     At(u64, usize),
     /// Still in host memory: uploaded on the upload stream while the
-    /// first operand's forward transform runs (`forward_second`).
+    /// first operand's forward transform runs (`product_transforms`).
     Host(&'a [u64]),
 }
 
@@ -267,25 +267,40 @@ impl Gpu {
         Ok(Second::At(addr(d, stream), v.len()))
     }
 
-    /// The forward transform of the second operand (None for a square). A
-    /// host operand is uploaded on the upload stream now, while the main
-    /// stream runs what was queued before (the first operand's transform).
-    fn forward_second(&self, stream: &Arc<CudaStream>, table: &Table, v: Second<'_>) -> Result<Option<CudaSlice<u32>>, GpuError> {
+    /// A product's transforms up to the combine: the first operand's
+    /// forward transform, then the second's but its last pass, its turn with
+    /// the first's (the pointwise product) and the inverse (`turn_at`), in
+    /// the second's words; a square's one operand's transform, turned with
+    /// itself. A host operand is uploaded on the upload stream now, while the
+    /// main stream runs what was queued before (the first operand's
+    /// transform).
+    fn product_transforms(&self, stream: &Arc<CudaStream>, table: &Table, (up, un): (u64, usize), v: Second<'_>) -> Result<CudaSlice<u32>, GpuError> {
+        let first = match v {
+            Second::Square => None,
+            _ => Some(self.forward(stream, table, up, un)?),
+        };
+        let turn = |(xp, xn): (u64, usize)| -> Result<CudaSlice<u32>, GpuError> {
+            let (x, unfinished) = self.forward_unfinished(stream, table, xp, xn)?;
+            let at = x.device_ptr(stream).0;
+            let by = first.as_ref().map_or(at, |f| f.device_ptr(stream).0);
+            self.turn_at(stream, table, at, unfinished, by)?;
+            Ok(x)
+        };
         match v {
-            Second::Square => Ok(None),
-            Second::At(vp, vn) => Ok(Some(self.forward(stream, table, vp, vn)?)),
+            Second::Square => turn((up, un)),
+            Second::At(vp, vn) => turn((vp, vn)),
             Second::Host(x) => {
                 let Some(side) = self.queue().upload.as_ref() else {
                     let d = self.copy_to_device(stream, x)?;
-                    return Ok(Some(self.forward(stream, table, addr(&d, stream), x.len())?));
+                    return turn((addr(&d, stream), x.len()));
                 };
                 let beside = Beside { buf: Some(self.copy_to_device(side, x)?), main: stream.clone(), side: side.clone() };
                 // The large copies were waited for on the host already; the
                 // driver's own path for small ones may not have been.
                 stream.wait(&side.record_event(None)?)?;
                 let d = beside.buf.as_ref().ok_or(GpuError::TooLarge)?;
-                Ok(Some(self.forward(stream, table, addr(d, stream), x.len())?))
-                // `beside` drops here, after the transform that reads it is queued.
+                turn((addr(d, stream), x.len()))
+                // `beside` drops here, after the transforms that read it are queued.
             }
         }
     }
@@ -349,11 +364,8 @@ impl Gpu {
     /// B^limbs - 1 (`to_limbs_with`).
     fn convolve(&self, stream: &Arc<CudaStream>, shape: Shape, (up, un): (u64, usize), v: Second<'_>, limbs: usize, wrap: bool) -> Result<CudaSlice<u64>, GpuError> {
         let table = self.table(stream, shape)?;
-        let a = self.forward(stream, &table, up, un)?;
-        let b = self.forward_second(stream, &table, v)?;
-        // The pointwise product happens in the inverse's first pass.
-        let a = self.inverse_of_product(stream, &table, a, b.as_ref())?;
-        self.to_limbs_with(stream, &table, &a, limbs, wrap)
+        let x = self.product_transforms(stream, &table, (up, un), v)?;
+        self.to_limbs_with(stream, &table, &x, limbs, wrap)
     }
 
     /// `a * b` (device addresses and limb counts; `square`: b is a) by
@@ -460,7 +472,7 @@ impl Gpu {
         for (s, (k, pairs)) in sums.iter().enumerate() {
             let at: Vec<(u64, u64, bool)> = pairs.iter().map(|p| (fa[p.i].0.device_ptr(stream).0, fb[p.j].0.device_ptr(stream).0, p.twice)).collect();
             self.sum_of_products_at(stream, table, accp, &at)?;
-            self.inverse_passes_at(stream, table, accp, 0)?;
+            self.inverse_passes_at(stream, table, accp)?;
             let (offset, limbs, span) = sum_place(*k, pairs, piece, &la, &lb, total);
             let sum = self.to_limbs(stream, table, &acc, limbs)?;
             let at = rp + 8 * offset as u64;
@@ -479,14 +491,15 @@ impl Gpu {
         let ((lp, ln), (sp, sn)) = (long, short);
         let table = self.table(stream, shape)?;
         let b = self.forward(stream, &table, sp, sn)?;
+        let bp = b.device_ptr(stream).0;
         // Zeros: each chunk product lands on the top of the one before it
         // and on zeros above that.
         let r = stream.alloc_zeros::<u64>(ln + sn)?;
         let rp = addr(&r, stream);
         for offset in (0..ln).step_by(chunk) {
             let cn = chunk.min(ln - offset);
-            let a = self.forward(stream, &table, lp + 8 * offset as u64, cn)?;
-            let a = self.inverse_of_product(stream, &table, a, Some(&b))?;
+            let (a, unfinished) = self.forward_unfinished(stream, &table, lp + 8 * offset as u64, cn)?;
+            self.turn_at(stream, &table, a.device_ptr(stream).0, unfinished, bp)?;
             let p = self.to_limbs(stream, &table, &a, cn + sn)?;
             // r[offset .. offset + cn + sn) += p: the partial sum is a product
             // of a prefix of `long` by `short`, so there is no carry out.

@@ -318,12 +318,14 @@ impl Gpu {
                 self.forward_at(&slot.side, &table, b, v, cap)?;
                 slot.join.record(&slot.side)?;
             }
+            // u's transform but its last pass, which the turn with v's
+            // (or, for a square, with itself) takes.
             let u = operand(stream, 0, u, u_dev)?;
-            self.forward_at(stream, &table, a, u, cap)?;
+            let unfinished = self.forward_unfinished_at(stream, &table, a, u, cap)?;
             if !square {
                 stream.wait(&slot.join)?;
             }
-            self.inverse_passes_at(stream, &table, a, if square { a } else { b })?;
+            self.turn_at(stream, &table, a, unfinished, if square { a } else { b })?;
             if cap <= FOLD_IN_ONE_BLOCK {
                 return self.combine_small_at(stream, &table, a, r, cap);
             }

@@ -1,10 +1,12 @@
 //! A transform on the device: its twiddle tables (cuda/ntt.cu,
 //! cugmp_ntt_tables; built once per length and kept for the life of the
 //! context), the forward transform (the radix-3 or radix-5 step or else the
-//! first pass cuts the limbs into coefficients), the inverse passes of a
-//! pointwise product (the product taken in the first), and the way back to
-//! limbs: the inverse's radix-3 or radix-5 step where there is one, the CRT
-//! and the fold (cugmp_ntt_combine3 and cugmp_ntt_combine5 do all three,
+//! first pass cuts the limbs into coefficients), a product's turn (the last
+//! forward pass of one operand, the pointwise product with the other's
+//! transform and the first inverse pass, in one pass: cuda/ntt_pass.cuh,
+//! NTT_TURN) and the inverse's other passes, and the way back to limbs: the
+//! inverse's radix-3 or radix-5 step where there is one, the CRT and the
+//! fold (cugmp_ntt_combine3 and cugmp_ntt_combine5 do all three,
 //! cugmp_ntt_combine the last two), then the add kernel's carries.
 
 use super::plan::{passes, pass_threads, tile_log, Shape, MAX_PAIRS, PRIMES, ROOT_LOG};
@@ -16,6 +18,18 @@ use std::sync::{Arc, Mutex};
 /// the most limbs it folds (NTT_SMALL_RUN a thread).
 const SMALL_COMBINE_THREADS: u32 = 1024;
 pub(super) const SMALL_COMBINE_LIMBS: usize = SMALL_COMBINE_THREADS as usize * 8;
+
+/// What a pass does (cugmp_ntt_pass's `kind`; cuda/ntt_pass.cuh, NTT_FORWARD,
+/// NTT_INVERSE, NTT_TURN).
+const FORWARD: u32 = 0;
+const INVERSE: u32 = 1;
+const TURN: u32 = 2;
+
+/// A forward transform but its last pass (`forward_unfinished_at`), which a
+/// product's turn takes (`turn_at`): the operand's limbs (device address,
+/// count) where no pass ran yet, the turn's pass being the transform's
+/// first; (0, 0) otherwise.
+pub(super) struct Unfinished(u64, u64);
 
 /// Twiddle tables of one transform length (cuda/ntt.cu, cugmp_ntt_tables),
 /// one a prime.
@@ -41,7 +55,7 @@ pub(in crate::gpu) struct Tables(Mutex<Vec<Arc<Table>>>);
 
 impl Gpu {
     /// The `limbs` limbs of a product from its inverse passes' output `a`
-    /// (`inverse_passes_at`): the inverse's radix-3 step if any, the CRT and
+    /// (`turn_at`, `inverse_passes_at`): the inverse's radix-3 step if any, the CRT and
     /// the fold into limbs (combine kernel), then the carries (add kernel).
     pub(super) fn to_limbs(&self, stream: &Arc<CudaStream>, table: &Table, a: &CudaSlice<u32>, limbs: usize) -> Result<CudaSlice<u64>, GpuError> {
         self.to_limbs_with(stream, table, a, limbs, false)
@@ -70,7 +84,7 @@ impl Gpu {
     }
 
     /// The end of the inverse at device address `a` (its passes done,
-    /// `inverse_passes_at`), the CRT and the fold into `limbs` limbs at `t`
+    /// `turn_at`, `inverse_passes_at`), the CRT and the fold into `limbs` limbs at `t`
     /// plus the carries at `c` (cuda/ntt.cu, ntt_combine_at): the product is
     /// t + c. A transform of length 3 * 2^k or 5 * 2^k takes its radix-3 or
     /// radix-5 step in the same kernel (ntt_combine_radix_at), a column pair
@@ -130,20 +144,51 @@ impl Gpu {
     /// (radix blocks, each bit-reversed), cut into coefficients by the
     /// radix-3 or radix-5 step or else the first pass.
     pub(super) fn forward(&self, stream: &Arc<CudaStream>, table: &Table, limbs: u64, xn: usize) -> Result<CudaSlice<u32>, GpuError> {
-        // The radix step or the first pass writes every element.
-        let a = unsafe { stream.alloc::<u32>(PRIMES * table.shape.len()) }?;
+        let a = self.transform_words(stream, table)?;
         self.forward_at(stream, table, a.device_ptr(stream).0, limbs, xn)?;
         Ok(a)
     }
 
     /// `forward` into the PRIMES * shape.len() words at device address `a`.
     pub(super) fn forward_at(&self, stream: &Arc<CudaStream>, table: &Table, a: u64, limbs: u64, xn: usize) -> Result<(), GpuError> {
-        let xn = xn as u64;
+        let plan = passes(table.shape.log_n);
+        self.forward_passes_at(stream, table, a, limbs, xn as u64, plan.len())
+    }
+
+    /// `forward` but its last pass, which the product's turn takes
+    /// (`turn_at`): one operand's transform in a product, the other one
+    /// finished (or none, for a square).
+    pub(super) fn forward_unfinished(&self, stream: &Arc<CudaStream>, table: &Table, limbs: u64, xn: usize) -> Result<(CudaSlice<u32>, Unfinished), GpuError> {
+        let a = self.transform_words(stream, table)?;
+        let unfinished = self.forward_unfinished_at(stream, table, a.device_ptr(stream).0, limbs, xn)?;
+        Ok((a, unfinished))
+    }
+
+    /// `forward_unfinished` into the PRIMES * shape.len() words at device
+    /// address `a`.
+    pub(super) fn forward_unfinished_at(&self, stream: &Arc<CudaStream>, table: &Table, a: u64, limbs: u64, xn: usize) -> Result<Unfinished, GpuError> {
+        let count = passes(table.shape.log_n).len() - 1;
+        self.forward_passes_at(stream, table, a, limbs, xn as u64, count)?;
+        // The turn is the transform's first pass: it cuts the limbs.
+        let uncut = table.shape.radix == 1 && count == 0;
+        Ok(if uncut { Unfinished(limbs, xn as u64) } else { Unfinished(0, 0) })
+    }
+
+    /// Words for one transform, all primes: the radix step or the first pass
+    /// writes every one.
+    fn transform_words(&self, stream: &Arc<CudaStream>, table: &Table) -> Result<CudaSlice<u32>, GpuError> {
+        Ok(unsafe { stream.alloc::<u32>(PRIMES * table.shape.len()) }?)
+    }
+
+    /// The forward transform's radix step, if any, and its first `count`
+    /// passes, at device address `a`.
+    fn forward_passes_at(&self, stream: &Arc<CudaStream>, table: &Table, a: u64, limbs: u64, xn: u64, count: usize) -> Result<(), GpuError> {
+        let plan = passes(table.shape.log_n);
         if table.shape.radix != 1 {
             self.radix_step(stream, table, a, limbs, xn, false)?;
-            self.passes(stream, table, a, false, (0, 0, 0))
+            self.launch_passes(stream, table, a, FORWARD, &plan[..count], (0, 0, 0))
         } else {
-            self.passes(stream, table, a, false, (limbs, xn, 0))
+            self.launch_passes(stream, table, a, FORWARD, &plan[..count], (limbs, xn, 0))
         }
     }
 
@@ -163,7 +208,7 @@ impl Gpu {
     /// The sum of the pointwise products `x[k] * y[k]` of forward
     /// transforms at those device addresses (at most MAX_PAIRS; `twice[k]`
     /// counts the k-th twice), scaled for the inverse, into the transform at
-    /// `acc` (cuda/ntt.cu, cugmp_ntt_sum): `inverse_passes_at(acc, 0)` and
+    /// `acc` (cuda/ntt.cu, cugmp_ntt_sum): `inverse_passes_at(acc)` and
     /// the combine then give the sum of their products. The caller keeps the sum exact
     /// (plan.rs, `sums`).
     pub(super) fn sum_of_products_at(&self, stream: &Arc<CudaStream>, table: &Table, acc: u64, pairs: &[(u64, u64, bool)]) -> Result<(), GpuError> {
@@ -182,43 +227,45 @@ impl Gpu {
         Ok(())
     }
 
-    /// The inverse passes (natural order out) of `a * b` (`b` None: `a *
-    /// a`), `a` and `b` forward transforms, in a: what the combine takes
-    /// (`inverse_passes_at`).
-    pub(super) fn inverse_of_product(&self, stream: &Arc<CudaStream>, table: &Table, a: CudaSlice<u32>, b: Option<&CudaSlice<u32>>) -> Result<CudaSlice<u32>, GpuError> {
-        let ap = a.device_ptr(stream).0;
-        self.inverse_passes_at(stream, table, ap, b.map_or(ap, |b| b.device_ptr(stream).0))?;
-        Ok(a)
+    /// A product's turn at device address `a`, whose forward transform is
+    /// `unfinished` (`forward_unfinished_at`): its last forward pass, the
+    /// pointwise product with the forward transform at `b` (`b` = `a`: the
+    /// square), scaled for the inverse, and the inverse's first pass, in one
+    /// pass (cuda/ntt_pass.cuh, NTT_TURN); then the inverse's other passes
+    /// (natural order out), all in place at `a`. A transform of length 3 *
+    /// 2^k or 5 * 2^k still needs its radix step, which the combine takes
+    /// (`combine_at`, `combine_small_at`), so only they may read the result.
+    pub(super) fn turn_at(&self, stream: &Arc<CudaStream>, table: &Table, a: u64, unfinished: Unfinished, b: u64) -> Result<(), GpuError> {
+        let mut plan = passes(table.shape.log_n);
+        plan.reverse();
+        let Unfinished(limbs, xn) = unfinished;
+        self.launch_passes(stream, table, a, TURN, &plan[..1], (limbs, xn, b))?;
+        self.launch_passes(stream, table, a, INVERSE, &plan[1..], (0, 0, 0))
     }
 
-    /// The inverse passes of the pointwise product of the transforms at
-    /// device addresses `a` and `b` (the same address squares; 0: `a`
-    /// already holds a scaled product, cugmp_ntt_sum), in place at `a`.
-    /// A transform of length 3 * 2^k or 5 * 2^k still needs its radix step,
-    /// which the combine takes (`combine_at`, `combine_small_at`), so only they
-    /// may read the result.
-    pub(super) fn inverse_passes_at(&self, stream: &Arc<CudaStream>, table: &Table, a: u64, b: u64) -> Result<(), GpuError> {
-        self.passes(stream, table, a, true, (0, 0, b))
+    /// The inverse passes of a scaled sum of pointwise products at device
+    /// address `a` (`sum_of_products_at`), in place; the radix step, if
+    /// any, is the combine's (`turn_at`).
+    pub(super) fn inverse_passes_at(&self, stream: &Arc<CudaStream>, table: &Table, a: u64) -> Result<(), GpuError> {
+        let mut plan = passes(table.shape.log_n);
+        plan.reverse();
+        self.launch_passes(stream, table, a, INVERSE, &plan, (0, 0, 0))
     }
 
-    /// Run the passes of the length-2^log_n transforms over `a` (all three
-    /// primes, all radix blocks); the first pass gets `first` = (limbs, limb
-    /// count, b) (cuda/ntt.cu, cugmp_ntt_pass), the others read `a` alone.
-    fn passes(&self, stream: &Arc<CudaStream>, table: &Table, a: u64, inverse: bool, first: (u64, u64, u64)) -> Result<(), GpuError> {
+    /// Launch `plan`'s passes (log2 of the smallest span, stages) of the
+    /// length-2^log_n transforms over `a` (all three primes, all radix
+    /// blocks), each of `kind`; the first gets `first` = (limbs, limb count,
+    /// b) (cuda/ntt.cu, cugmp_ntt_pass), the others read `a` alone.
+    fn launch_passes(&self, stream: &Arc<CudaStream>, table: &Table, a: u64, kind: u32, plan: &[(u32, u32)], first: (u64, u64, u64)) -> Result<(), GpuError> {
         let (log_n, radix) = (table.shape.log_n, table.shape.radix);
-        let mut plan = passes(log_n);
-        if inverse {
-            plan.reverse();
-        }
         let log_t = tile_log(log_n);
         let tile = 1usize << log_t;
         let blocks = ((1usize << log_n) / tile) as u32;
         let threads = pass_threads(log_t);
         let cfg = LaunchConfig { grid_dim: (blocks, PRIMES as u32 * radix, 1), block_dim: (threads, 1, 1), shared_mem_bytes: 4 * tile as u32 };
-        let inverse = inverse as u32;
         for (i, &(log_s, k)) in plan.iter().enumerate() {
             let (limbs, xn, b) = if i == 0 { first } else { (0, 0, 0) };
-            launch_with!(self, stream, ntt_pass, cfg, &a, &limbs, &xn, &b, &table.words, &log_n, &table.h, &log_t, &log_s, &k, &inverse, &radix);
+            launch_with!(self, stream, ntt_pass, cfg, &a, &limbs, &xn, &b, &table.words, &log_n, &table.h, &log_t, &log_s, &k, &kind, &radix);
         }
         Ok(())
     }
