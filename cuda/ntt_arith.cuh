@@ -89,11 +89,18 @@ NTT_FN u32 umin32(u32 a, u32 b) { return a < b ? a : b; }
 // a * b / 2^32 mod p, for a < 2p and b < p; in [0, p). With m = lo(ab) * p^-1
 // (mod 2^32), ab - mp is a multiple of 2^32, so (ab - mp) / 2^32 is
 // hi(ab) - hi(mp) exactly, in (-p, p) (ab < 2p^2 < 2^32 p).
-NTT_FN u32 mont_mul(u32 a, u32 b, const NttPrime &q) {
+// mont_mul_lazy: the same without the last subtraction, in (0, 2p): a
+// factor that only goes into another Montgomery product as its first
+// operand (a chain of twists' powers, the pointwise product before its
+// scale).
+NTT_FN u32 mont_mul_lazy(u32 a, u32 b, const NttPrime &q) {
     const u64 t = (u64)a * b;
     const u32 m = (u32)t * q.p_inv;
     const u32 hi = (u32)(t >> 32), mp = umulhi32(m, q.p);
-    const u32 r = hi - mp + q.p;  // in (0, 2p)
+    return hi - mp + q.p;
+}
+NTT_FN u32 mont_mul(u32 a, u32 b, const NttPrime &q) {
+    const u32 r = mont_mul_lazy(a, b, q);
     return umin32(r, r - q.p);
 }
 

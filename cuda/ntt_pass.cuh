@@ -353,14 +353,14 @@ NTT_FN void ntt_pass_tile(u32 *a, u32 offset, const limb_t *limbs, u64 xn, const
     auto enter_with = [&](u32 t, u32 x, u32 tw) {
         // Only transforms of 2^k points read limbs in a pass: the first set.
         if (LOAD == NTT_LOAD_LIMBS) x = coefficient_residue(x, q, ntt_subtractions(1, 0));
-        if (INVERSE && TWIST) x = mont_mul(x, tw, q);
+        if (INVERSE && TWIST) x = mont_mul(tw, x, q);  // tw below 2p (chain)
         tile[t] = x;
     };
     auto enter = [&](u32 t, u32 x) { enter_with(t, x, INVERSE && TWIST ? twist(t) : 0); };
     // ... and back to device memory after them.
     auto leave_with = [&](u32 t, u32 g, u32 tw) {
         u32 x = tile[t];
-        if (!INVERSE && TWIST) x = mont_mul(x, tw, q);
+        if (!INVERSE && TWIST) x = mont_mul(tw, x, q);  // tw below 2p (chain)
         a[g] = x;
     };
     auto leave = [&](u32 t, u32 g) { leave_with(t, g, !INVERSE && TWIST ? twist(t) : 0); };
@@ -372,7 +372,7 @@ NTT_FN void ntt_pass_tile(u32 *a, u32 offset, const limb_t *limbs, u64 xn, const
         const u32 y = twist_ratio(t0);
 #pragma unroll
         for (int o = 0; o < NTT_BATCH; o++) {
-            if (o) tw = mont_mul(tw, y, q);
+            if (o) tw = mont_mul_lazy(tw, y, q);  // below 2p: only a first factor
             each(((o & 1) << 2) | (o & 2) | (o >> 2), tw);  // i = bitrev_3(o)
         }
     };
@@ -428,7 +428,7 @@ NTT_FN void ntt_pass_tile(u32 *a, u32 offset, const limb_t *limbs, u64 xn, const
         // The pointwise product, scaled: each element times the other
         // operand's at the same place (b = a: itself, a square).
         const bool square = b == a;
-        auto product = [&](u32 t, u32 y) { tile[t] = mont_mul(mont_mul(tile[t], y, q), scale, q); };
+        auto product = [&](u32 t, u32 y) { tile[t] = mont_mul(mont_mul_lazy(tile[t], y, q), scale, q); };
         each_element(
             [&](u32 t0, u32 g0) {
                 if (square) {

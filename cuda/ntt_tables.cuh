@@ -258,11 +258,12 @@ NTT_FN void ntt_dft(u32 *x, const NttDft &k, const NttPrime &q, bool inverse) {
 template <int R>
 NTT_FN void ntt_radix_values(u32 *x, const u32 *tab, const NttDft &d, const NttPrime &q, u32 log_n, u32 h, u32 j,
                              bool inverse, u32 rows = R) {
-    // u[s] = u^(js) (or u^(-js); u[0] = 1 unused).
+    // u[s] = u^(js) (or u^(-js); u[0] = 1 unused), below 2p from s = 2
+    // (mont_mul_lazy: each only a first factor).
     u32 u[R];
     u[1] = ntt_powers_radix(tab, log_n, h, inverse).at(j, q);
 #pragma unroll
-    for (int s = 2; s < R; s++) u[s] = mont_mul(u[s - 1], u[1], q);
+    for (int s = 2; s < R; s++) u[s] = mont_mul_lazy(u[s - 1], u[1], q);
     if (!inverse) {
         if (rows > 1) {
             ntt_dft<R>(x, d, q, false);
@@ -271,10 +272,10 @@ NTT_FN void ntt_radix_values(u32 *x, const u32 *tab, const NttDft &d, const NttP
             for (int s = 1; s < R; s++) x[s] = x[0];
         }
 #pragma unroll
-        for (int s = 1; s < R; s++) x[s] = mont_mul(x[s], u[s], q);
+        for (int s = 1; s < R; s++) x[s] = mont_mul(u[s], x[s], q);
     } else {
 #pragma unroll
-        for (int s = 1; s < R; s++) x[s] = mont_mul(x[s], u[s], q);
+        for (int s = 1; s < R; s++) x[s] = mont_mul(u[s], x[s], q);
         ntt_dft<R>(x, d, q, true);
     }
 }
