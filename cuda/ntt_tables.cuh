@@ -292,19 +292,21 @@ NTT_FN const NttDft &ntt_dft_of(u32 i) {
 // (xn of them) once for all three primes: a thread a prime read them three
 // times (240 MB of limbs read for 80 MB at 10^7 limbs, ncu; RESULTS.md,
 // "Transform passes").
-template <int R>
-NTT_FN void ntt_radix_column(u32 *a, const limb_t *limbs, u64 xn, const u32 *tab, u32 stride, u32 log_n, u32 h, u32 j,
-                             bool inverse) {
+// ROWS: at most that many rows hold coefficients going forward (the rest
+// are zeros the compiler folds away: their loads, residues and sums).
+template <int R, int ROWS>
+NTT_FN void ntt_radix_column_rows(u32 *a, const limb_t *limbs, u64 xn, const u32 *tab, u32 stride, u32 log_n, u32 h,
+                                  u32 j, bool inverse) {
     const u32 n_len = 1u << log_n;
     // The same for every thread: the rows that hold coefficients (below 2 xn).
     u32 rows = R;
     u32 coef[R];
     if (limbs) {
         const u64 filled = (2 * xn + n_len - 1) >> log_n;
-        rows = filled < R ? (u32)filled : R;
+        rows = filled < ROWS ? (u32)filled : ROWS;
         const NttCoefficients coefs(limbs, xn);
 #pragma unroll
-        for (int l = 0; l < R; l++) coef[l] = (u32)l < rows ? coefs.at(j + l * n_len) : 0;
+        for (int l = 0; l < R; l++) coef[l] = l < ROWS && (u32)l < rows ? coefs.at(j + l * n_len) : 0;
     }
 #pragma unroll
     for (u32 prime = 0; prime < NTT_PRIMES; prime++) {
@@ -312,9 +314,23 @@ NTT_FN void ntt_radix_column(u32 *a, const limb_t *limbs, u64 xn, const u32 *tab
         u32 *ap = a + prime * R * n_len;
         u32 x[R];
 #pragma unroll
-        for (int l = 0; l < R; l++) x[l] = limbs ? coefficient_residue(coef[l], q, ntt_subtractions(R, prime)) : ap[j + l * n_len];
+        for (int l = 0; l < R; l++)
+            x[l] = !limbs ? ap[j + l * n_len] : l < ROWS ? coefficient_residue(coef[l], q, ntt_subtractions(R, prime)) : 0;
         ntt_radix_values<R>(x, tab + prime * stride, ntt_dft_of<R>(prime), q, log_n, h, j, inverse, rows);
 #pragma unroll
         for (int l = 0; l < R; l++) ap[j + l * n_len] = x[l];
+    }
+}
+
+// The step at column j, the forward radix-5 one from limbs that fill at most
+// three rows (every operand of a balanced product: 2 xn <= 5N / 2) with its
+// last two rows' zeros as constants.
+template <int R>
+NTT_FN void ntt_radix_column(u32 *a, const limb_t *limbs, u64 xn, const u32 *tab, u32 stride, u32 log_n, u32 h, u32 j,
+                             bool inverse) {
+    if (R == 5 && limbs && 2 * xn <= (3ull << log_n)) {
+        ntt_radix_column_rows<R, 3>(a, limbs, xn, tab, stride, log_n, h, j, inverse);
+    } else {
+        ntt_radix_column_rows<R, R>(a, limbs, xn, tab, stride, log_n, h, j, inverse);
     }
 }
