@@ -74,9 +74,12 @@ __device__ __forceinline__ u64 carries32(u32 gen, u32 keep, u32 carry_in) {
 template <bool SUBTRACT>
 __device__ __forceinline__ void addsub_tile(limb_t *r, const limb_t *a, u64 n, const limb_t *b, u64 m,
                                             limb_t *cout, unsigned long long *state, u64 epoch) {
+    // carry_into_tile first: after warp_gp, nvcc read it in one vector load
+    // with warp_gp's last words before thread 0 wrote it (the value unused,
+    // but compute-sanitizer's racecheck reports it as a hazard).
+    __shared__ u32 carry_into_tile;
     __shared__ u64 tile_s;
     __shared__ u32 warp_gp[LINEAR_WARPS];
-    __shared__ u32 carry_into_tile;
     // (g, p) of the limb pair just below the tile, or "propagates" (2) where
     // it may not be read (r aliases an operand) so the look-back decides.
     __shared__ u32 below_gp;
