@@ -366,10 +366,12 @@ NTT_FN void ntt_pass_tile(u32 *a, u32 offset, const limb_t *limbs, u64 xn, const
     auto leave = [&](u32 t, u32 g) { leave_with(t, g, !INVERSE && TWIST ? twist(t) : 0); };
     // A batch's elements with their twists where they are chained (element
     // i gets tw, from twist and twist_ratio, in the order bitrev_3(i) = 0, 1,
-    // .., 7).
-    auto chain = [&](u32 t0, auto &&each) {
+    // .., 7). The ratio depends on t0's r alone, which is the thread's own
+    // (threads >= C, and a thread's batches lie multiples of threads apart):
+    // taken from `thread`, it is computed once a thread, not once a batch.
+    auto chain = [&](u32 t0, u32 thread, auto &&each) {
         u32 tw = twist(t0);
-        const u32 y = twist_ratio(t0);
+        const u32 y = twist_ratio(thread);
 #pragma unroll
         for (int o = 0; o < NTT_BATCH; o++) {
             if (o) tw = mont_mul_lazy(tw, y, q);  // below 2p: only a first factor
@@ -382,9 +384,9 @@ NTT_FN void ntt_pass_tile(u32 *a, u32 offset, const limb_t *limbs, u64 xn, const
     // on the H200, most of it in these two loops). Tiles and block sizes are
     // powers of two, so a tile is either whole batches for every thread or
     // (small transforms) less than one: no bounds test in the batches.
-    // So each thread's elements, for both phases: batch(t0, g0) for each of
-    // its batches (element i at tile index t0 + i * threads, in a at g0 +
-    // lead[i]), or one(t, g) for each element (g its index in a).
+    // So each thread's elements, for both phases: batch(t0, g0, thread) for
+    // each of its batches (element i at tile index t0 + i * threads, in a at
+    // g0 + lead[i]), or one(t, g) for each element (g its index in a).
     // The block's offsets go into g0 once a batch.
     const bool batches = T >= NTT_BATCH * threads;
     // place(i * threads) for each element i of a batch, the same for every
@@ -400,19 +402,19 @@ NTT_FN void ntt_pass_tile(u32 *a, u32 offset, const limb_t *limbs, u64 xn, const
         EACH_THREAD(thread) {
             const u32 mine = offset + local0 + place(thread);
             if (batches) {
-                for (u32 s0 = 0; s0 < T; s0 += NTT_BATCH * threads) batch(thread + s0, mine + place(s0));
+                for (u32 s0 = 0; s0 < T; s0 += NTT_BATCH * threads) batch(thread + s0, mine + place(s0), thread);
             } else {
                 for (u32 t = thread; t < T; t += threads) one(t, offset + local0 + place(t));
             }
         }
     };
     each_element(
-        [&](u32 t0, u32 g0) {
+        [&](u32 t0, u32 g0, u32 thread) {
             u32 v[NTT_BATCH];
 #pragma unroll
             for (int i = 0; i < NTT_BATCH; i++) v[i] = load(g0 + lead[i]);
             if (INVERSE && chained) {
-                chain(t0, [&](int i, u32 tw) { enter_with(t0 + i * threads, v[i], tw); });
+                chain(t0, thread, [&](int i, u32 tw) { enter_with(t0 + i * threads, v[i], tw); });
             } else {
 #pragma unroll
                 for (int i = 0; i < NTT_BATCH; i++) enter(t0 + i * threads, v[i]);
@@ -430,7 +432,7 @@ NTT_FN void ntt_pass_tile(u32 *a, u32 offset, const limb_t *limbs, u64 xn, const
         const bool square = b == a;
         auto product = [&](u32 t, u32 y) { tile[t] = mont_mul(mont_mul_lazy(tile[t], y, q), scale, q); };
         each_element(
-            [&](u32 t0, u32 g0) {
+            [&](u32 t0, u32 g0, u32) {
                 if (square) {
 #pragma unroll
                     for (int i = 0; i < NTT_BATCH; i++) product(t0 + i * threads, tile[t0 + i * threads]);
@@ -448,9 +450,9 @@ NTT_FN void ntt_pass_tile(u32 *a, u32 offset, const limb_t *limbs, u64 xn, const
     }
 
     each_element(
-        [&](u32 t0, u32 g0) {
+        [&](u32 t0, u32 g0, u32 thread) {
             if (!INVERSE && chained) {
-                chain(t0, [&](int i, u32 tw) { leave_with(t0 + i * threads, g0 + lead[i], tw); });
+                chain(t0, thread, [&](int i, u32 tw) { leave_with(t0 + i * threads, g0 + lead[i], tw); });
             } else {
 #pragma unroll
                 for (int i = 0; i < NTT_BATCH; i++) leave(t0 + i * threads, g0 + lead[i]);
