@@ -151,8 +151,7 @@ impl Gpu {
 
     /// `forward` into the PRIMES * shape.len() words at device address `a`.
     pub(super) fn forward_at(&self, stream: &Arc<CudaStream>, table: &Table, a: u64, limbs: u64, xn: usize) -> Result<(), GpuError> {
-        let plan = passes(table.shape.log_n);
-        self.forward_passes_at(stream, table, a, limbs, xn as u64, plan.len())
+        self.forward_passes_at(stream, table, a, limbs, xn as u64, false).map(|_| ())
     }
 
     /// `forward` but its last pass, which the product's turn takes
@@ -167,8 +166,7 @@ impl Gpu {
     /// `forward_unfinished` into the PRIMES * shape.len() words at device
     /// address `a`.
     pub(super) fn forward_unfinished_at(&self, stream: &Arc<CudaStream>, table: &Table, a: u64, limbs: u64, xn: usize) -> Result<Unfinished, GpuError> {
-        let count = passes(table.shape.log_n).len() - 1;
-        self.forward_passes_at(stream, table, a, limbs, xn as u64, count)?;
+        let count = self.forward_passes_at(stream, table, a, limbs, xn as u64, true)?;
         // The turn is the transform's first pass: it cuts the limbs.
         let uncut = table.shape.radix == 1 && count == 0;
         Ok(if uncut { Unfinished(limbs, xn as u64) } else { Unfinished(0, 0) })
@@ -180,16 +178,19 @@ impl Gpu {
         Ok(unsafe { stream.alloc::<u32>(PRIMES * table.shape.len()) }?)
     }
 
-    /// The forward transform's radix step, if any, and its first `count`
-    /// passes, at device address `a`.
-    fn forward_passes_at(&self, stream: &Arc<CudaStream>, table: &Table, a: u64, limbs: u64, xn: u64, count: usize) -> Result<(), GpuError> {
+    /// The forward transform's radix step, if any, and its passes but the
+    /// last where `unfinished`, at device address `a`; returns how many
+    /// passes ran.
+    fn forward_passes_at(&self, stream: &Arc<CudaStream>, table: &Table, a: u64, limbs: u64, xn: u64, unfinished: bool) -> Result<usize, GpuError> {
         let plan = passes(table.shape.log_n);
+        let count = plan.len() - unfinished as usize;
         if table.shape.radix != 1 {
             self.radix_step(stream, table, a, limbs, xn, false)?;
-            self.launch_passes(stream, table, a, FORWARD, &plan[..count], (0, 0, 0))
+            self.launch_passes(stream, table, a, FORWARD, &plan[..count], (0, 0, 0))?;
         } else {
-            self.launch_passes(stream, table, a, FORWARD, &plan[..count], (limbs, xn, 0))
+            self.launch_passes(stream, table, a, FORWARD, &plan[..count], (limbs, xn, 0))?;
         }
+        Ok(count)
     }
 
     /// The radix-3 or radix-5 step over all three primes (cuda/ntt.cu,
