@@ -65,13 +65,7 @@ struct NttPrime {
     u32 p_inv;  // p^-1 mod 2^32
     u32 r2;     // 2^64 mod p (R^2, R = 2^32: into Montgomery form)
     u32 g;      // a generator of (Z/p)*
-    // 2p, a word of its own (NTT_PRIME): the lazy butterflies' bound, which
-    // the compiler then keeps in a uniform register for VIADDMNMX, where
-    // from 2 * p it made each use two instructions more (RESULTS.md,
-    // "Transform passes").
-    u32 p2;
 };
-#define NTT_PRIME(p, p_inv, r2, g) {p, p_inv, r2, g, 2 * (p)}
 
 // Three sets of three, each in increasing order (the CRT, ntt_crt.cuh,
 // needs it; cuda/ntt.cu has the lengths and the bounds): transforms of R *
@@ -86,19 +80,19 @@ struct NttPrime {
 #define NTT_SMALL_SET_LOG 22
 NTT_CONST NttPrime ntt_primes[NTT_SETS][NTT_PRIMES] = {
     {
-        NTT_PRIME(1811939329u, 0x94000001u, 0x392f6852u, 13),
-        NTT_PRIME(2013265921u, 0x88000001u, 0x45dddde3u, 31),
-        NTT_PRIME(2113929217u, 0x82000001u, 0x7ddf7dfdu, 5),
+        {1811939329u, 0x94000001u, 0x392f6852u, 13},
+        {2013265921u, 0x88000001u, 0x45dddde3u, 31},
+        {2113929217u, 0x82000001u, 0x7ddf7dfdu, 5},
     },
     {
-        NTT_PRIME(880803841u, 0xcb800001u, 0x1bb1fb38u, 26),
-        NTT_PRIME(1300234241u, 0xb2800001u, 0x07dfcb31u, 3),
-        NTT_PRIME(2013265921u, 0x88000001u, 0x45dddde3u, 31),
+        {880803841u, 0xcb800001u, 0x1bb1fb38u, 26},
+        {1300234241u, 0xb2800001u, 0x07dfcb31u, 3},
+        {2013265921u, 0x88000001u, 0x45dddde3u, 31},
     },
     {
-        NTT_PRIME(754974721u, 0xd3000001u, 0x2ca4fa71u, 11),
-        NTT_PRIME(880803841u, 0xcb800001u, 0x1bb1fb38u, 26),
-        NTT_PRIME(943718401u, 0xc7c00001u, 0x36aa61efu, 7),
+        {754974721u, 0xd3000001u, 0x2ca4fa71u, 11},
+        {880803841u, 0xcb800001u, 0x1bb1fb38u, 26},
+        {943718401u, 0xc7c00001u, 0x36aa61efu, 7},
     },
 };
 

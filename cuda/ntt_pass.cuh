@@ -182,7 +182,7 @@ NTT_FN void ntt_group(u32 *tile, u32 i0, u32 d, u32 low, u32 p, const u32 *roots
 #pragma unroll
             for (int m = c; m < G; m += 2 << s) {
                 const u32 x0 = x[m], x1 = x[m + (1 << s)];
-                const u32 p2 = q.p2;
+                const u32 p2 = 2 * q.p;
                 if (LAZY && INVERSE) {
                     const u32 y0 = reduce_below(x0, p2);
                     const u32 t = one ? reduce_below(x1, p2) : shoup_mul_lazy(x1, root, quot, q);
@@ -376,7 +376,7 @@ NTT_FN void ntt_pass_tile(u32 *a, u32 offset, const limb_t *limbs, u64 xn, const
         // one, whose primes are above 2^32 / 6: x - 4p, where that is not
         // negative, is below 2p already.
         if (LOAD == NTT_LOAD_LIMBS)
-            x = LAZY ? reduce_below(reduce_below(x, 2 * q.p2), q.p2) : coefficient_residue(x, q, ntt_subtractions(NTT_SET_LARGE, 0));
+            x = LAZY ? reduce_below(reduce_below(x, 4 * q.p), 2 * q.p) : coefficient_residue(x, q, ntt_subtractions(NTT_SET_LARGE, 0));
         if (INVERSE && TWIST) x = mont_mul(tw, x, q);  // tw below 2p (chain)
         tile[t] = x;
     };
@@ -388,7 +388,7 @@ NTT_FN void ntt_pass_tile(u32 *a, u32 offset, const limb_t *limbs, u64 xn, const
         u32 x = tile[t];
         if (!INVERSE && TWIST) x = mont_mul(tw, x, q);  // tw below 2p (chain)
         else if (LAZY && KIND == NTT_FORWARD) x = reduce_below(x, q.p);
-        else if (LAZY) x = reduce_below(reduce_below(x, q.p2), q.p);
+        else if (LAZY) x = reduce_below(reduce_below(x, 2 * q.p), q.p);
         a[g] = x;
     };
     auto leave = [&](u32 t, u32 g) { leave_with(t, g, !INVERSE && TWIST ? twist(t) : 0); };
