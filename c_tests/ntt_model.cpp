@@ -6,11 +6,9 @@
 // on machines without a GPU (src/gpu/ntt/model.rs, test `host_model_matches_gmp`,
 // compares the output with GMP).
 //
-// stdin, whitespace-separated: log_n h log_t threads radix large (the
-// transform length is radix * 2^log_n, radix 1, 3 or 5; threads: the block
-// size the GPU launches, which sizes the passes' groups; large = 1: every
-// length on the two large sets of primes, which the GPU takes only from
-// 2^23 points, ntt_set), the number of forward passes and each
+// stdin, whitespace-separated: log_n h log_t threads radix (the transform
+// length is radix * 2^log_n, radix 1, 3 or 5; threads: the block size the GPU
+// launches, which sizes the passes' groups), the number of forward passes and each
 // pass's (log_s, k) in forward order (src/gpu/ntt/plan.rs, `passes`), then n
 // and wrap, then un and u's limbs, then vn and v's limbs (vn = 0: square
 // u), limbs in hex. stdout, in hex: the n = un + vn limbs of the product
@@ -22,15 +20,13 @@
 // (exit 6), and the radix steps' and the CRT's constants against their
 // definitions (exit 8). Transforms of length 3N are folded both by the kernel that takes
 // the inverse's radix-3 step with the fold and by the two apart, which must
-// agree (exit 7). Transforms of length 5N are folded by their one kernel
-// (cugmp_ntt_combine5) alone. The plain fold finds its set of primes from
-// its length, which must be the plan's (exit 9).
+// agree (exit 7). Transforms of length 5N (the second set of primes) are
+// folded by their one kernel (cugmp_ntt_combine5) alone: the plain fold and
+// the small products' one block take the first set's CRT.
 #define CUGMP_HOST_MODEL 1
 #include "../cuda/ntt.cu"
 
 #include <algorithm>
-#include <initializer_list>
-#include <type_traits>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
@@ -43,12 +39,11 @@ static std::vector<u64> read_limbs(u64 n) {
 }
 
 struct Plan {
-    u32 log_n, h, log_t, threads, radix, large;
+    u32 log_n, h, log_t, threads, radix;
     std::vector<std::pair<u32, u32>> passes;  // (log_s, k), forward order
 };
 
 static u64 table_stride(const Plan &plan) { return NTT_TABLE_STRIDE(plan.log_n, plan.h, plan.radix); }
-static u32 plan_set(const Plan &plan) { return ntt_set(plan.radix, plan.log_n); }
 
 // One pass (kind: NTT_FORWARD, NTT_INVERSE, NTT_TURN) over all three primes
 // and all radix blocks, every block in turn.
@@ -59,9 +54,9 @@ static void run_pass(const Plan &plan, std::vector<u32> &a, const limb_t *limbs,
     for (u32 y = 0; y < NTT_PRIMES * plan.radix; y++)
         for (u64 block = 0; block < (n_len >> plan.log_t); block++)
             ntt_pass_block(a.data(), (u32)(y * n_len), limbs, xn, b,
-                           tab.data() + (y / plan.radix) * table_stride(plan), ntt_prime(plan_set(plan), y / plan.radix), plan.log_n,
-                           plan.h, plan.log_t, log_s, k, kind, plan_set(plan) == NTT_SET_SMALL, block, 0, plan.threads,
-                           ntt_group_log(plan.log_t, plan.threads), tile.data());
+                           tab.data() + (y / plan.radix) * table_stride(plan), ntt_prime(plan.radix, y / plan.radix), plan.log_n,
+                           plan.h, plan.log_t, log_s, k, kind, block, 0, plan.threads, ntt_group_log(plan.log_t, plan.threads),
+                           tile.data());
 }
 
 static void run_radix(const Plan &plan, std::vector<u32> &a, const limb_t *limbs, u64 xn, const std::vector<u32> &tab,
@@ -127,33 +122,29 @@ static bool carry_compose_agrees() {
     return true;
 }
 
-// The R-point transforms' constants (ntt_dft3, ntt_dft5) of each set a
-// radix takes against ntt_dft_constant, their quotients against
-// shoup_mul's definition, and every set's subtractions (ntt_subtractions)
-// against theirs.
+// The R-point transforms' constants (ntt_dft3, ntt_dft5) against
+// ntt_dft_constant, their quotients against shoup_mul's definition, and the
+// radix steps' subtractions (ntt_subtractions) against theirs.
 static bool dft_constants_agree() {
-    for (u32 set = 0; set < NTT_SETS; set++)
-        for (u32 i = 0; i < NTT_PRIMES; i++)
-            if ((u64)ntt_subtractions(set, i) != 0xffffffffull / ntt_prime(set, i).p) return false;
     for (u32 radix : {3u, 5u})
-        for (u32 set : {radix == 5 ? (u32)NTT_SET_LARGE5 : (u32)NTT_SET_LARGE, (u32)NTT_SET_SMALL})
-            for (u32 i = 0; i < NTT_PRIMES; i++) {
-                const NttPrime q = ntt_prime(set, i);
-                const NttDft &d = radix == 3 ? ntt_dft_of<3>(set, i) : ntt_dft_of<5>(set, i);
-                for (int c = 0; c < ntt_dft_count(radix); c++) {
-                    const u32 k = ntt_dft_constant(radix, c, q);
-                    if (d.k[c] != k || d.kq[c] != shoup_quotient(k, q.p)) return false;
-                }
+        for (u32 i = 0; i < NTT_PRIMES; i++) {
+            const NttPrime q = ntt_prime(radix, i);
+            const NttDft &d = radix == 3 ? ntt_dft3[i] : ntt_dft5[i];
+            if ((u64)ntt_subtractions(radix, i) != 0xffffffffull / q.p) return false;
+            for (int c = 0; c < ntt_dft_count(radix); c++) {
+                const u32 k = ntt_dft_constant(radix, c, q);
+                if (d.k[c] != k || d.kq[c] != shoup_quotient(k, q.p)) return false;
             }
+        }
     return true;
 }
 
 // The CRT's constants (ntt_crts) against their definitions, their
 // quotients against shoup_mul's.
 static bool crt_constants_agree() {
-    for (u32 set = 0; set < NTT_SETS; set++) {
+    for (u32 set = 0; set < 2; set++) {
         const NttCrt &k = ntt_crts[set];
-        const u64 p0 = ntt_prime(set, 0).p, p1 = ntt_prime(set, 1).p, p2 = ntt_prime(set, 2).p;
+        const u64 p0 = ntt_prime(set ? 5 : 1, 0).p, p1 = ntt_prime(set ? 5 : 1, 1).p, p2 = ntt_prime(set ? 5 : 1, 2).p;
         if ((u64)k.c1 * p0 % p1 != 1 || k.c1q != shoup_quotient(k.c1, (u32)p1)) return false;
         if (k.c2 != p0 % p2 || k.c2q != shoup_quotient(k.c2, (u32)p2)) return false;
         if ((u64)k.c3 * (p0 * p1 % p2) % p2 != 1 || k.c3q != shoup_quotient(k.c3, (u32)p2)) return false;
@@ -167,9 +158,7 @@ int main() {
     if (!dft_constants_agree() || !crt_constants_agree()) return 8;
     Plan plan;
     u32 count;
-    if (scanf("%u %u %u %u %u %u %u", &plan.log_n, &plan.h, &plan.log_t, &plan.threads, &plan.radix, &plan.large, &count) != 7)
-        return 2;
-    if (plan.large) ntt_small_set_log = 0;  // no transform has fewer than 2^1 points
+    if (scanf("%u %u %u %u %u %u", &plan.log_n, &plan.h, &plan.log_t, &plan.threads, &plan.radix, &count) != 6) return 2;
     for (u32 i = 0; i < count; i++) {
         u32 log_s, k;
         if (scanf("%u %u", &log_s, &k) != 2) return 2;
@@ -188,7 +177,7 @@ int main() {
     const u64 len = table_stride(plan);
     std::vector<u32> tab(NTT_PRIMES * len);
     for (u32 q = 0; q < NTT_PRIMES; q++)
-        for (u64 i = 0; i < len; i++) tab[q * len + i] = ntt_table_entry(i, plan.log_n, plan.h, plan.radix, ntt_prime(plan_set(plan), q));
+        for (u64 i = 0; i < len; i++) tab[q * len + i] = ntt_table_entry(i, plan.log_n, plan.h, plan.radix, ntt_prime(plan.radix, q));
 
     // As the host does it: u's transform finished, v's but its last pass
     // (or u's, for a square), then the turn (that last pass, the pointwise
@@ -211,29 +200,18 @@ int main() {
     // and c (exit 7).
     std::vector<u64> t(n), c(n);
     const u64 n_len = (u64)plan.radix << plan.log_n;
-    const u32 set = plan_set(plan);
-    if (set != ntt_set_of_length(n_len)) return 9;
-    auto combine_radix = [&](auto radix) {
-        constexpr int R = decltype(radix)::value;
-        for (u32 u = 0; u < (1u << (plan.log_n - 1)); u++) {
-            if (set == NTT_SET_SMALL)
-                ntt_combine_radix_at<R, NTT_SET_SMALL>(t.data(), c.data(), a.data(), tab.data(), (u32)len, plan.log_n, plan.h, n,
-                                                       wrap != 0, u);
-            else
-                ntt_combine_radix_at<R, R == 5 ? NTT_SET_LARGE5 : NTT_SET_LARGE>(t.data(), c.data(), a.data(), tab.data(),
-                                                                                 (u32)len, plan.log_n, plan.h, n, wrap != 0, u);
-        }
-    };
     if (plan.radix == 5) {
-        combine_radix(std::integral_constant<int, 5>());
+        for (u32 u = 0; u < (1u << (plan.log_n - 1)); u++)
+            ntt_combine_radix_at<5>(t.data(), c.data(), a.data(), tab.data(), (u32)len, plan.log_n, plan.h, n, wrap != 0, u);
     } else if (plan.radix == 3) {
-        combine_radix(std::integral_constant<int, 3>());
+        for (u32 u = 0; u < (1u << (plan.log_n - 1)); u++)
+            ntt_combine_radix_at<3>(t.data(), c.data(), a.data(), tab.data(), (u32)len, plan.log_n, plan.h, n, wrap != 0, u);
         run_radix(plan, a, nullptr, 0, tab, true);
         std::vector<u64> t2(n), c2(n);
-        for (u64 i = 0; i < n; i++) ntt_combine_at(t2.data(), c2.data(), a.data(), n_len, set, n, wrap != 0, i);
+        for (u64 i = 0; i < n; i++) ntt_combine_at(t2.data(), c2.data(), a.data(), n_len, n, wrap != 0, i);
         if (t2 != t || c2 != c) return 7;
     } else {
-        for (u64 i = 0; i < n; i++) ntt_combine_at(t.data(), c.data(), a.data(), n_len, set, n, wrap != 0, i);
+        for (u64 i = 0; i < n; i++) ntt_combine_at(t.data(), c.data(), a.data(), n_len, n, wrap != 0, i);
     }
     unsigned carry = 0;
     for (u64 i = 0; i < n; i++) {

@@ -1,24 +1,16 @@
-// Exact multiplication by number-theoretic transforms over three primes.
+// Exact multiplication by number-theoretic transforms over three 31-bit primes.
 //
 // Operands are cut into 32-bit coefficients (two a limb). Each product is
 // three transforms, one per prime p < 2^31, all with 32-bit arithmetic
 // (Montgomery products; the butterflies' products by stage roots by Shoup's
 // method, the roots' quotients in the tables), and the coefficients of the product come back by the
-// Chinese remainder theorem. Three sets of primes (ntt_arith.cuh, ntt_set):
-// transforms of R * 2^k points with k <= 22 (R = 1, 3 or 5) take the small
-// set, all below 2^30,
-//
-//   s0 =  45 * 2^24 + 1 =  754974721 (generator 11)
-//   s1 = 105 * 2^23 + 1 =  880803841 (generator 26)
-//   s2 = 225 * 2^22 + 1 =  943718401 (generator 7),
-//
-// every s - 1 divisible by 15 * 2^22; longer ones of 2^k and 3 * 2^k points
+// Chinese remainder theorem. Two sets of primes (ntt_arith.cuh):
 //
 //   p0 = 27 * 2^26 + 1 = 1811939329 (generator 13)
 //   p1 = 15 * 2^27 + 1 = 2013265921 (generator 31)
 //   p2 = 63 * 2^25 + 1 = 2113929217 (generator 5)
 //
-// and those of 5 * 2^23 points
+// and, for transforms of 5 * 2^k points,
 //
 //   q0 = 105 * 2^23 + 1 =  880803841 (generator 26)
 //   q1 = 155 * 2^23 + 1 = 1300234241 (generator 3)
@@ -29,7 +21,7 @@
 // step (cugmp_ntt_radix3) and three transforms of length M. Every q - 1 is
 // divisible by 5 * 2^23: a length 5M transform (m <= 23) is a radix-5 step
 // (cugmp_ntt_radix5) and five of length M. No three primes below 2^31 have 15 * 2^25 | p - 1,
-// hence two large sets. The host takes the shortest of 2^k, 3 * 2^k and 5 * 2^k
+// hence two sets. The host takes the shortest of 2^k, 3 * 2^k and 5 * 2^k
 // with N >= 2 * (un + vn), so the cyclic convolution does not wrap: products
 // of up to 3 * 2^24 limbs (384 MiB); 5 * 2^k for products made in one
 // convolution (whole, a chunk's, mod B^n - 1), never for the sums of
@@ -40,11 +32,6 @@
 // product unreduced (below 2p, and 2p * p < 2^32 p). Only two primes below
 // 2^31 have 3 * 2^26 | p - 1, so the longest transform is 3 * 2^25; longer
 // products go to the GPU in pieces (src/gpu/ntt/plan.rs, Plan::Pieces).
-// Why the small set below 2^30: residues up to 4p fit 32 bits, so the
-// passes' butterflies leave them unreduced (ntt_pass.cuh, ntt_group's
-// LAZY). No three primes below 2^30 with 5 * 2^23 | p - 1 have a product
-// above the bound of 5 * 2^23 points (2^88.3; the best three 2^87.7), nor
-// any with 2^24 | p - 1 above that of 2^24 (2^87.0).
 //
 // Exactness: a coefficient of the product is a sum of at most 2m products of
 // two coefficients below 2^32, m the shorter operand's limbs, so it is below
@@ -53,17 +40,15 @@
 // With the second set, a product has at most 5 * 2^22 limbs, so m <= 5 *
 // 2^21, 2m * 2^64 < 2^88.4, and Q = q0 q1 q2 > 2^90.8; a cyclic one of
 // length 2n = 5 * 2^k <= 5 * 2^23 (below) has coefficients below 2n * 2^64
-// < 2^89.4 < Q. With the small set, a transform has at most 5 * 2^22
-// points, so coefficients below 5 * 2^22 * 2^64 < 2^88.4 (cyclic ones
-// too), and S = s0 s1 s2 > 2^89.01.
+// < 2^89.4 < Q.
 // A product mod B^n - 1 (GMP's mulmod_bnm1) is one cyclic convolution of
 // length exactly N = 2n (2^k, 3 * 2^k or 5 * 2^k, so n <= 3 * 2^24,
 // operands of at most n limbs): coefficient j sums the products a_i b_k with i + k = j mod
 // N, at most one for each of the shorter operand's 2m coefficients, so again
 // below 2m * 2^64 <= 3 * 2^25 * 2^64 < 2^91 < P. A sum of w products of
 // pieces of m limbs in the transform domain (Plan::Pieces, cugmp_ntt_sum)
-// has coefficients below w * 2m * 2^64, so w <= 8 at m < 3 * 2^23, and w <=
-// 5 at m < 3 * 2^20 on the small set (src/gpu/ntt/plan.rs, `pairs_a_sum`).
+// has coefficients below w * 2m * 2^64, so w <= 8 at m < 3 * 2^23
+// (src/gpu/ntt/plan.rs, `pairs_a_sum`).
 //
 // Forward: decimation in frequency (natural order in, bit-reversed out);
 // inverse: decimation in time (bit-reversed in, natural out): no bit-reversal
@@ -82,7 +67,7 @@
 extern "C" __global__ void cugmp_ntt_tables(u32 *tab, u32 log_n, u32 h, u32 radix) {
     const u64 len = NTT_TABLE_STRIDE(log_n, h, radix);
     GRID_STRIDE(i, NTT_PRIMES * len) {
-        tab[i] = ntt_table_entry(i % len, log_n, h, radix, ntt_prime(ntt_set(radix, log_n), (u32)(i / len)));
+        tab[i] = ntt_table_entry(i % len, log_n, h, radix, ntt_prime(radix, (u32)(i / len)));
     }
 }
 
@@ -114,13 +99,13 @@ extern "C" __global__ void __launch_bounds__(512, 3)
     cugmp_ntt_pass(u32 *a, const limb_t *__restrict__ limbs, u64 xn, const u32 *b, const u32 *__restrict__ tab,
                    u32 log_n, u32 h, u32 log_t, u32 log_s, u32 k, u32 kind, u32 radix) {
     extern __shared__ u32 tile[];
-    const u32 prime = blockIdx.y / radix, set = ntt_set(radix, log_n);
+    const u32 prime = blockIdx.y / radix;
     // 32 bits: blockIdx.y < 3 * 5 and N <= 2^25, 2^23 where it is 15 (a
     // 64-bit offset made every element's address a 64-bit sum of three
     // terms).
     const u32 offset = blockIdx.y << log_n;
     ntt_pass_block(a, offset, limbs, xn, b, tab + prime * NTT_TABLE_STRIDE(log_n, h, radix),
-                   ntt_prime(set, prime), log_n, h, log_t, log_s, k, kind, set == NTT_SET_SMALL, blockIdx.x, threadIdx.x, blockDim.x,
+                   ntt_prime(radix, prime), log_n, h, log_t, log_s, k, kind, blockIdx.x, threadIdx.x, blockDim.x,
                    ntt_group_log(log_t, blockDim.x), tile);
 }
 
@@ -144,7 +129,7 @@ struct NttPairs {
 extern "C" __global__ void cugmp_ntt_sum(u32 *acc, NttPairs pairs, u32 count, u32 twice, const u32 *__restrict__ tab,
                                           u32 log_n, u32 h, u32 radix) {
     const u32 prime = blockIdx.y;
-    const NttPrime q = ntt_prime(ntt_set(radix, log_n), prime);
+    const NttPrime q = ntt_prime(radix, prime);
     const u32 len = radix << log_n;
     const u32 scale = LDG(&tab[prime * NTT_TABLE_STRIDE(log_n, h, radix) + NTT_TABLE_LEN(log_n, h) - 1]);
     const u32 base = prime * len;
@@ -162,25 +147,18 @@ extern "C" __global__ void cugmp_ntt_sum(u32 *acc, NttPairs pairs, u32 count, u3
 // ntt_combine_at over limbs 0 .. n - 1.
 extern "C" __global__ void cugmp_ntt_combine(limb_t *__restrict__ t, limb_t *__restrict__ c, const u32 *__restrict__ coef,
                                               u64 n_len, u64 n, u32 wrap) {
-    const u32 set = ntt_set_of_length(n_len);
-    GRID_STRIDE(i, n) ntt_combine_at(t, c, coef, n_len, set, n, wrap != 0, i);
+    GRID_STRIDE(i, n) ntt_combine_at(t, c, coef, n_len, n, wrap != 0, i);
 }
 
 // ntt_combine_radix_at over column pairs 0 .. 2^(log_n - 1) - 1: the
 // inverse's radix-R step and the fold into n limbs, all three primes (tab
 // their tables, NTT_TABLE_STRIDE apart). A kernel a radix, as above.
-template <int R, int SET>
-__device__ __forceinline__ void ntt_combine_set(limb_t *t, limb_t *c, const u32 *a, const u32 *tab, u32 log_n, u32 h,
-                                                u64 n, u32 wrap) {
-    const u32 stride = (u32)NTT_TABLE_STRIDE(log_n, h, R);
-    for (u32 u = blockIdx.x * blockDim.x + threadIdx.x; u < (1u << (log_n - 1)); u += gridDim.x * blockDim.x)
-        ntt_combine_radix_at<R, SET>(t, c, a, tab, stride, log_n, h, n, wrap != 0, u);
-}
 template <int R>
 __device__ __forceinline__ void ntt_combine_kernel(limb_t *t, limb_t *c, const u32 *a, const u32 *tab, u32 log_n, u32 h,
                                                    u64 n, u32 wrap) {
-    if (ntt_set(R, log_n) == NTT_SET_SMALL) ntt_combine_set<R, NTT_SET_SMALL>(t, c, a, tab, log_n, h, n, wrap);
-    else ntt_combine_set<R, R == 5 ? NTT_SET_LARGE5 : NTT_SET_LARGE>(t, c, a, tab, log_n, h, n, wrap);
+    const u32 stride = (u32)NTT_TABLE_STRIDE(log_n, h, R);
+    for (u32 u = blockIdx.x * blockDim.x + threadIdx.x; u < (1u << (log_n - 1)); u += gridDim.x * blockDim.x)
+        ntt_combine_radix_at<R>(t, c, a, tab, stride, log_n, h, n, wrap != 0, u);
 }
 extern "C" __global__ void cugmp_ntt_combine3(limb_t *__restrict__ t, limb_t *__restrict__ c, const u32 *__restrict__ a,
                                               const u32 *__restrict__ tab, u32 log_n, u32 h, u64 n, u32 wrap) {

@@ -67,57 +67,28 @@ struct NttPrime {
     u32 g;      // a generator of (Z/p)*
 };
 
-// Three sets of three, each in increasing order (the CRT, ntt_crt.cuh,
-// needs it; cuda/ntt.cu has the lengths and the bounds): transforms of R *
-// 2^k points with k <= NTT_SMALL_SET_LOG take the small set, whatever R
-// (1, 3 or 5), whose primes are below 2^30 (the lazy butterflies,
-// ntt_pass.cuh); longer ones of 2^k and 3 * 2^k points the first, of 5 *
-// 2^k the second.
-#define NTT_SETS 3
-#define NTT_SET_LARGE 0
-#define NTT_SET_LARGE5 1
-#define NTT_SET_SMALL 2
-#define NTT_SMALL_SET_LOG 22
-NTT_CONST NttPrime ntt_primes[NTT_SETS][NTT_PRIMES] = {
-    {
-        {1811939329u, 0x94000001u, 0x392f6852u, 13},
-        {2013265921u, 0x88000001u, 0x45dddde3u, 31},
-        {2113929217u, 0x82000001u, 0x7ddf7dfdu, 5},
-    },
-    {
-        {880803841u, 0xcb800001u, 0x1bb1fb38u, 26},
-        {1300234241u, 0xb2800001u, 0x07dfcb31u, 3},
-        {2013265921u, 0x88000001u, 0x45dddde3u, 31},
-    },
-    {
-        {754974721u, 0xd3000001u, 0x2ca4fa71u, 11},
-        {880803841u, 0xcb800001u, 0x1bb1fb38u, 26},
-        {943718401u, 0xc7c00001u, 0x36aa61efu, 7},
-    },
+// Two sets of three, each in increasing order (the CRT, ntt_crt.cuh, needs
+// it): transforms of 2^k and 3 * 2^k points take the first, those of 5 *
+// 2^k the second (cuda/ntt.cu has the lengths and the bounds).
+NTT_CONST NttPrime ntt_primes[NTT_PRIMES] = {
+    {1811939329u, 0x94000001u, 0x392f6852u, 13},
+    {2013265921u, 0x88000001u, 0x45dddde3u, 31},
+    {2113929217u, 0x82000001u, 0x7ddf7dfdu, 5},
+};
+NTT_CONST NttPrime ntt_primes5[NTT_PRIMES] = {
+    {880803841u, 0xcb800001u, 0x1bb1fb38u, 26},
+    {1300234241u, 0xb2800001u, 0x07dfcb31u, 3},
+    {2013265921u, 0x88000001u, 0x45dddde3u, 31},
 };
 
-#ifdef CUGMP_HOST_MODEL
-// The longest k of the small set. The model may lower it, so that its short
-// transforms run on the other two sets too (c_tests/ntt_model.cpp).
-static u32 ntt_small_set_log = NTT_SMALL_SET_LOG;
-#else
-#define ntt_small_set_log NTT_SMALL_SET_LOG
-#endif
-
-// The set for transforms of radix * 2^log_n points.
-NTT_FN u32 ntt_set(u32 radix, u32 log_n) {
-    return log_n <= ntt_small_set_log ? NTT_SET_SMALL : radix == 5 ? NTT_SET_LARGE5 : NTT_SET_LARGE;
-}
-
-// Prime i of a set.
-NTT_FN NttPrime ntt_prime(u32 set, u32 i) { return ntt_primes[set][i]; }
+// Prime i of the set for transforms of radix * 2^k points.
+NTT_FN NttPrime ntt_prime(u32 radix, u32 i) { return radix == 5 ? ntt_primes5[i] : ntt_primes[i]; }
 
 NTT_FN u32 umin32(u32 a, u32 b) { return a < b ? a : b; }
 
-// a * b / 2^32 mod p, for ab < 2^32 p (a < 2p and b < p; or a, b < 2p
-// where p < 2^30, the small set's lazy residues); in [0, p). With m =
-// lo(ab) * p^-1 (mod 2^32), ab - mp is a multiple of 2^32, so (ab - mp) /
-// 2^32 is hi(ab) - hi(mp) exactly, in (-p, p).
+// a * b / 2^32 mod p, for a < 2p and b < p; in [0, p). With m = lo(ab) * p^-1
+// (mod 2^32), ab - mp is a multiple of 2^32, so (ab - mp) / 2^32 is
+// hi(ab) - hi(mp) exactly, in (-p, p) (ab < 2p^2 < 2^32 p).
 // mont_mul_lazy: the same without the last subtraction, in (0, 2p): a
 // factor that only goes into another Montgomery product as its first
 // operand (a chain of twists' powers, the pointwise product before its
@@ -140,16 +111,10 @@ NTT_FN u32 shoup_quotient(u32 w, u32 p) { return (u32)(((u64)w << 32) / p); }
 // p) (Shoup, shoup_quotient): qt = hi(a wq) is floor(a w / p) or one less, so a w - qt p is
 // in [0, 2p), exact in 32 bits. Three multiplications where mont_mul takes
 // a wide one and two (the stage roots, which carry their quotients).
-// shoup_mul_lazy: the same without the last subtraction, in [0, 2p).
-NTT_FN u32 shoup_mul_lazy(u32 a, u32 w, u32 wq, const NttPrime &q) { return a * w - umulhi32(a, wq) * q.p; }
 NTT_FN u32 shoup_mul(u32 a, u32 w, u32 wq, const NttPrime &q) {
-    const u32 r = shoup_mul_lazy(a, w, wq, q);
+    const u32 r = a * w - umulhi32(a, wq) * q.p;
     return umin32(r, r - q.p);
 }
-
-// x below 2m, less m where that is not negative: below m (m = p or 2p,
-// 2m <= 2^32; lazy residues, ntt_pass.cuh).
-NTT_FN u32 reduce_below(u32 x, u32 m) { return umin32(x, x - m); }
 
 // (a + b) mod p for a, b < p < 2^31: a + b < 2^32, and where a + b < p,
 // a + b - p wraps above it, so the smaller of the two is the residue.
@@ -170,13 +135,11 @@ NTT_FN u32 coefficient_residue(u32 x, const NttPrime &q, int subtractions) {
     return x;
 }
 
-// How many subtractions of prime i of a set take a 32-bit coefficient below
-// it (coefficient_residue): floor((2^32 - 1) / p), 2 for every prime of the
-// first set, 4, 3 and 2 for the second, 5, 4 and 4 for the small one (a
-// constant where the set and i are: the primes' words are not).
-NTT_FN int ntt_subtractions(u32 set, u32 i) {
-    return set == NTT_SET_SMALL ? (i == 0 ? 5 : 4) : set == NTT_SET_LARGE5 ? 4 - (int)i : 2;
-}
+// How many subtractions of prime i of the set for radix R take a 32-bit
+// coefficient below it (coefficient_residue): floor((2^32 - 1) / p), 2 for
+// every prime of the first set, 4, 3 and 2 for the second (a constant where
+// R and i are: the primes' words are not).
+NTT_FN int ntt_subtractions(u32 radix, u32 i) { return radix == 5 ? 4 - (int)i : 2; }
 
 // An operand's coefficients: coefficient i is the i-th 32-bit half of its xn
 // limbs (little-endian), 0 past them. i < N < 2^32, so the count is clamped

@@ -10,7 +10,8 @@
 // it is used.) The divisions are products by constants, plain residues with
 // their quotients (shoup_mul, which takes the differences below 2p
 // unreduced); the host model checks them against their definitions
-// (c_tests/ntt_model.cpp). SET is the set of primes (ntt_set).
+// (c_tests/ntt_model.cpp). SET 0 is ntt_primes (transforms of 2^k and 3 *
+// 2^k points), SET 1 ntt_primes5 (5 * 2^k).
 // ---------------------------------------------------------------------------
 struct NttCrt {
     u32 c1, c1q;  // p0^-1 mod p1, its quotient
@@ -18,15 +19,14 @@ struct NttCrt {
     u32 c3, c3q;  // (p0 p1)^-1 mod p2
     u64 p01;      // p0 p1
 };
-NTT_CONST NttCrt ntt_crts[NTT_SETS] = {
+NTT_CONST NttCrt ntt_crts[2] = {
     {0x0000000au, 0x00000015u, 0x6c000001u, 0xdb6db6dbu, 0x00000093u, 0x0000012au, 0x32a00000e4000001ull},
     {0x45c00004u, 0xe6666670u, 0x34800001u, 0x70000001u, 0x12d2d2d8u, 0x28282832u, 0x0fe4c00082000001ull},
-    {0x00000007u, 0x00000022u, 0x2d000001u, 0xcccccccdu, 0x0000004bu, 0x00000155u, 0x093a800061800001ull},
 };
 
 template <int SET>
 NTT_FN void crt(u32 r0, u32 r1, u32 r2, u64 *lo, u64 *hi) {
-    const NttPrime *primes = ntt_primes[SET];
+    const NttPrime *primes = SET ? ntt_primes5 : ntt_primes;
     const NttPrime &q1 = primes[1], &q2 = primes[2];
     const NttCrt &k = ntt_crts[SET];
     const u32 k1 = shoup_mul(r1 - r0 + q1.p, k.c1, k.c1q, q1);
@@ -57,25 +57,12 @@ NTT_FN void ntt_limb_of(const u32 *r, const u32 *s, u64 *lo, u64 *hi) {
     *hi = h0 + s_hi + (*lo < l0);
 }
 
-// The set of primes of transforms of n_len points (2^k, 3 * 2^k or 5 *
-// 2^k: k is its count of trailing zeros).
-NTT_FN u32 ntt_set_of_length(u64 n_len) {
-#ifdef CUGMP_HOST_MODEL
-    const u32 log_n = (u32)__builtin_ctzll(n_len);
-#else
-    const u32 log_n = (u32)__ffsll((long long)n_len) - 1;
-#endif
-    return ntt_set((u32)(n_len >> log_n), log_n);
-}
-
 // Limb i of the product before carries: coefficients 2i and 2i + 1 of the
-// inverse transform `coef` (n_len words a prime, on primes `set`).
-NTT_FN void ntt_limb_value(const u32 *coef, u64 n_len, u32 set, u64 i, u64 *lo, u64 *hi) {
+// inverse transform `coef` (n_len words a prime).
+NTT_FN void ntt_limb_value(const u32 *coef, u64 n_len, u64 i, u64 *lo, u64 *hi) {
     const u32 r[3] = {coef[2 * i], coef[n_len + 2 * i], coef[2 * n_len + 2 * i]};
     const u32 s[3] = {coef[2 * i + 1], coef[n_len + 2 * i + 1], coef[2 * n_len + 2 * i + 1]};
-    if (set == NTT_SET_SMALL) ntt_limb_of<NTT_SET_SMALL>(r, s, lo, hi);
-    else if (set == NTT_SET_LARGE5) ntt_limb_of<NTT_SET_LARGE5>(r, s, lo, hi);
-    else ntt_limb_of<NTT_SET_LARGE>(r, s, lo, hi);
+    ntt_limb_of<0>(r, s, lo, hi);
 }
 
 // Limb i of the fold of coefficients into limbs: t[i] = the low 64 bits of
@@ -94,9 +81,9 @@ NTT_FN void ntt_fold_limb(limb_t *t, limb_t *c, u64 n, bool wrap, u64 i, u64 lo,
     if (i == 0 && !wrap) c[0] = 0;
 }
 
-NTT_FN void ntt_combine_at(limb_t *t, limb_t *c, const u32 *coef, u64 n_len, u32 set, u64 n, bool wrap, u64 i) {
+NTT_FN void ntt_combine_at(limb_t *t, limb_t *c, const u32 *coef, u64 n_len, u64 n, bool wrap, u64 i) {
     u64 lo, hi;
-    ntt_limb_value(coef, n_len, set, i, &lo, &hi);
+    ntt_limb_value(coef, n_len, i, &lo, &hi);
     ntt_fold_limb(t, c, n, wrap, i, lo, hi);
 }
 
@@ -108,8 +95,8 @@ NTT_FN void ntt_combine_at(limb_t *t, limb_t *c, const u32 *coef, u64 n_len, u32
 // u + lN / 2 whole (N is even): no coefficient goes through device memory
 // between the two steps. ncu had the radix-3 step and the fold as two
 // kernels moving 2.0 GB at 10^7 x 10^7 limbs (RESULTS.md, "Transform
-// passes"). SET: ntt_set's primes for R and N.
-template <int R, int SET>
+// passes").
+template <int R>
 NTT_FN void ntt_combine_radix_at(limb_t *t, limb_t *c, const u32 *a, const u32 *tab, u32 stride, u32 log_n, u32 h, u64 n,
                                  bool wrap, u32 u) {
     const u32 n_len = 1u << log_n;
@@ -118,14 +105,14 @@ NTT_FN void ntt_combine_radix_at(limb_t *t, limb_t *c, const u32 *a, const u32 *
 #pragma unroll
     for (u32 prime = 0; prime < NTT_PRIMES; prime++) {
         const u32 *ap = a + prime * R * n_len;
-        const NttPrime q = ntt_prime(SET, prime);
+        const NttPrime q = ntt_prime(R, prime);
 #pragma unroll
         for (u32 col = 0; col < 2; col++) {
             const u32 j = 2 * u + col;
             u32 y[R];
 #pragma unroll
             for (u32 l = 0; l < R; l++) y[l] = ap[j + l * n_len];
-            ntt_radix_values<R>(y, tab + prime * stride, ntt_dft_of<R>(SET, prime), q, log_n, h, j, true);
+            ntt_radix_values<R>(y, tab + prime * stride, ntt_dft_of<R>(prime), q, log_n, h, j, true);
 #pragma unroll
             for (u32 l = 0; l < R; l++) x[col][l][prime] = y[l];
         }
@@ -135,7 +122,7 @@ NTT_FN void ntt_combine_radix_at(limb_t *t, limb_t *c, const u32 *a, const u32 *
         const u64 i = u + ((u64)l << (log_n - 1));
         if (i < n) {
             u64 lo, hi;
-            ntt_limb_of<SET>(x[0][l], x[1][l], &lo, &hi);
+            ntt_limb_of<R == 5>(x[0][l], x[1][l], &lo, &hi);
             ntt_fold_limb(t, c, n, wrap, i, lo, hi);
         }
     }
@@ -161,13 +148,12 @@ NTT_FN void ntt_combine_radix_at(limb_t *t, limb_t *c, const u32 *a, const u32 *
 // once unrolled, so the arrays stay in registers.
 NTT_FN u64 ntt_small_values(const u32 *coef, u64 n_len, u64 first, u32 len, u64 *lo, u64 *hi) {
     u64 top = 0;
-    const u32 set = ntt_set_of_length(n_len);
 #ifndef CUGMP_HOST_MODEL
 #pragma unroll
 #endif
     for (u32 j = 0; j < NTT_SMALL_RUN; j++) {
         if (j < len) {
-            ntt_limb_value(coef, n_len, set, first + j, &lo[j], &hi[j]);
+            ntt_limb_value(coef, n_len, first + j, &lo[j], &hi[j]);
             top = hi[j];
         }
     }

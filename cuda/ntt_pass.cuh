@@ -142,16 +142,7 @@ NTT_FN void ntt_stage_roots(u32 *w, u32 *wq, int s, const u32 *roots, u32 p, u32
 // of 8 multiply by 1. Those skip the product (a residue times 1 is itself;
 // going forward the difference is reduced by mod_sub instead): the same
 // residues, so the same transform, bit for bit.
-//
-// LAZY (the small set, primes below 2^30; Harvey's butterflies): residues
-// up to a multiple of p. Going forward they stay below 2p: the sum less 2p
-// where that is not negative, the difference plus 2p (below 4p < 2^32)
-// times the root by Shoup's product without its last subtraction. Going
-// back they stay below 4p: x0 brought below 2p, x1 times the root below 2p,
-// their sum and their difference plus 2p. One instruction a butterfly less
-// going forward, two going back; the pass brings its elements below p
-// before they leave (ntt_pass_tile).
-template <int R, bool INVERSE, bool WHOLE, bool BOTTOM, bool PACKED, bool LAZY>
+template <int R, bool INVERSE, bool WHOLE, bool BOTTOM, bool PACKED>
 NTT_FN void ntt_group(u32 *tile, u32 i0, u32 d, u32 low, u32 p, const u32 *roots, const u32 *bottom,
                       const u32 *bottom_q, const NttPrime &q) {
     constexpr int G = 1 << R;
@@ -182,17 +173,7 @@ NTT_FN void ntt_group(u32 *tile, u32 i0, u32 d, u32 low, u32 p, const u32 *roots
 #pragma unroll
             for (int m = c; m < G; m += 2 << s) {
                 const u32 x0 = x[m], x1 = x[m + (1 << s)];
-                const u32 p2 = 2 * q.p;
-                if (LAZY && INVERSE) {
-                    const u32 y0 = reduce_below(x0, p2);
-                    const u32 t = one ? reduce_below(x1, p2) : shoup_mul_lazy(x1, root, quot, q);
-                    x[m] = y0 + t;
-                    x[m + (1 << s)] = y0 - t + p2;
-                } else if (LAZY) {
-                    x[m] = reduce_below(x0 + x1, p2);
-                    const u32 diff = x0 - x1 + p2;
-                    x[m + (1 << s)] = one ? reduce_below(diff, p2) : shoup_mul_lazy(diff, root, quot, q);
-                } else if (INVERSE) {
+                if (INVERSE) {
                     const u32 t = one ? x1 : shoup_mul(x1, root, quot, q);
                     x[m] = mod_add(x0, t, q);
                     x[m + (1 << s)] = mod_sub(x0, t, q);
@@ -216,7 +197,7 @@ NTT_FN void ntt_group(u32 *tile, u32 i0, u32 d, u32 low, u32 p, const u32 *roots
 // One step of a pass: stages p .. p + R - 1 on every group of the tile.
 // (WHOLE: p = 0 and C = 1; BOTTOM: p = 0; PACKED: p a multiple of
 // NTT_GROUP_LOG; see ntt_group.)
-template <int R, bool INVERSE, bool WHOLE, bool BOTTOM, bool PACKED, bool LAZY>
+template <int R, bool INVERSE, bool WHOLE, bool BOTTOM, bool PACKED>
 NTT_FN void ntt_step(u32 *tile, u32 T, u32 log_c, u32 k, u32 p, const u32 *roots, const NttPrime &q, u32 thread,
                      u32 threads) {
     const u32 d = (1u << p) << log_c;
@@ -234,12 +215,12 @@ NTT_FN void ntt_step(u32 *tile, u32 T, u32 log_c, u32 k, u32 p, const u32 *roots
         u32 low;
         u32 i0 = group_start(thread, log_c, k, p, R, &low);
         for (u32 u = thread; u < (T >> R); u += threads, i0 += threads << R)
-            ntt_group<R, INVERSE, WHOLE, BOTTOM, PACKED, LAZY>(tile, i0, d, low, p, roots, bottom, bottom_q, q);
+            ntt_group<R, INVERSE, WHOLE, BOTTOM, PACKED>(tile, i0, d, low, p, roots, bottom, bottom_q, q);
     } else {
         for (u32 u = thread; u < (T >> R); u += threads) {
             u32 low;
             const u32 i0 = group_start(u, log_c, k, p, R, &low);
-            ntt_group<R, INVERSE, WHOLE, BOTTOM, PACKED, LAZY>(tile, i0, d, low, p, roots, bottom, bottom_q, q);
+            ntt_group<R, INVERSE, WHOLE, BOTTOM, PACKED>(tile, i0, d, low, p, roots, bottom, bottom_q, q);
         }
     }
 }
@@ -264,7 +245,7 @@ NTT_FN void ntt_step(u32 *tile, u32 T, u32 log_c, u32 k, u32 p, const u32 *roots
 // a time) is a whole one. Forward steps go from the top down, inverse ones
 // up. Every thread of the block takes part (EACH_THREAD, thread_id of
 // threads); the tile is complete before and after.
-template <bool INVERSE, bool LAZY>
+template <bool INVERSE>
 NTT_FN void ntt_steps(u32 *tile, u32 T, u32 log_c, u32 k, u32 group_log, const u32 *tab, const NttPrime &q,
                       u32 thread_id, u32 threads) {
     static_assert(NTT_GROUP_LOG <= 3, "the switch below has steps of 1 to 3 stages");
@@ -281,16 +262,16 @@ NTT_FN void ntt_steps(u32 *tile, u32 T, u32 log_c, u32 k, u32 group_log, const u
         // one (ntt_stage_roots). Such steps have at most two stages.
         const bool loose = !bottom && group_log != NTT_GROUP_LOG;
         EACH_THREAD(thread) switch (r + 3 * bottom + 3 * whole + 10 * loose) {
-        case 1: ntt_step<1, INVERSE, false, false, true, LAZY>(tile, T, log_c, k, p, roots, q, thread, threads); break;
-        case 2: ntt_step<2, INVERSE, false, false, true, LAZY>(tile, T, log_c, k, p, roots, q, thread, threads); break;
-        case 3: ntt_step<3, INVERSE, false, false, true, LAZY>(tile, T, log_c, k, p, roots, q, thread, threads); break;
-        case 4: ntt_step<1, INVERSE, false, true, true, LAZY>(tile, T, log_c, k, p, roots, q, thread, threads); break;
-        case 5: ntt_step<2, INVERSE, false, true, true, LAZY>(tile, T, log_c, k, p, roots, q, thread, threads); break;
-        case 6: ntt_step<3, INVERSE, false, true, true, LAZY>(tile, T, log_c, k, p, roots, q, thread, threads); break;
-        case 8: ntt_step<2, INVERSE, true, true, true, LAZY>(tile, T, log_c, k, p, roots, q, thread, threads); break;
-        case 9: ntt_step<3, INVERSE, true, true, true, LAZY>(tile, T, log_c, k, p, roots, q, thread, threads); break;
-        case 11: ntt_step<1, INVERSE, false, false, false, LAZY>(tile, T, log_c, k, p, roots, q, thread, threads); break;
-        case 12: ntt_step<2, INVERSE, false, false, false, LAZY>(tile, T, log_c, k, p, roots, q, thread, threads); break;
+        case 1: ntt_step<1, INVERSE, false, false, true>(tile, T, log_c, k, p, roots, q, thread, threads); break;
+        case 2: ntt_step<2, INVERSE, false, false, true>(tile, T, log_c, k, p, roots, q, thread, threads); break;
+        case 3: ntt_step<3, INVERSE, false, false, true>(tile, T, log_c, k, p, roots, q, thread, threads); break;
+        case 4: ntt_step<1, INVERSE, false, true, true>(tile, T, log_c, k, p, roots, q, thread, threads); break;
+        case 5: ntt_step<2, INVERSE, false, true, true>(tile, T, log_c, k, p, roots, q, thread, threads); break;
+        case 6: ntt_step<3, INVERSE, false, true, true>(tile, T, log_c, k, p, roots, q, thread, threads); break;
+        case 8: ntt_step<2, INVERSE, true, true, true>(tile, T, log_c, k, p, roots, q, thread, threads); break;
+        case 9: ntt_step<3, INVERSE, true, true, true>(tile, T, log_c, k, p, roots, q, thread, threads); break;
+        case 11: ntt_step<1, INVERSE, false, false, false>(tile, T, log_c, k, p, roots, q, thread, threads); break;
+        case 12: ntt_step<2, INVERSE, false, false, false>(tile, T, log_c, k, p, roots, q, thread, threads); break;
         }
         BLOCK_SYNC();
     }
@@ -308,9 +289,8 @@ NTT_FN void ntt_steps(u32 *tile, u32 T, u32 log_c, u32 k, u32 group_log, const u
 // has no branch on them per element: with them as run-time values the load
 // and store phases took 84 of a 10^6-limb product's 238 instructions an
 // element in a plain pass (ncu source counters, H100; RESULTS.md,
-// "Transform passes"). LAZY: the small set's butterflies (ntt_group), whose
-// residues the pass brings below p as they leave.
-template <int LOAD, int KIND, bool TWIST, bool LAZY>
+// "Transform passes").
+template <int LOAD, int KIND, bool TWIST>
 NTT_FN void ntt_pass_tile(u32 *a, u32 offset, const limb_t *limbs, u64 xn, const u32 *b, const u32 *tab,
                           const NttPrime &q, u32 log_n, u32 h, u32 log_t, u32 log_s, u32 k, u64 block, u32 thread_id, u32 threads,
                           u32 group_log, u32 *tile) {
@@ -371,24 +351,16 @@ NTT_FN void ntt_pass_tile(u32 *a, u32 offset, const limb_t *limbs, u64 xn, const
     // ... what the pass does to it before the stages, as tile element t ...
     // (tw: its twist, where the pass has one) ...
     auto enter_with = [&](u32 t, u32 x, u32 tw) {
-        // Only transforms of 2^k points read limbs in a pass: the first set
-        // or, lazily (below 2p, what its forward stages take), the small
-        // one, whose primes are above 2^32 / 6: x - 4p, where that is not
-        // negative, is below 2p already.
-        if (LOAD == NTT_LOAD_LIMBS)
-            x = LAZY ? reduce_below(reduce_below(x, 4 * q.p), 2 * q.p) : coefficient_residue(x, q, ntt_subtractions(NTT_SET_LARGE, 0));
+        // Only transforms of 2^k points read limbs in a pass: the first set.
+        if (LOAD == NTT_LOAD_LIMBS) x = coefficient_residue(x, q, ntt_subtractions(1, 0));
         if (INVERSE && TWIST) x = mont_mul(tw, x, q);  // tw below 2p (chain)
         tile[t] = x;
     };
     auto enter = [&](u32 t, u32 x) { enter_with(t, x, INVERSE && TWIST ? twist(t) : 0); };
     // ... and back to device memory after them.
-    // (Lazy residues: below 2p after forward stages, which the twist's
-    // product takes as they are, below 4p after inverse ones.)
     auto leave_with = [&](u32 t, u32 g, u32 tw) {
         u32 x = tile[t];
         if (!INVERSE && TWIST) x = mont_mul(tw, x, q);  // tw below 2p (chain)
-        else if (LAZY && KIND == NTT_FORWARD) x = reduce_below(x, q.p);
-        else if (LAZY) x = reduce_below(reduce_below(x, 2 * q.p), q.p);
         a[g] = x;
     };
     auto leave = [&](u32 t, u32 g) { leave_with(t, g, !INVERSE && TWIST ? twist(t) : 0); };
@@ -452,13 +424,11 @@ NTT_FN void ntt_pass_tile(u32 *a, u32 offset, const limb_t *limbs, u64 xn, const
     BLOCK_SYNC();
 
     if (KIND != NTT_TURN) {
-        ntt_steps<INVERSE, LAZY>(tile, T, log_c, k, group_log, tab, q, thread_id, threads);
+        ntt_steps<INVERSE>(tile, T, log_c, k, group_log, tab, q, thread_id, threads);
     } else {
-        ntt_steps<false, LAZY>(tile, T, log_c, k, group_log, tab, q, thread_id, threads);
+        ntt_steps<false>(tile, T, log_c, k, group_log, tab, q, thread_id, threads);
         // The pointwise product, scaled: each element times the other
-        // operand's at the same place (b = a: itself, a square). Lazy
-        // residues below 2p go in as they are: p < 2^30, so the product of
-        // two is below 2^32 p (mont_mul).
+        // operand's at the same place (b = a: itself, a square).
         const bool square = b == a;
         auto product = [&](u32 t, u32 y) { tile[t] = mont_mul(mont_mul_lazy(tile[t], y, q), scale, q); };
         each_element(
@@ -476,7 +446,7 @@ NTT_FN void ntt_pass_tile(u32 *a, u32 offset, const limb_t *limbs, u64 xn, const
             },
             [&](u32 t, u32 g) { product(t, square ? tile[t] : LDG(&b[g])); });
         BLOCK_SYNC();
-        ntt_steps<true, LAZY>(tile, T, log_c, k, group_log, tab, q, thread_id, threads);
+        ntt_steps<true>(tile, T, log_c, k, group_log, tab, q, thread_id, threads);
     }
 
     each_element(
@@ -492,20 +462,18 @@ NTT_FN void ntt_pass_tile(u32 *a, u32 offset, const limb_t *limbs, u64 xn, const
 }
 
 // A pass (ntt_pass_tile) with its template parameters from the run-time
-// ones: `kind` (NTT_FORWARD, NTT_INVERSE, NTT_TURN) and `lazy` (the small
-// set's primes). A forward pass or a turn reads limbs when it is given them
-// (the transform's first pass); a turn multiplies by b (b = a: squares).
+// ones: `kind` (NTT_FORWARD, NTT_INVERSE, NTT_TURN). A forward pass or a
+// turn reads limbs when it is given them (the transform's first pass); a
+// turn multiplies by b (b = a: squares).
 NTT_FN void ntt_pass_block(u32 *a, u32 offset, const limb_t *limbs, u64 xn, const u32 *b, const u32 *tab, const NttPrime q,
-                           u32 log_n, u32 h, u32 log_t, u32 log_s, u32 k, u32 kind, bool lazy,
+                           u32 log_n, u32 h, u32 log_t, u32 log_s, u32 k, u32 kind,
                            u64 block, u32 thread, u32 threads, u32 group_log, u32 *tile) {
     const bool twist = log_s != 0;
     const int mode = kind == NTT_TURN ? (limbs ? 9 : 8) : kind == NTT_INVERSE ? 4 : (limbs ? 2 : 0);
-#define NTT_PASS_CASE(M, LOAD, KIND, TWIST)                                                                          \
-    case M: ntt_pass_tile<LOAD, KIND, TWIST, false>(a, offset, limbs, xn, b, tab, q, log_n, h, log_t, log_s, k, block, \
-                                                    thread, threads, group_log, tile); break;                          \
-    case M + 16: ntt_pass_tile<LOAD, KIND, TWIST, true>(a, offset, limbs, xn, b, tab, q, log_n, h, log_t, log_s, k,    \
-                                                        block, thread, threads, group_log, tile); break;
-    switch (mode + (kind == NTT_TURN ? 0 : twist) + 16 * lazy) {
+#define NTT_PASS_CASE(M, LOAD, KIND, TWIST)                                                                       \
+    case M: ntt_pass_tile<LOAD, KIND, TWIST>(a, offset, limbs, xn, b, tab, q, log_n, h, log_t, log_s, k, block,    \
+                                             thread, threads, group_log, tile); break;
+    switch (mode + (kind == NTT_TURN ? 0 : twist)) {
         NTT_PASS_CASE(0, NTT_LOAD_PLAIN, NTT_FORWARD, false)
         NTT_PASS_CASE(1, NTT_LOAD_PLAIN, NTT_FORWARD, true)
         NTT_PASS_CASE(2, NTT_LOAD_LIMBS, NTT_FORWARD, false)

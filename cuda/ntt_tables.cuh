@@ -150,44 +150,26 @@ NTT_FN NttPowers ntt_powers_radix(const u32 *tab, u32 log_n, u32 h, bool inverse
 // 2, s_k = (v^k - v^-k) / 2:
 //   R = 3: -1/2, s_1;
 //   R = 5: -1/4, (c_1 - c_2) / 2, s_1, s_2 - s_1, s_1 + s_2.
-// Fixed for each prime of the sets the radix takes (ntt_set: for R = 3 the
-// first and the small one, for R = 5 the second and the small one), so they
-// are constants, not table words; ntt_dft_constant computes them, and the
-// host model checks these against it (c_tests/ntt_model.cpp).
+// Fixed for each prime of the set the radix takes (ntt_prime), so they are
+// constants, not table words; ntt_dft_constant computes them, and the host
+// model checks these against it (c_tests/ntt_model.cpp).
 #define NTT_DFT_MAX 5
 struct NttDft {
     u32 k[NTT_DFT_MAX];
     u32 kq[NTT_DFT_MAX];
 };
-NTT_CONST NttDft ntt_dft3[2][NTT_PRIMES] = {
-    {
-        {{905969664u, 36864u}, {0x7ffffffeu, 0x00015555u}},
-        {{1006632960u, 308090163u}, {0x7ffffffeu, 0x272cfa06u}},
-        {{1056964608u, 726416403u}, {0x7ffffffeu, 0x57f8598bu}},
-    },
-    {
-        {{377487360u, 74423709u}, {0x7ffffffdu, 0x193c6432u}},
-        {{440401920u, 609793630u}, {0x7ffffffdu, 0xb13b8cbfu}},
-        {{471859200u, 504997111u}, {0x7ffffffdu, 0x88fd3e68u}},
-    },
+NTT_CONST NttDft ntt_dft3[NTT_PRIMES] = {
+    {{905969664u, 36864u}, {0x7ffffffeu, 0x00015555u}},
+    {{1006632960u, 308090163u}, {0x7ffffffeu, 0x272cfa06u}},
+    {{1056964608u, 726416403u}, {0x7ffffffeu, 0x57f8598bu}},
 };
-NTT_CONST NttDft ntt_dft5[2][NTT_PRIMES] = {
-    {
-        {{220200960u, 763127070u, 690446628u, 607547023u, 226832597u},
-         {0x3ffffffeu, 0xddcc49b2u, 0xc8ac8453u, 0xb094643cu, 0x41ed6ce3u}},
-        {{325058560u, 1007582864u, 882299492u, 1146327120u, 310457622u},
-         {0x3fffffffu, 0xc6616d33u, 0xadb6bd90u, 0xe1b295aau, 0x3d2010ccu}},
-        {{503316480u, 226992162u, 1928538430u, 1764752942u, 1595297960u},
-         {0x3fffffffu, 0x1cdd1159u, 0xf539f193u, 0xe0666282u, 0xcada45a8u}},
-    },
-    {
-        {{188743680u, 718856772u, 538025574u, 284955296u, 606031723u},
-         {0x3ffffffeu, 0xf3c0c2e9u, 0xb66f9bd9u, 0x609fb3e7u, 0xcd7eeb9au}},
-        {{220200960u, 763127070u, 690446628u, 607547023u, 226832597u},
-         {0x3ffffffeu, 0xddcc49b2u, 0xc8ac8453u, 0xb094643cu, 0x41ed6ce3u}},
-        {{235929600u, 518128660u, 20655776u, 222391421u, 263702973u},
-         {0x3ffffffeu, 0x8c8d282bu, 0x059a6dcbu, 0x3c53d942u, 0x4788b4d9u}},
-    },
+NTT_CONST NttDft ntt_dft5[NTT_PRIMES] = {
+    {{220200960u, 763127070u, 690446628u, 607547023u, 226832597u},
+     {0x3ffffffeu, 0xddcc49b2u, 0xc8ac8453u, 0xb094643cu, 0x41ed6ce3u}},
+    {{325058560u, 1007582864u, 882299492u, 1146327120u, 310457622u},
+     {0x3fffffffu, 0xc6616d33u, 0xadb6bd90u, 0xe1b295aau, 0x3d2010ccu}},
+    {{503316480u, 226992162u, 1928538430u, 1764752942u, 1595297960u},
+     {0x3fffffffu, 0x1cdd1159u, 0xf539f193u, 0xe0666282u, 0xcada45a8u}},
 };
 NTT_FN int ntt_dft_count(u32 radix) { return radix == 3 ? 2 : 5; }
 
@@ -298,22 +280,21 @@ NTT_FN void ntt_radix_values(u32 *x, const u32 *tab, const NttDft &d, const NttP
     }
 }
 
-// The R-point transforms' constants of prime i of a set that radix R takes.
+// The R-point transforms' constants of prime i of the set for radix R.
 template <int R>
-NTT_FN const NttDft &ntt_dft_of(u32 set, u32 i) {
-    const u32 small = set == NTT_SET_SMALL;
-    return R == 3 ? ntt_dft3[small][i] : ntt_dft5[small][i];
+NTT_FN const NttDft &ntt_dft_of(u32 i) {
+    return R == 3 ? ntt_dft3[i] : ntt_dft5[i];
 }
 
 // The radix-R step at column j of all three primes' transforms (a holds them
-// RN words apart, tab their tables `stride` words apart, the primes set SET,
-// ntt_set's for R and N). Going forward it cuts the coefficients j + lN from the limbs
+// RN words apart, tab their tables `stride` words apart, the primes the set
+// for radix R). Going forward it cuts the coefficients j + lN from the limbs
 // (xn of them) once for all three primes: a thread a prime read them three
 // times (240 MB of limbs read for 80 MB at 10^7 limbs, ncu; RESULTS.md,
 // "Transform passes").
 // ROWS: at most that many rows hold coefficients going forward (the rest
 // are zeros the compiler folds away: their loads, residues and sums).
-template <int R, int ROWS, int SET>
+template <int R, int ROWS>
 NTT_FN void ntt_radix_column_rows(u32 *a, const limb_t *limbs, u64 xn, const u32 *tab, u32 stride, u32 log_n, u32 h,
                                   u32 j, bool inverse) {
     const u32 n_len = 1u << log_n;
@@ -329,13 +310,13 @@ NTT_FN void ntt_radix_column_rows(u32 *a, const limb_t *limbs, u64 xn, const u32
     }
 #pragma unroll
     for (u32 prime = 0; prime < NTT_PRIMES; prime++) {
-        const NttPrime q = ntt_prime(SET, prime);
+        const NttPrime q = ntt_prime(R, prime);
         u32 *ap = a + prime * R * n_len;
         u32 x[R];
 #pragma unroll
         for (int l = 0; l < R; l++)
-            x[l] = !limbs ? ap[j + l * n_len] : l < ROWS ? coefficient_residue(coef[l], q, ntt_subtractions(SET, prime)) : 0;
-        ntt_radix_values<R>(x, tab + prime * stride, ntt_dft_of<R>(SET, prime), q, log_n, h, j, inverse, rows);
+            x[l] = !limbs ? ap[j + l * n_len] : l < ROWS ? coefficient_residue(coef[l], q, ntt_subtractions(R, prime)) : 0;
+        ntt_radix_values<R>(x, tab + prime * stride, ntt_dft_of<R>(prime), q, log_n, h, j, inverse, rows);
 #pragma unroll
         for (int l = 0; l < R; l++) ap[j + l * n_len] = x[l];
     }
@@ -344,24 +325,12 @@ NTT_FN void ntt_radix_column_rows(u32 *a, const limb_t *limbs, u64 xn, const u32
 // The step at column j, the forward radix-5 one from limbs that fill at most
 // three rows (every operand of a balanced product: 2 xn <= 5N / 2) with its
 // last two rows' zeros as constants.
-template <int R, int SET>
-NTT_FN void ntt_radix_column_set(u32 *a, const limb_t *limbs, u64 xn, const u32 *tab, u32 stride, u32 log_n, u32 h, u32 j,
-                                 bool inverse) {
-    if (R == 5 && limbs && 2 * xn <= (3ull << log_n)) {
-        ntt_radix_column_rows<R, 3, SET>(a, limbs, xn, tab, stride, log_n, h, j, inverse);
-    } else {
-        ntt_radix_column_rows<R, R, SET>(a, limbs, xn, tab, stride, log_n, h, j, inverse);
-    }
-}
-
-// The step at column j on ntt_set's primes for R and N (each set's own
-// instance: its subtractions are constants).
 template <int R>
 NTT_FN void ntt_radix_column(u32 *a, const limb_t *limbs, u64 xn, const u32 *tab, u32 stride, u32 log_n, u32 h, u32 j,
                              bool inverse) {
-    if (ntt_set(R, log_n) == NTT_SET_SMALL) {
-        ntt_radix_column_set<R, NTT_SET_SMALL>(a, limbs, xn, tab, stride, log_n, h, j, inverse);
+    if (R == 5 && limbs && 2 * xn <= (3ull << log_n)) {
+        ntt_radix_column_rows<R, 3>(a, limbs, xn, tab, stride, log_n, h, j, inverse);
     } else {
-        ntt_radix_column_set<R, R == 5 ? NTT_SET_LARGE5 : NTT_SET_LARGE>(a, limbs, xn, tab, stride, log_n, h, j, inverse);
+        ntt_radix_column_rows<R, R>(a, limbs, xn, tab, stride, log_n, h, j, inverse);
     }
 }

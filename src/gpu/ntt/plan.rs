@@ -164,33 +164,16 @@ const MAX_PIECE_LIMBS: usize = (3 << (MAX_LOG - 2)) - 1;
 /// sum kernel's pointers).
 pub(super) const MAX_PAIRS: usize = 8;
 
-/// Transforms of R * 2^k points with k up to this take the small set of
-/// primes (cuda/ntt_arith.cuh, NTT_SMALL_SET_LOG).
-pub(super) const SMALL_SET_LOG: u32 = 22;
-
-/// P = p0 p1 p2 of the set of primes a transform of `shape` takes
-/// (cuda/ntt_arith.cuh, `ntt_set`): the CRT gives back coefficients below it.
-pub(super) fn primes_product(shape: Shape) -> u128 {
-    if shape.log_n <= SMALL_SET_LOG {
-        754_974_721u128 * 880_803_841 * 943_718_401
-    } else if shape.radix == 5 {
-        880_803_841u128 * 1_300_234_241 * 2_013_265_921
-    } else {
-        1_811_939_329u128 * 2_013_265_921 * 2_113_929_217
-    }
-}
-
 /// How many products of pieces of `piece` limbs one sum may add and stay
 /// exact, at most MAX_PAIRS. A coefficient of one such product is a sum of
 /// at most 2 * piece products of two coefficients below 2^32; the CRT gives
-/// back a coefficient below P (`primes_product` of the pieces' transform),
-/// so a sum of w of them is exact while w * 2 * piece * (2^32 - 1)^2 < P:
-/// 8 at the longest piece, 3 * 2^23 - 1 limbs, 5 at the longest on the
-/// small set, 3 * 2^20 - 1.
+/// back a coefficient below P = p0 p1 p2 (cuda/ntt.cu), so a sum of w of
+/// them is exact while w * 2 * piece * (2^32 - 1)^2 < P: 8 at the longest
+/// piece, 3 * 2^23 - 1 limbs.
 pub(super) fn pairs_a_sum(piece: usize) -> usize {
-    let p = primes_product(transform_shape(2 * piece + 1));
+    const P: u128 = 1_811_939_329u128 * 2_013_265_921 * 2_113_929_217;
     let one = 2 * piece as u128 * (u32::MAX as u128).pow(2);
-    ((p - 1) / one).min(MAX_PAIRS as u128) as usize
+    ((P - 1) / one).min(MAX_PAIRS as u128) as usize
 }
 
 /// A product of pieces in a sum: pieces `i` and `j` (of the first and the
@@ -484,18 +467,8 @@ mod tests {
         let p: u128 = 1_811_939_329u128 * 2_013_265_921 * 2_113_929_217;
         assert!(9 * 2 * MAX_PIECE_LIMBS as u128 * (u32::MAX as u128).pow(2) >= p);
         assert!(8 * 2 * MAX_PIECE_LIMBS as u128 * (u32::MAX as u128).pow(2) < p);
-        // The longest piece on the small set (transforms up to 3 * 2^22
-        // points), and the shortest past it, on the first set.
-        let small = (3 << 20) - 1;
-        assert_eq!(transform_shape(2 * small + 1).log_n, SMALL_SET_LOG);
-        assert!(transform_shape(2 * small + 3).log_n > SMALL_SET_LOG);
-        let p: u128 = 754_974_721u128 * 880_803_841 * 943_718_401;
-        assert_eq!(pairs_a_sum(small), 5);
-        assert!(6 * 2 * small as u128 * (u32::MAX as u128).pow(2) >= p);
-        assert!(5 * 2 * small as u128 * (u32::MAX as u128).pow(2) < p);
-        assert_eq!(pairs_a_sum(small + 1), MAX_PAIRS);
         for (pa, pb, square) in [(1, 1, false), (1, 1, true), (3, 3, false), (3, 3, true), (20, 7, false), (7, 20, false), (20, 20, true), (43, 43, false)] {
-            for piece in [1000, (3 << 20) - 1, MAX_PIECE_LIMBS] {
+            for piece in [1000, MAX_PIECE_LIMBS] {
                 let sums = sums(pa, pb, square, piece);
                 let mut seen = std::collections::HashSet::new();
                 let mut last = 0;

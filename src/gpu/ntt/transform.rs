@@ -109,8 +109,8 @@ impl Gpu {
     /// pinned host memory mapped for the device.
     pub(super) fn combine_small_at(&self, stream: &Arc<CudaStream>, table: &Table, a: u64, r: u64, limbs: usize) -> Result<(), GpuError> {
         assert!(limbs <= SMALL_COMBINE_LIMBS, "combine_small_at takes at most SMALL_COMBINE_LIMBS limbs");
-        // Its inverse radix step is the radix-3 one (the small products'
-        // graphs keep 2^k and 3 * 2^k points, plan.rs `product_shape`).
+        // Its CRT is the first set of primes' (the small products' graphs
+        // keep 2^k and 3 * 2^k points, plan.rs `product_shape`).
         assert!(table.shape.radix != 5, "combine_small_at takes transforms of 2^k and 3 * 2^k points");
         if table.shape.radix == 3 {
             self.radix_step(stream, table, a, 0, 0, true)?;
