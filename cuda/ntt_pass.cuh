@@ -84,11 +84,10 @@ NTT_FN u32 ntt_group_log(u32 log_t, u32 launched) {
 // gets root c of stage p + s (c < 2^s), the power low + c 2^p of the root of
 // order 2^(p+s+1), from the stage roots' table (ntt_root_slot), and wq[2^s +
 // c] its quotient (shoup_mul). PACKED: p
-// is where a step starts in the layout `roots` is in (ntt_step_start: every
-// step where groups have 8 elements), so a stage's roots are consecutive
-// aligned words: one load of 1, 2 or 4 words a stage. Otherwise (the
-// smaller groups of small tiles, on the first layout) each root's slot is
-// computed.
+// is a multiple of NTT_GROUP_LOG (every step where groups have 8 elements),
+// so a stage's roots are consecutive aligned words: one load of 1, 2 or 4
+// words a stage. Otherwise (the smaller groups of small tiles) each root's
+// slot is computed.
 // (w and wq have 8 words, for s <= 2: their words for other stages are left
 // as they are.)
 template <bool PACKED>
@@ -113,7 +112,7 @@ NTT_FN void ntt_stage_roots(u32 *w, u32 *wq, int s, const u32 *roots, u32 p, u32
     } else {
 #pragma unroll
         for (int c = 0; c < (1 << s); c++) {
-            const u32 slot = ntt_root_slot(p + s, low + (c << p), 0);
+            const u32 slot = ntt_root_slot(p + s, low + (c << p));
             w[(1 << s) + c] = LDG(&roots[slot]);
             wq[(1 << s) + c] = LDG(&roots[slot + 2 * NTT_ROOTS]);
         }
@@ -196,8 +195,8 @@ NTT_FN void ntt_group(u32 *tile, u32 i0, u32 d, u32 low, u32 p, const u32 *roots
 }
 
 // One step of a pass: stages p .. p + R - 1 on every group of the tile.
-// (WHOLE: p = 0 and C = 1; BOTTOM: p = 0; PACKED: p a step's start in the
-// roots' layout; see ntt_group.)
+// (WHOLE: p = 0 and C = 1; BOTTOM: p = 0; PACKED: p a multiple of
+// NTT_GROUP_LOG; see ntt_group.)
 template <int R, bool INVERSE, bool WHOLE, bool BOTTOM, bool PACKED>
 NTT_FN void ntt_step(u32 *tile, u32 T, u32 log_c, u32 k, u32 p, const u32 *roots, const NttPrime &q, u32 thread,
                      u32 threads) {
@@ -238,40 +237,24 @@ NTT_FN void ntt_step(u32 *tile, u32 T, u32 log_c, u32 k, u32 p, const u32 *roots
 #define NTT_INVERSE 1
 #define NTT_TURN 2
 
-// How many stages the bottom step of a pass of k stages takes where it is
-// not a whole group of 2^group_log: 2 where groups have 8 elements and k =
-// 2 mod 3, else 0 (the short step, if any, is the top one). A short step
-// costs its group's fixed work (shared memory, addresses, roots) for fewer
-// butterflies; at the bottom its roots are the same for every group (one
-// of its four butterflies multiplies) and, in a pass of whole groups, a
-// group is one vector load: ncu had a 10^6-limb product's top steps of two
-// stages at 16 warp instructions an element, a middle step of three at
-// 14.4 (RESULTS.md, "Transform passes").
-NTT_FN u32 ntt_bottom_stages(u32 k, u32 group_log) {
-    return group_log == NTT_GROUP_LOG && k % NTT_GROUP_LOG == 2 ? 2 : 0;
-}
-
 // The stages of a pass on the tile in shared memory (ntt_pass_tile), in
 // steps of up to 2^group_log (ntt_group_log) elements a group in registers:
 // one trip through shared memory and one barrier a step (ntt_step). Step n
-// takes stages from p = n * group_log up, or with a bottom step of b
-// stages (ntt_bottom_stages, the roots' second layout), from 0 and then b +
-// (n - 1) group_log; a shorter one, if any, is the top one. Forward steps
-// go from the top down, inverse ones up. Every thread of the block takes
-// part (EACH_THREAD, thread_id of threads); the tile is complete before and
-// after.
+// takes stages from p = n * group_log up; a shorter one, if any, is the top
+// one, so that the bottom step (p = 0, the one ntt_group moves four words at
+// a time) is a whole one. Forward steps go from the top down, inverse ones
+// up. Every thread of the block takes part (EACH_THREAD, thread_id of
+// threads); the tile is complete before and after.
 template <bool INVERSE>
 NTT_FN void ntt_steps(u32 *tile, u32 T, u32 log_c, u32 k, u32 group_log, const u32 *tab, const NttPrime &q,
                       u32 thread_id, u32 threads) {
     static_assert(NTT_GROUP_LOG <= 3, "the switch below has steps of 1 to 3 stages");
-    const u32 b = ntt_bottom_stages(k, group_log);
-    const u32 *roots = tab + (b ? NTT_LAYOUT_WORDS : 0) + (INVERSE ? NTT_ROOTS : 0);
+    const u32 *roots = tab + (INVERSE ? NTT_ROOTS : 0);
     NTT_OPAQUE(roots);
-    const u32 steps = b ? 1 + (k - b) / group_log : (k + group_log - 1) / group_log;
+    const u32 steps = (k + group_log - 1) / group_log;
     for (u32 i = 0; i < steps; i++) {
-        const u32 n = INVERSE ? i : steps - 1 - i;  // from the bottom
-        const u32 p = b ? (n ? b + (n - 1) * group_log : 0) : n * group_log;
-        const u32 r = b && n == 0 ? b : k - p < group_log ? k - p : group_log;
+        const u32 p = (INVERSE ? i : steps - 1 - i) * group_log;
+        const u32 r = k - p < group_log ? k - p : group_log;
         const bool bottom = p == 0;
         const bool whole = bottom && log_c == 0 && r >= 2;
         // Groups of fewer than 8 (small tiles) start their steps at p that
