@@ -50,13 +50,21 @@ static u64 table_stride(const Plan &plan) { return NTT_TABLE_STRIDE(plan.log_n, 
 static void run_pass(const Plan &plan, std::vector<u32> &a, const limb_t *limbs, u64 xn, const u32 *b,
                      const std::vector<u32> &tab, u32 log_s, u32 k, u32 kind) {
     const u64 n_len = 1ull << plan.log_n;
-    std::vector<u32> tile(1u << plan.log_t);
+    // The shared memory the device gives the pass (src/gpu/ntt/plan.rs,
+    // tile_bytes), then words that must stay as they are.
+    const u32 words = log_s == 0 ? NTT_TILE_WORDS(plan.log_t) : 1u << plan.log_t, guard = 64;
+    std::vector<u32> tile(words + guard, 0xdeadbeefu);
     for (u32 y = 0; y < NTT_PRIMES * plan.radix; y++)
         for (u64 block = 0; block < (n_len >> plan.log_t); block++)
             ntt_pass_block(a.data(), (u32)(y * n_len), limbs, xn, b,
                            tab.data() + (y / plan.radix) * table_stride(plan), ntt_prime(plan.radix, y / plan.radix), plan.log_n,
                            plan.h, plan.log_t, log_s, k, kind, block, 0, plan.threads, ntt_group_log(plan.log_t, plan.threads),
                            tile.data());
+    for (u32 i = words; i < words + guard; i++)
+        if (tile[i] != 0xdeadbeefu) {
+            fprintf(stderr, "a pass wrote past its tile's %u words\n", words);
+            exit(1);
+        }
 }
 
 static void run_radix(const Plan &plan, std::vector<u32> &a, const limb_t *limbs, u64 xn, const std::vector<u32> &tab,

@@ -90,7 +90,9 @@ extern "C" __global__ void cugmp_ntt_radix5(u32 *a, const limb_t *__restrict__ l
     ntt_radix_kernel<5>(a, limbs, xn, tab, log_n, h, inverse);
 }
 
-// Shared memory: 4 * 2^log_t bytes (64 KiB at the largest tile, 2^14). The
+// Shared memory: 4 * 2^log_t bytes, 4 * NTT_TILE_WORDS(log_t) in a pass
+// without a twist (padded, tile_word): 72 KiB at the largest tile, 2^14
+// elements, of which three blocks an SM take 216 of its 228. The
 // grid's y index is prime * radix + block: a holds each prime's radix
 // transforms of length N one after another (and b, a turn's other
 // operand, the same way), and tab the three tables, NTT_TABLE_STRIDE apart.

@@ -42,6 +42,31 @@
 // the square), scaled for the inverse, and the first inverse stages, with
 // one trip through device memory where two passes made two.
 // ---------------------------------------------------------------------------
+// Where tile element t lies in shared memory. In a pass without a twist
+// (PAD: its groups are whole, C = 1; the last forward pass, the turn, the
+// first inverse pass), 8 words of padding follow every 64 elements (the
+// tile takes 9/8 of its elements' words, NTT_TILE_WORDS); otherwise the
+// tile is as it is. Shared memory has 32 banks, word w in bank w mod 32,
+// and a warp's accesses to words in one bank are served one after another.
+// Unpadded, the step of stages 3 to 5 of a pass with C = 1 reads element m
+// of its lanes' groups at 64 hi + 8 m + low (lane 8 hi + low, hi < 4): 8
+// banks for 32 lanes, every load and store four times over. Padded, at 72
+// hi + 8 m + low: every bank once. A twisted pass's lanes take consecutive
+// r (C >= 32 in the long transforms) and need none. (RESULTS.md,
+// "Transform passes".)
+//
+// tile_word(x + y) = tile_word(x) + tile_word(y) where (x mod 64) + (y mod
+// 64) < 64: for x and y with no bit in common (a group's first element and
+// its offsets m d), and for y a multiple of 64 (a step's threads << R, as
+// blocks have at least 32 threads; a batch's i * threads). And tile_word(m d) = m
+// tile_word(d) for m < 2^R: in a pass with C = 1 a step's d is 2^p with p a
+// multiple of its groups' log, 1, 2 or 3, so either 2^R d <= 64 or d is a
+// multiple of 64. So the loops pad a group's or a batch's first index once
+// and step by padded distances, as they stepped by plain ones.
+template <bool PAD>
+NTT_FN u32 tile_word(u32 t) { return PAD ? t + ((t >> 6) << 3) : t; }
+#define NTT_TILE_WORDS(log_t) ((1u << (log_t)) + ((1u << (log_t)) >> 3))
+
 // Butterfly group u of a pass (tile layout above: t = (o * 2^k + j) * C + r):
 // the tile index of its first element. The group's elements lie 2^p apart in
 // j, so its first j is u's j-part with `width` zero bits inserted at p (a
@@ -120,8 +145,9 @@ NTT_FN void ntt_stage_roots(u32 *w, u32 *wq, int s, const u32 *roots, u32 p, u32
 }
 
 // Stages p .. p + R - 1 of a pass on one group of 2^R tile elements, tile
-// index i0 + m d for m < 2^R (their j's are low + m 2^p, d = 2^p C), in
-// registers. Stage p + s pairs m and m + 2^s (bit s of m clear), and its root
+// index i0 + m d for m < 2^R (their j's are low + m 2^p, d = 2^p C; shared
+// words w0 + m dw, tile_word), in registers. Stage p + s pairs m and m +
+// 2^s (bit s of m clear), and its root
 // depends on j mod 2^(p+s) = low + (m mod 2^s) 2^p alone: power low + (m
 // mod 2^s) 2^p of the root of order 2^(p+s+1) (ntt_stage_roots). A stage
 // loads its 2^s roots at once, and a warp's lanes (consecutive `low` where
@@ -143,7 +169,7 @@ NTT_FN void ntt_stage_roots(u32 *w, u32 *wq, int s, const u32 *roots, u32 p, u32
 // going forward the difference is reduced by mod_sub instead): the same
 // residues, so the same transform, bit for bit.
 template <int R, bool INVERSE, bool WHOLE, bool BOTTOM, bool PACKED>
-NTT_FN void ntt_group(u32 *tile, u32 i0, u32 d, u32 low, u32 p, const u32 *roots, const u32 *bottom,
+NTT_FN void ntt_group(u32 *tile, u32 w0, u32 dw, u32 low, u32 p, const u32 *roots, const u32 *bottom,
                       const u32 *bottom_q, const NttPrime &q) {
     constexpr int G = 1 << R;
     static_assert(!WHOLE || G >= 4, "a whole group is moved in fours");
@@ -153,12 +179,12 @@ NTT_FN void ntt_group(u32 *tile, u32 i0, u32 d, u32 low, u32 p, const u32 *roots
     if (WHOLE) {
 #pragma unroll
         for (int m = 0; m < G; m += 4) {
-            const uint4 v = *(const uint4 *)&tile[i0 + m];
+            const uint4 v = *(const uint4 *)&tile[w0 + m];
             x[m] = v.x, x[m + 1] = v.y, x[m + 2] = v.z, x[m + 3] = v.w;
         }
     } else {
 #pragma unroll
-        for (int m = 0; m < G; m++) x[m] = tile[i0 + m * d];
+        for (int m = 0; m < G; m++) x[m] = tile[w0 + m * dw];
     }
     u32 w[8], wq[8];
 #pragma unroll
@@ -187,20 +213,20 @@ NTT_FN void ntt_group(u32 *tile, u32 i0, u32 d, u32 low, u32 p, const u32 *roots
     }
     if (WHOLE) {
 #pragma unroll
-        for (int m = 0; m < G; m += 4) *(uint4 *)&tile[i0 + m] = uint4{x[m], x[m + 1], x[m + 2], x[m + 3]};
+        for (int m = 0; m < G; m += 4) *(uint4 *)&tile[w0 + m] = uint4{x[m], x[m + 1], x[m + 2], x[m + 3]};
     } else {
 #pragma unroll
-        for (int m = 0; m < G; m++) tile[i0 + m * d] = x[m];
+        for (int m = 0; m < G; m++) tile[w0 + m * dw] = x[m];
     }
 }
 
 // One step of a pass: stages p .. p + R - 1 on every group of the tile.
 // (WHOLE: p = 0 and C = 1; BOTTOM: p = 0; PACKED: p a multiple of
-// NTT_GROUP_LOG; see ntt_group.)
-template <int R, bool INVERSE, bool WHOLE, bool BOTTOM, bool PACKED>
+// NTT_GROUP_LOG; see ntt_group. PAD: the tile's layout, tile_word.)
+template <int R, bool INVERSE, bool WHOLE, bool BOTTOM, bool PACKED, bool PAD>
 NTT_FN void ntt_step(u32 *tile, u32 T, u32 log_c, u32 k, u32 p, const u32 *roots, const NttPrime &q, u32 thread,
                      u32 threads) {
-    const u32 d = (1u << p) << log_c;
+    const u32 dw = tile_word<PAD>((1u << p) << log_c);
     u32 bottom[8], bottom_q[8];
     if (BOTTOM) {
 #pragma unroll
@@ -213,14 +239,15 @@ NTT_FN void ntt_step(u32 *tile, u32 T, u32 log_c, u32 k, u32 p, const u32 *roots
         // each time, and its `low` (u's bits below) is the same. (The
         // steps of large tiles, but the top ones of a pass with C > 1.)
         u32 low;
-        u32 i0 = group_start(thread, log_c, k, p, R, &low);
-        for (u32 u = thread; u < (T >> R); u += threads, i0 += threads << R)
-            ntt_group<R, INVERSE, WHOLE, BOTTOM, PACKED>(tile, i0, d, low, p, roots, bottom, bottom_q, q);
+        const u32 step = tile_word<PAD>(threads << R);
+        u32 w0 = tile_word<PAD>(group_start(thread, log_c, k, p, R, &low));
+        for (u32 u = thread; u < (T >> R); u += threads, w0 += step)
+            ntt_group<R, INVERSE, WHOLE, BOTTOM, PACKED>(tile, w0, dw, low, p, roots, bottom, bottom_q, q);
     } else {
         for (u32 u = thread; u < (T >> R); u += threads) {
             u32 low;
-            const u32 i0 = group_start(u, log_c, k, p, R, &low);
-            ntt_group<R, INVERSE, WHOLE, BOTTOM, PACKED>(tile, i0, d, low, p, roots, bottom, bottom_q, q);
+            const u32 w0 = tile_word<PAD>(group_start(u, log_c, k, p, R, &low));
+            ntt_group<R, INVERSE, WHOLE, BOTTOM, PACKED>(tile, w0, dw, low, p, roots, bottom, bottom_q, q);
         }
     }
 }
@@ -245,7 +272,7 @@ NTT_FN void ntt_step(u32 *tile, u32 T, u32 log_c, u32 k, u32 p, const u32 *roots
 // a time) is a whole one. Forward steps go from the top down, inverse ones
 // up. Every thread of the block takes part (EACH_THREAD, thread_id of
 // threads); the tile is complete before and after.
-template <bool INVERSE>
+template <bool INVERSE, bool PAD>
 NTT_FN void ntt_steps(u32 *tile, u32 T, u32 log_c, u32 k, u32 group_log, const u32 *tab, const NttPrime &q,
                       u32 thread_id, u32 threads) {
     static_assert(NTT_GROUP_LOG <= 3, "the switch below has steps of 1 to 3 stages");
@@ -262,16 +289,16 @@ NTT_FN void ntt_steps(u32 *tile, u32 T, u32 log_c, u32 k, u32 group_log, const u
         // one (ntt_stage_roots). Such steps have at most two stages.
         const bool loose = !bottom && group_log != NTT_GROUP_LOG;
         EACH_THREAD(thread) switch (r + 3 * bottom + 3 * whole + 10 * loose) {
-        case 1: ntt_step<1, INVERSE, false, false, true>(tile, T, log_c, k, p, roots, q, thread, threads); break;
-        case 2: ntt_step<2, INVERSE, false, false, true>(tile, T, log_c, k, p, roots, q, thread, threads); break;
-        case 3: ntt_step<3, INVERSE, false, false, true>(tile, T, log_c, k, p, roots, q, thread, threads); break;
-        case 4: ntt_step<1, INVERSE, false, true, true>(tile, T, log_c, k, p, roots, q, thread, threads); break;
-        case 5: ntt_step<2, INVERSE, false, true, true>(tile, T, log_c, k, p, roots, q, thread, threads); break;
-        case 6: ntt_step<3, INVERSE, false, true, true>(tile, T, log_c, k, p, roots, q, thread, threads); break;
-        case 8: ntt_step<2, INVERSE, true, true, true>(tile, T, log_c, k, p, roots, q, thread, threads); break;
-        case 9: ntt_step<3, INVERSE, true, true, true>(tile, T, log_c, k, p, roots, q, thread, threads); break;
-        case 11: ntt_step<1, INVERSE, false, false, false>(tile, T, log_c, k, p, roots, q, thread, threads); break;
-        case 12: ntt_step<2, INVERSE, false, false, false>(tile, T, log_c, k, p, roots, q, thread, threads); break;
+        case 1: ntt_step<1, INVERSE, false, false, true, PAD>(tile, T, log_c, k, p, roots, q, thread, threads); break;
+        case 2: ntt_step<2, INVERSE, false, false, true, PAD>(tile, T, log_c, k, p, roots, q, thread, threads); break;
+        case 3: ntt_step<3, INVERSE, false, false, true, PAD>(tile, T, log_c, k, p, roots, q, thread, threads); break;
+        case 4: ntt_step<1, INVERSE, false, true, true, PAD>(tile, T, log_c, k, p, roots, q, thread, threads); break;
+        case 5: ntt_step<2, INVERSE, false, true, true, PAD>(tile, T, log_c, k, p, roots, q, thread, threads); break;
+        case 6: ntt_step<3, INVERSE, false, true, true, PAD>(tile, T, log_c, k, p, roots, q, thread, threads); break;
+        case 8: ntt_step<2, INVERSE, true, true, true, PAD>(tile, T, log_c, k, p, roots, q, thread, threads); break;
+        case 9: ntt_step<3, INVERSE, true, true, true, PAD>(tile, T, log_c, k, p, roots, q, thread, threads); break;
+        case 11: ntt_step<1, INVERSE, false, false, false, PAD>(tile, T, log_c, k, p, roots, q, thread, threads); break;
+        case 12: ntt_step<2, INVERSE, false, false, false, PAD>(tile, T, log_c, k, p, roots, q, thread, threads); break;
         }
         BLOCK_SYNC();
     }
@@ -296,6 +323,7 @@ NTT_FN void ntt_pass_tile(u32 *a, u32 offset, const limb_t *limbs, u64 xn, const
                           u32 group_log, u32 *tile) {
     static_assert(KIND != NTT_TURN || !TWIST, "a turn's passes (span 1 up) have no twist");
     constexpr bool INVERSE = KIND == NTT_INVERSE;
+    constexpr bool PAD = !TWIST;  // C = 1 (tile_word)
     const u32 T = 1u << log_t;
     const u32 log_c = log_s < log_t - k ? log_s : log_t - k;
     const u32 C = 1u << log_c, G = 1u << k;
@@ -350,20 +378,21 @@ NTT_FN void ntt_pass_tile(u32 *a, u32 offset, const limb_t *limbs, u64 xn, const
     auto load = [&](u32 g) -> u32 { return LOAD == NTT_LOAD_LIMBS ? coefs.at(g - offset) : a[g]; };
     // ... what the pass does to it before the stages, as tile element t ...
     // (tw: its twist, where the pass has one) ...
-    auto enter_with = [&](u32 t, u32 x, u32 tw) {
+    // (at shared word w = tile_word<PAD>(t))
+    auto enter_with = [&](u32 w, u32 x, u32 tw) {
         // Only transforms of 2^k points read limbs in a pass: the first set.
         if (LOAD == NTT_LOAD_LIMBS) x = coefficient_residue(x, q, ntt_subtractions(1, 0));
         if (INVERSE && TWIST) x = mont_mul(tw, x, q);  // tw below 2p (chain)
-        tile[t] = x;
+        tile[w] = x;
     };
-    auto enter = [&](u32 t, u32 x) { enter_with(t, x, INVERSE && TWIST ? twist(t) : 0); };
+    auto enter = [&](u32 t, u32 w, u32 x) { enter_with(w, x, INVERSE && TWIST ? twist(t) : 0); };
     // ... and back to device memory after them.
-    auto leave_with = [&](u32 t, u32 g, u32 tw) {
-        u32 x = tile[t];
+    auto leave_with = [&](u32 w, u32 g, u32 tw) {
+        u32 x = tile[w];
         if (!INVERSE && TWIST) x = mont_mul(tw, x, q);  // tw below 2p (chain)
         a[g] = x;
     };
-    auto leave = [&](u32 t, u32 g) { leave_with(t, g, !INVERSE && TWIST ? twist(t) : 0); };
+    auto leave = [&](u32 t, u32 w, u32 g) { leave_with(w, g, !INVERSE && TWIST ? twist(t) : 0); };
     // A batch's elements with their twists where they are chained (element
     // i gets tw, from twist and twist_ratio, in the order bitrev_3(i) = 0, 1,
     // .., 7). The ratio depends on t0's r alone, which is the thread's own
@@ -384,11 +413,13 @@ NTT_FN void ntt_pass_tile(u32 *a, u32 offset, const limb_t *limbs, u64 xn, const
     // on the H200, most of it in these two loops). Tiles and block sizes are
     // powers of two, so a tile is either whole batches for every thread or
     // (small transforms) less than one: no bounds test in the batches.
-    // So each thread's elements, for both phases: batch(t0, g0, thread) for
-    // each of its batches (element i at tile index t0 + i * threads, in a at
-    // g0 + lead[i]), or one(t, g) for each element (g its index in a).
-    // The block's offsets go into g0 once a batch.
-    const bool batches = T >= NTT_BATCH * threads;
+    // So each thread's elements, for both phases: batch(t0, w0, g0, thread)
+    // for each of its batches (element i at tile index t0 + i * threads,
+    // shared word w0 + i * stride, in a at g0 + lead[i]), or one(t, w, g)
+    // for each element (w its shared word, g its index in a). The block's
+    // offsets go into g0 once a batch. (Padded, batches take a multiple of
+    // 64 threads, so that their words are sums: tile_word.)
+    const bool batches = T >= NTT_BATCH * threads && (!PAD || threads % 64 == 0);
     // place(i * threads) for each element i of a batch, the same for every
     // batch: the compiler kept its three fields apart and re-added them for
     // every element of every batch (three adds an element where one does).
@@ -398,64 +429,66 @@ NTT_FN void ntt_pass_tile(u32 *a, u32 offset, const limb_t *limbs, u64 xn, const
         lead[i] = place(i * threads);
         NTT_OPAQUE32(lead[i]);
     }
+    const u32 stride = tile_word<PAD>(threads);
     auto each_element = [&](auto &&batch, auto &&one) {
         EACH_THREAD(thread) {
             const u32 mine = offset + local0 + place(thread);
             if (batches) {
-                for (u32 s0 = 0; s0 < T; s0 += NTT_BATCH * threads) batch(thread + s0, mine + place(s0), thread);
+                for (u32 s0 = 0; s0 < T; s0 += NTT_BATCH * threads)
+                    batch(thread + s0, tile_word<PAD>(thread + s0), mine + place(s0), thread);
             } else {
-                for (u32 t = thread; t < T; t += threads) one(t, offset + local0 + place(t));
+                for (u32 t = thread; t < T; t += threads) one(t, tile_word<PAD>(t), offset + local0 + place(t));
             }
         }
     };
     each_element(
-        [&](u32 t0, u32 g0, u32 thread) {
+        [&](u32 t0, u32 w0, u32 g0, u32 thread) {
             u32 v[NTT_BATCH];
 #pragma unroll
             for (int i = 0; i < NTT_BATCH; i++) v[i] = load(g0 + lead[i]);
             if (INVERSE && chained) {
-                chain(t0, thread, [&](int i, u32 tw) { enter_with(t0 + i * threads, v[i], tw); });
+                chain(t0, thread, [&](int i, u32 tw) { enter_with(w0 + i * stride, v[i], tw); });
             } else {
 #pragma unroll
-                for (int i = 0; i < NTT_BATCH; i++) enter(t0 + i * threads, v[i]);
+                for (int i = 0; i < NTT_BATCH; i++) enter(t0 + i * threads, w0 + i * stride, v[i]);
             }
         },
-        [&](u32 t, u32 g) { enter(t, load(g)); });
+        [&](u32 t, u32 w, u32 g) { enter(t, w, load(g)); });
     BLOCK_SYNC();
 
     if (KIND != NTT_TURN) {
-        ntt_steps<INVERSE>(tile, T, log_c, k, group_log, tab, q, thread_id, threads);
+        ntt_steps<INVERSE, PAD>(tile, T, log_c, k, group_log, tab, q, thread_id, threads);
     } else {
-        ntt_steps<false>(tile, T, log_c, k, group_log, tab, q, thread_id, threads);
+        ntt_steps<false, PAD>(tile, T, log_c, k, group_log, tab, q, thread_id, threads);
         // The pointwise product, scaled: each element times the other
         // operand's at the same place (b = a: itself, a square).
         const bool square = b == a;
-        auto product = [&](u32 t, u32 y) { tile[t] = mont_mul(mont_mul_lazy(tile[t], y, q), scale, q); };
+        auto product = [&](u32 w, u32 y) { tile[w] = mont_mul(mont_mul_lazy(tile[w], y, q), scale, q); };
         each_element(
-            [&](u32 t0, u32 g0, u32) {
+            [&](u32, u32 w0, u32 g0, u32) {
                 if (square) {
 #pragma unroll
-                    for (int i = 0; i < NTT_BATCH; i++) product(t0 + i * threads, tile[t0 + i * threads]);
+                    for (int i = 0; i < NTT_BATCH; i++) product(w0 + i * stride, tile[w0 + i * stride]);
                 } else {
                     u32 v[NTT_BATCH];
 #pragma unroll
                     for (int i = 0; i < NTT_BATCH; i++) v[i] = LDG(&b[g0 + lead[i]]);
 #pragma unroll
-                    for (int i = 0; i < NTT_BATCH; i++) product(t0 + i * threads, v[i]);
+                    for (int i = 0; i < NTT_BATCH; i++) product(w0 + i * stride, v[i]);
                 }
             },
-            [&](u32 t, u32 g) { product(t, square ? tile[t] : LDG(&b[g])); });
+            [&](u32, u32 w, u32 g) { product(w, square ? tile[w] : LDG(&b[g])); });
         BLOCK_SYNC();
-        ntt_steps<true>(tile, T, log_c, k, group_log, tab, q, thread_id, threads);
+        ntt_steps<true, PAD>(tile, T, log_c, k, group_log, tab, q, thread_id, threads);
     }
 
     each_element(
-        [&](u32 t0, u32 g0, u32 thread) {
+        [&](u32 t0, u32 w0, u32 g0, u32 thread) {
             if (!INVERSE && chained) {
-                chain(t0, thread, [&](int i, u32 tw) { leave_with(t0 + i * threads, g0 + lead[i], tw); });
+                chain(t0, thread, [&](int i, u32 tw) { leave_with(w0 + i * stride, g0 + lead[i], tw); });
             } else {
 #pragma unroll
-                for (int i = 0; i < NTT_BATCH; i++) leave(t0 + i * threads, g0 + lead[i]);
+                for (int i = 0; i < NTT_BATCH; i++) leave(t0 + i * threads, w0 + i * stride, g0 + lead[i]);
             }
         },
         leave);

@@ -32,7 +32,7 @@ pub mod transform;
 mod model;
 
 pub use plan::{bytes_moved, cyclic_shape, cyclic_size};
-pub(crate) use plan::TILE_LOG;
+pub(crate) use plan::{tile_bytes, TILE_LOG};
 pub(super) use product::{claim, Second};
 pub(super) use small::Slots;
 pub(super) use transform::Tables;

@@ -290,9 +290,18 @@ pub fn device_bytes(plan: Plan, un: usize, vn: usize, squaring: bool) -> usize {
     }
 }
 
-/// Largest tile of cugmp_ntt_pass: 2^14 elements, 64 KiB of shared memory
+/// Largest tile of cugmp_ntt_pass: 2^14 elements, 72 KiB of shared memory
 /// (two passes for every transform up to the longest; 2^13 took three at 2^25).
 pub(crate) const TILE_LOG: u32 = 14;
+
+/// Shared memory of a pass's block with tiles of 2^log_t elements, their
+/// words, and 1/8 more where the pass has no twist (`padded`, log_s = 0:
+/// such a tile is padded against bank conflicts; cuda/ntt_pass.cuh,
+/// `tile_word` and NTT_TILE_WORDS).
+pub(crate) fn tile_bytes(log_t: u32, padded: bool) -> u32 {
+    let t = 1u32 << log_t;
+    4 * (t + if padded { t / 8 } else { 0 })
+}
 /// The stage roots' table has 2^ROOT_LOG words a direction, roots of order
 /// up to 2^ROOT_LOG by level (NTT_ROOT_LOG, NTT_ROOTS).
 pub(super) const ROOT_LOG: u32 = 14;

@@ -9,7 +9,7 @@
 //! fold (cugmp_ntt_combine3 and cugmp_ntt_combine5 do all three,
 //! cugmp_ntt_combine the last two), then the add kernel's carries.
 
-use super::plan::{passes, pass_threads, tile_log, Shape, MAX_PAIRS, PRIMES, ROOT_LOG};
+use super::plan::{passes, pass_threads, tile_bytes, tile_log, Shape, MAX_PAIRS, PRIMES, ROOT_LOG};
 use crate::gpu::device::{addr, Gpu, GpuError};
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg};
 use std::sync::{Arc, Mutex};
@@ -263,8 +263,8 @@ impl Gpu {
         let tile = 1usize << log_t;
         let blocks = ((1usize << log_n) / tile) as u32;
         let threads = pass_threads(log_t);
-        let cfg = LaunchConfig { grid_dim: (blocks, PRIMES as u32 * radix, 1), block_dim: (threads, 1, 1), shared_mem_bytes: 4 * tile as u32 };
         for (i, &(log_s, k)) in plan.iter().enumerate() {
+            let cfg = LaunchConfig { grid_dim: (blocks, PRIMES as u32 * radix, 1), block_dim: (threads, 1, 1), shared_mem_bytes: tile_bytes(log_t, log_s == 0) };
             let (limbs, xn, b) = if i == 0 { first } else { (0, 0, 0) };
             launch_with!(self, stream, ntt_pass, cfg, &a, &limbs, &xn, &b, &table.words, &log_n, &table.h, &log_t, &log_s, &k, &kind, &radix);
         }
