@@ -434,8 +434,9 @@ NTT_FN void ntt_pass_tile(u32 *a, u32 offset, const limb_t *limbs, u64 xn, const
         EACH_THREAD(thread) {
             const u32 mine = offset + local0 + place(thread);
             if (batches) {
-                for (u32 s0 = 0; s0 < T; s0 += NTT_BATCH * threads)
-                    batch(thread + s0, tile_word<PAD>(thread + s0), mine + place(s0), thread);
+                u32 w0 = tile_word<PAD>(thread);
+                for (u32 s0 = 0; s0 < T; s0 += NTT_BATCH * threads, w0 += NTT_BATCH * stride)
+                    batch(thread + s0, w0, mine + place(s0), thread);
             } else {
                 for (u32 t = thread; t < T; t += threads) one(t, tile_word<PAD>(t), offset + local0 + place(t));
             }
