@@ -477,10 +477,8 @@ fn open(ordinal: usize) -> Result<Gpu, GpuError> {
     phases.mark("kernels");
     // cugmp_ntt_pass keeps a tile of up to 2^14 elements in shared memory
     // (72 KiB, ntt::tile_bytes): past the 48 KiB a kernel gets without
-    // asking, and three blocks an SM only with the largest carveout of
-    // shared memory from L1.
+    // asking.
     kernels.ntt_pass.set_attribute(cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, ntt::tile_bytes(ntt::TILE_LOG, true) as i32)?;
-    kernels.ntt_pass.set_attribute(cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, 100)?;
     // The powm block kernels keep an item's numbers in shared memory: up
     // to 124 KiB at 512 limbs.
     for (f, l) in [(&kernels.powm_block_64, 64), (&kernels.powm_block_128, 128), (&kernels.powm_block_256, 256), (&kernels.powm_block_512, 512)] {
