@@ -92,7 +92,8 @@ NTT_FN u32 group_start(u32 u, u32 log_c, u32 k, u32 p, u32 width, u32 *low) {
 // against groups of 4; groups of 16 need more than the 40 registers three
 // blocks of 512 threads leave (they spilled, and at two blocks an SM were
 // no faster than 8); storing the tile swizzled to remove the last pass's
-// bank conflicts was slower. Stage roots with their quotients (shoup_mul)
+// bank conflicts was slower (an XOR an element; padded, tile_word, it
+// costs nothing in the loops and gained a little). Stage roots with their quotients (shoup_mul)
 // were slower while each root took a load of its own (1.181 against 1.000
 // ms), and faster once a stage's roots and quotients came in two vector
 // loads (H200, 10^7 x 10^7 limbs 4.87 -> 4.58 ms, though the two more

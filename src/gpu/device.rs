@@ -477,7 +477,9 @@ fn open(ordinal: usize) -> Result<Gpu, GpuError> {
     phases.mark("kernels");
     // cugmp_ntt_pass keeps a tile of up to 2^14 elements in shared memory
     // (72 KiB, ntt::tile_bytes): past the 48 KiB a kernel gets without
-    // asking.
+    // asking. The driver still fits three blocks an SM; asking it for the
+    // largest carveout of shared memory from L1 made every product slower
+    // (RESULTS.md, "Transform passes").
     kernels.ntt_pass.set_attribute(cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, ntt::tile_bytes(ntt::TILE_LOG, true) as i32)?;
     // The powm block kernels keep an item's numbers in shared memory: up
     // to 124 KiB at 512 limbs.
