@@ -39,7 +39,7 @@
 // and the first inverse one have the same tiles (span 1 up, whole contiguous
 // groups), so a block takes its tile through the last forward stages, the
 // pointwise product with the other operand's finished transform b (b = a:
-// the square), scaled for the inverse, and the first inverse stages, with
+// the square), and the first inverse stages, with
 // one trip through device memory where two passes made two.
 // ---------------------------------------------------------------------------
 // Where tile element t lies in shared memory. In a pass without a twist
@@ -335,8 +335,15 @@ NTT_FN void ntt_pass_tile(u32 *a, u32 offset, const limb_t *limbs, u64 xn, const
     const u32 log_2l = k + log_s;
     // z^bitrev(j) = w^(r * bitrev(j) * N / 2L): exponent shift.
     const u32 twist_shift = log_n - log_2l;
-    // 1 / (radix N), applied with the pointwise product.
-    const u32 scale = KIND == NTT_TURN ? LDG(&tab[NTT_TABLE_LEN(log_n, h) - 1]) : 0;
+    // The inverse's scale, 1 / (radix N) (and Montgomery's 2^32: the
+    // pointwise product leaves 2^-32), is applied once, by the inverse's
+    // last pass (log_s + k = log_n): a twisted one takes it into its
+    // twists, a batch's first (where each element was a product more in the
+    // turn); a turn that is the whole transform applies it with the
+    // pointwise product. (cugmp_ntt_sum, before plain inverse passes, does
+    // what the turn does.)
+    const bool last = (KIND == NTT_TURN || INVERSE) && log_s + k == log_n;
+    const u32 scale = KIND == NTT_TURN || (INVERSE && TWIST) ? LDG(&tab[NTT_TABLE_LEN(log_n, h) - 1]) : 0;
 
     // Tile element t = (o * 2^k + j) * C + r: its place in the transform,
     // o, j and r moved to their bit fields there (before the block's
@@ -386,7 +393,9 @@ NTT_FN void ntt_pass_tile(u32 *a, u32 offset, const limb_t *limbs, u64 xn, const
         if (INVERSE && TWIST) x = mont_mul(tw, x, q);  // tw below 2p (chain)
         tile[w] = x;
     };
-    auto enter = [&](u32 t, u32 w, u32 x) { enter_with(w, x, INVERSE && TWIST ? twist(t) : 0); };
+    // (The twists of the inverse's last pass carry its scale.)
+    auto scaled = [&](u32 tw) -> u32 { return INVERSE && last ? mont_mul(tw, scale, q) : tw; };
+    auto enter = [&](u32 t, u32 w, u32 x) { enter_with(w, x, INVERSE && TWIST ? scaled(twist(t)) : 0); };
     // ... and back to device memory after them.
     auto leave_with = [&](u32 w, u32 g, u32 tw) {
         u32 x = tile[w];
@@ -400,7 +409,7 @@ NTT_FN void ntt_pass_tile(u32 *a, u32 offset, const limb_t *limbs, u64 xn, const
     // (threads >= C, and a thread's batches lie multiples of threads apart):
     // taken from `thread`, it is computed once a thread, not once a batch.
     auto chain = [&](u32 t0, u32 thread, auto &&each) {
-        u32 tw = twist(t0);
+        u32 tw = scaled(twist(t0));
         const u32 y = twist_ratio(thread);
 #pragma unroll
         for (int o = 0; o < NTT_BATCH; o++) {
@@ -462,24 +471,31 @@ NTT_FN void ntt_pass_tile(u32 *a, u32 offset, const limb_t *limbs, u64 xn, const
         ntt_steps<INVERSE, PAD>(tile, T, log_c, k, group_log, tab, q, thread_id, threads);
     } else {
         ntt_steps<false, PAD>(tile, T, log_c, k, group_log, tab, q, thread_id, threads);
-        // The pointwise product, scaled: each element times the other
-        // operand's at the same place (b = a: itself, a square).
+        // The pointwise product: each element times the other operand's at
+        // the same place (b = a: itself, a square), scaled where the turn
+        // is the whole transform (`last`).
         const bool square = b == a;
-        auto product = [&](u32 w, u32 y) { tile[w] = mont_mul(mont_mul_lazy(tile[w], y, q), scale, q); };
-        each_element(
-            [&](u32, u32 w0, u32 g0, u32) {
-                if (square) {
+        auto pointwise = [&](auto &&product) {
+            each_element(
+                [&](u32, u32 w0, u32 g0, u32) {
+                    if (square) {
 #pragma unroll
-                    for (int i = 0; i < NTT_BATCH; i++) product(w0 + i * stride, tile[w0 + i * stride]);
-                } else {
-                    u32 v[NTT_BATCH];
+                        for (int i = 0; i < NTT_BATCH; i++) product(w0 + i * stride, tile[w0 + i * stride]);
+                    } else {
+                        u32 v[NTT_BATCH];
 #pragma unroll
-                    for (int i = 0; i < NTT_BATCH; i++) v[i] = LDG(&b[g0 + lead[i]]);
+                        for (int i = 0; i < NTT_BATCH; i++) v[i] = LDG(&b[g0 + lead[i]]);
 #pragma unroll
-                    for (int i = 0; i < NTT_BATCH; i++) product(w0 + i * stride, v[i]);
-                }
-            },
-            [&](u32, u32 w, u32 g) { product(w, square ? tile[w] : LDG(&b[g])); });
+                        for (int i = 0; i < NTT_BATCH; i++) product(w0 + i * stride, v[i]);
+                    }
+                },
+                [&](u32, u32 w, u32 g) { product(w, square ? tile[w] : LDG(&b[g])); });
+        };
+        if (last) {
+            pointwise([&](u32 w, u32 y) { tile[w] = mont_mul(mont_mul_lazy(tile[w], y, q), scale, q); });
+        } else {
+            pointwise([&](u32 w, u32 y) { tile[w] = mont_mul(tile[w], y, q); });
+        }
         BLOCK_SYNC();
         ntt_steps<true, PAD>(tile, T, log_c, k, group_log, tab, q, thread_id, threads);
     }

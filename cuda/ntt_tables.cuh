@@ -22,7 +22,8 @@
 //   B  [M]  w^(iH), Bi [M] w^-(iH)       two small tables instead of one of N
 //   then one word: 2^64 / (radix N) mod p, the inverse's scale (a Montgomery
 //   product of two plain values leaves a factor 2^-32, which it also undoes;
-//   the radix-R step's 1/R is in it too)
+//   the radix-R step's 1/R is in it too; ntt_pass.cuh applies it in the
+//   inverse's last pass)
 // and, for transforms of length RN (radix R = 3 or 5), with u a root of
 // order RN (u^R = w; NTT_RADIX_LEN more words):
 //   AR [H] u^i,  ARi [H] u^-i,  BR [M] u^(iH),  BRi [M] u^-(iH)

@@ -208,7 +208,7 @@ impl Gpu {
 
     /// The sum of the pointwise products `x[k] * y[k]` of forward
     /// transforms at those device addresses (at most MAX_PAIRS; `twice[k]`
-    /// counts the k-th twice), scaled for the inverse, into the transform at
+    /// counts the k-th twice), into the transform at
     /// `acc` (cuda/ntt.cu, cugmp_ntt_sum): `inverse_passes_at(acc)` and
     /// the combine then give the sum of their products. The caller keeps the sum exact
     /// (plan.rs, `sums`).
@@ -224,7 +224,10 @@ impl Gpu {
         let (log_n, radix, count) = (table.shape.log_n, table.shape.radix, pairs.len() as u32);
         let mut cfg = self.grid_for(table.shape.len());
         cfg.grid_dim.1 = PRIMES as u32;
-        launch_with!(self, stream, ntt_sum, cfg, &acc, &at, &count, &twice, &table.words, &log_n, &table.h, &radix);
+        // The sum applies the inverse's scale where the inverse is one
+        // plain pass; otherwise the inverse's last pass does (cuda/ntt.cu).
+        let scaled = (passes(log_n).len() == 1) as u32;
+        launch_with!(self, stream, ntt_sum, cfg, &acc, &at, &count, &twice, &table.words, &log_n, &table.h, &radix, &scaled);
         Ok(())
     }
 
