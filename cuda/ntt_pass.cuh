@@ -455,8 +455,20 @@ NTT_FN void ntt_pass_tile(u32 *a, u32 offset, const limb_t *limbs, u64 xn, const
     each_element(
         [&](u32 t0, u32 w0, u32 g0, u32 thread) {
             u32 v[NTT_BATCH];
+            // From limbs, a batch (its places increase with i) lies below the
+            // operand's coefficients, above them, or across their end: a test
+            // a batch where each element took its own.
+            const u32 c0 = g0 - offset, c1 = c0 + lead[NTT_BATCH - 1];
+            if (LOAD == NTT_LOAD_LIMBS && c1 < coefs.count) {
 #pragma unroll
-            for (int i = 0; i < NTT_BATCH; i++) v[i] = load(g0 + lead[i]);
+                for (int i = 0; i < NTT_BATCH; i++) v[i] = LDG(&coefs.words[c0 + lead[i]]);
+            } else if (LOAD == NTT_LOAD_LIMBS && c0 >= coefs.count) {
+#pragma unroll
+                for (int i = 0; i < NTT_BATCH; i++) v[i] = 0;
+            } else {
+#pragma unroll
+                for (int i = 0; i < NTT_BATCH; i++) v[i] = load(g0 + lead[i]);
+            }
             if (INVERSE && chained) {
                 chain(t0, thread, [&](int i, u32 tw) { enter_with(w0 + i * stride, v[i], tw); });
             } else {
