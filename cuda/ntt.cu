@@ -126,9 +126,10 @@ struct NttPairs {
 // y_i), into acc: what a product's turn makes in the middle of its pass
 // (ntt_pass.cuh), for a sum of them (the inverse then runs plain). As
 // there, it applies the inverse's scale where the transform is one pass
-// (`scaled`); otherwise the inverse's last pass does. The host keeps each sum within the exactness
-// bound (src/gpu/ntt/plan.rs, `pairs_a_sum`). The grid's y index is the
-// prime; each prime's words, radix * 2^log_n of them, lie one after another.
+// (`scaled`); otherwise the inverse's last pass does. The host keeps each
+// sum within the exactness bound (src/gpu/ntt/plan.rs, `pairs_a_sum`). The
+// grid's y index is the prime; each prime's words, radix * 2^log_n of
+// them, lie one after another.
 extern "C" __global__ void cugmp_ntt_sum(u32 *acc, NttPairs pairs, u32 count, u32 twice, const u32 *__restrict__ tab,
                                           u32 log_n, u32 h, u32 radix, u32 scaled) {
     const u32 prime = blockIdx.y;

@@ -39,8 +39,8 @@
 // and the first inverse one have the same tiles (span 1 up, whole contiguous
 // groups), so a block takes its tile through the last forward stages, the
 // pointwise product with the other operand's finished transform b (b = a:
-// the square), and the first inverse stages, with
-// one trip through device memory where two passes made two.
+// the square), and the first inverse stages, with one trip through device
+// memory where two passes made two.
 // ---------------------------------------------------------------------------
 // Where tile element t lies in shared memory. In a pass without a twist
 // (PAD: its groups are whole, C = 1; the last forward pass, the turn, the
@@ -52,17 +52,16 @@
 // of its lanes' groups at 64 hi + 8 m + low (lane 8 hi + low, hi < 4): 8
 // banks for 32 lanes, every load and store four times over. Padded, at 72
 // hi + 8 m + low: every bank once. A twisted pass's lanes take consecutive
-// r (C >= 32 in the long transforms) and need none. (RESULTS.md,
-// "Transform passes".)
+// r, and it keeps its layout. (RESULTS.md, "Transform passes".)
 //
 // tile_word(x + y) = tile_word(x) + tile_word(y) where (x mod 64) + (y mod
 // 64) < 64: for x and y with no bit in common (a group's first element and
 // its offsets m d), and for y a multiple of 64 (a step's threads << R, as
-// blocks have at least 32 threads; a batch's i * threads). And tile_word(m d) = m
-// tile_word(d) for m < 2^R: in a pass with C = 1 a step's d is 2^p with p a
-// multiple of its groups' log, 1, 2 or 3, so either 2^R d <= 64 or d is a
-// multiple of 64. So the loops pad a group's or a batch's first index once
-// and step by padded distances, as they stepped by plain ones.
+// blocks have at least 32 threads; a batch's i * threads). And tile_word(m
+// d) = m tile_word(d) for m < 2^R: in a pass with C = 1 a step's d is 2^p
+// with p a multiple of its groups' log, 1, 2 or 3, so either 2^R d <= 64
+// or d is a multiple of 64. So the loops pad a group's or a batch's first
+// index once and step by padded distances, as they stepped by plain ones.
 template <bool PAD>
 NTT_FN u32 tile_word(u32 t) { return PAD ? t + ((t >> 6) << 3) : t; }
 #define NTT_TILE_WORDS(log_t) ((1u << (log_t)) + ((1u << (log_t)) >> 3))
@@ -93,10 +92,11 @@ NTT_FN u32 group_start(u32 u, u32 log_c, u32 k, u32 p, u32 width, u32 *low) {
 // blocks of 512 threads leave (they spilled, and at two blocks an SM were
 // no faster than 8); storing the tile swizzled to remove the last pass's
 // bank conflicts was slower (an XOR an element; padded, tile_word, it
-// costs nothing in the loops and gained a little). Stage roots with their quotients (shoup_mul)
-// were slower while each root took a load of its own (1.181 against 1.000
-// ms), and faster once a stage's roots and quotients came in two vector
-// loads (H200, 10^7 x 10^7 limbs 4.87 -> 4.58 ms, though the two more
+// costs nothing in the loops and gained a little). Stage roots with their
+// quotients (shoup_mul) were slower while each root took a load of its
+// own (1.181 against 1.000 ms), and faster once a stage's roots and
+// quotients came in two vector loads (H200, 10^7 x 10^7 limbs 4.87 ->
+// 4.58 ms, though the two more
 // registers a root make the step spill a few words at 40; with 64
 // registers, two blocks an SM, no spill and 4.83 ms).
 NTT_FN u32 ntt_group_log(u32 log_t, u32 launched) {
@@ -148,9 +148,9 @@ NTT_FN void ntt_stage_roots(u32 *w, u32 *wq, int s, const u32 *roots, u32 p, u32
 // Stages p .. p + R - 1 of a pass on one group of 2^R tile elements, tile
 // index i0 + m d for m < 2^R (their j's are low + m 2^p, d = 2^p C; shared
 // words w0 + m dw, tile_word), in registers. Stage p + s pairs m and m +
-// 2^s (bit s of m clear), and its root
-// depends on j mod 2^(p+s) = low + (m mod 2^s) 2^p alone: power low + (m
-// mod 2^s) 2^p of the root of order 2^(p+s+1) (ntt_stage_roots). A stage
+// 2^s (bit s of m clear), and its root depends on j mod 2^(p+s) = low +
+// (m mod 2^s) 2^p alone: power low + (m mod 2^s) 2^p of the root of order
+// 2^(p+s+1) (ntt_stage_roots). A stage
 // loads its 2^s roots at once, and a warp's lanes (consecutive `low` where
 // p >= 5) load consecutive words: with the roots of order 2^14 in one table,
 // indexed by low << (13 - p - s), they were 2^(13-p-s) words apart, and in
