@@ -44,26 +44,34 @@
 // ---------------------------------------------------------------------------
 // Where tile element t lies in shared memory. In a pass without a twist
 // (PAD: its groups are whole, C = 1; the last forward pass, the turn, the
-// first inverse pass), 8 words of padding follow every 64 elements (the
-// tile takes 9/8 of its elements' words, NTT_TILE_WORDS); otherwise the
-// tile is as it is. Shared memory has 32 banks, word w in bank w mod 32,
-// and a warp's accesses to words in one bank are served one after another.
-// Unpadded, the step of stages 3 to 5 of a pass with C = 1 reads element m
-// of its lanes' groups at 64 hi + 8 m + low (lane 8 hi + low, hi < 4): 8
-// banks for 32 lanes, every load and store four times over. Padded, at 72
-// hi + 8 m + low: every bank once. A twisted pass's lanes take consecutive
-// r, and it keeps its layout. (RESULTS.md, "Transform passes".)
+// first inverse pass), 2^(sh-3) words of padding follow every 2^sh
+// elements (the tile takes 9/8 of its elements' words, NTT_TILE_WORDS);
+// otherwise the tile is as it is. Shared memory has 32 banks, word w in
+// bank w mod 32, and a warp's accesses to words in one bank are served one
+// after another. Unpadded, a step of a pass with C = 1 that starts at stage
+// 2 or 3 reads element m of its lanes' groups at 2^(p+3) hi + 2^p m + low
+// (lane 2^p hi + low): 2^p banks for 32 lanes, each load and store served
+// 8 or 4 times over; and a bottom step of whole groups of 8 moves its
+// lanes' four-word pieces two times over. sh = 5 where the steps start at 0
+// (groups of 4), 2, 5, 8, 11 (ntt_bottom_stages): 4 words after every 32
+// put those lanes at 36 hi + 4 m + low and the bottom step's pieces at 4 l
+// + 4 (l >> 3), every bank once. sh = 6 where the steps start at 0 (groups
+// of 8), 3, 6, ...: 8 words after every 64 put the step from stage 3's
+// lanes at 72 hi + 8 m + low, every bank once (the bottom step's pieces
+// stay two times over). A twisted pass's lanes take consecutive r, and it
+// keeps its layout. (RESULTS.md, "Transform passes".)
 //
-// tile_word(x + y) = tile_word(x) + tile_word(y) where (x mod 64) + (y mod
-// 64) < 64: for x and y with no bit in common (a group's first element and
-// its offsets m d), and for y a multiple of 64 (a step's threads << R, as
-// blocks have at least 32 threads; a batch's i * threads). And tile_word(m
-// d) = m tile_word(d) for m < 2^R: in a pass with C = 1 a step's d is 2^p
-// with p a multiple of its groups' log, 1, 2 or 3, so either 2^R d <= 64
-// or d is a multiple of 64. So the loops pad a group's or a batch's first
-// index once and step by padded distances, as they stepped by plain ones.
+// tile_word(x + y) = tile_word(x) + tile_word(y) where (x mod 2^sh) + (y
+// mod 2^sh) < 2^sh: for x and y with no bit in common (a group's first
+// element and its offsets m d), and for y a multiple of 64 (a step's
+// threads << R, as blocks have at least 32 threads; a batch's i *
+// threads). And tile_word(m d) = m tile_word(d) for m < 2^R where 2^R d <=
+// 2^sh or d is a multiple of 2^sh: in a pass with C = 1 a step's d is 2^p,
+// and with the starts above either holds at every step. So the loops pad a
+// group's or a batch's first index once and step by padded distances, as
+// they stepped by plain ones.
 template <bool PAD>
-NTT_FN u32 tile_word(u32 t) { return PAD ? t + ((t >> 6) << 3) : t; }
+NTT_FN u32 tile_word(u32 t, u32 sh) { return PAD ? t + ((t >> sh) << (sh - 3)) : t; }
 #define NTT_TILE_WORDS(log_t) ((1u << (log_t)) + ((1u << (log_t)) >> 3))
 
 // Butterfly group u of a pass (tile layout above: t = (o * 2^k + j) * C + r):
@@ -110,10 +118,11 @@ NTT_FN u32 ntt_group_log(u32 log_t, u32 launched) {
 // gets root c of stage p + s (c < 2^s), the power low + c 2^p of the root of
 // order 2^(p+s+1), from the stage roots' table (ntt_root_slot), and wq[2^s +
 // c] its quotient (shoup_mul). PACKED: p
-// is a multiple of NTT_GROUP_LOG (every step where groups have 8 elements),
-// so a stage's roots are consecutive aligned words: one load of 1, 2 or 4
-// words a stage. Otherwise (the smaller groups of small tiles) each root's
-// slot is computed.
+// is where a step starts in the layout `roots` is in (ntt_step_start: every
+// step where groups have 8 elements), so a stage's roots are consecutive
+// aligned words: one load of 1, 2 or 4 words a stage. Otherwise (the
+// smaller groups of small tiles, on the first layout) each root's slot is
+// computed.
 // (w and wq have 8 words, for s <= 2: their words for other stages are left
 // as they are.)
 template <bool PACKED>
@@ -138,7 +147,7 @@ NTT_FN void ntt_stage_roots(u32 *w, u32 *wq, int s, const u32 *roots, u32 p, u32
     } else {
 #pragma unroll
         for (int c = 0; c < (1 << s); c++) {
-            const u32 slot = ntt_root_slot(p + s, low + (c << p));
+            const u32 slot = ntt_root_slot(p + s, low + (c << p), 0);
             w[(1 << s) + c] = LDG(&roots[slot]);
             wq[(1 << s) + c] = LDG(&roots[slot + 2 * NTT_ROOTS]);
         }
@@ -222,12 +231,13 @@ NTT_FN void ntt_group(u32 *tile, u32 w0, u32 dw, u32 low, u32 p, const u32 *root
 }
 
 // One step of a pass: stages p .. p + R - 1 on every group of the tile.
-// (WHOLE: p = 0 and C = 1; BOTTOM: p = 0; PACKED: p a multiple of
-// NTT_GROUP_LOG; see ntt_group. PAD: the tile's layout, tile_word.)
+// (WHOLE: p = 0 and C = 1; BOTTOM: p = 0; PACKED: p a step's start in the
+// roots' layout; see ntt_group. PAD: the tile's layout, tile_word, with
+// `sh` its shift.)
 template <int R, bool INVERSE, bool WHOLE, bool BOTTOM, bool PACKED, bool PAD>
 NTT_FN void ntt_step(u32 *tile, u32 T, u32 log_c, u32 k, u32 p, const u32 *roots, const NttPrime &q, u32 thread,
-                     u32 threads) {
-    const u32 dw = tile_word<PAD>((1u << p) << log_c);
+                     u32 threads, u32 sh) {
+    const u32 dw = tile_word<PAD>((1u << p) << log_c, sh);
     u32 bottom[8], bottom_q[8];
     if (BOTTOM) {
 #pragma unroll
@@ -240,14 +250,14 @@ NTT_FN void ntt_step(u32 *tile, u32 T, u32 log_c, u32 k, u32 p, const u32 *roots
         // each time, and its `low` (u's bits below) is the same. (The
         // steps of large tiles, but the top ones of a pass with C > 1.)
         u32 low;
-        const u32 step = tile_word<PAD>(threads << R);
-        u32 w0 = tile_word<PAD>(group_start(thread, log_c, k, p, R, &low));
+        const u32 step = tile_word<PAD>(threads << R, sh);
+        u32 w0 = tile_word<PAD>(group_start(thread, log_c, k, p, R, &low), sh);
         for (u32 u = thread; u < (T >> R); u += threads, w0 += step)
             ntt_group<R, INVERSE, WHOLE, BOTTOM, PACKED>(tile, w0, dw, low, p, roots, bottom, bottom_q, q);
     } else {
         for (u32 u = thread; u < (T >> R); u += threads) {
             u32 low;
-            const u32 w0 = tile_word<PAD>(group_start(u, log_c, k, p, R, &low));
+            const u32 w0 = tile_word<PAD>(group_start(u, log_c, k, p, R, &low), sh);
             ntt_group<R, INVERSE, WHOLE, BOTTOM, PACKED>(tile, w0, dw, low, p, roots, bottom, bottom_q, q);
         }
     }
@@ -265,24 +275,43 @@ NTT_FN void ntt_step(u32 *tile, u32 T, u32 log_c, u32 k, u32 p, const u32 *roots
 #define NTT_INVERSE 1
 #define NTT_TURN 2
 
+// How many stages the bottom step of a pass of k stages takes where it is
+// not a whole group of 2^group_log: 2 in a pass with C = 1 (the passes
+// without a twist) where groups have 8 elements and k = 2 mod 3, else 0
+// (the short step, if any, is the top one). A short step
+// costs its group's fixed work (shared memory, addresses, roots) for fewer
+// butterflies; at the bottom its roots are the same for every group (one
+// of its four butterflies multiplies) and, in a pass of whole groups, a
+// group is one vector load: ncu had a 10^6-limb product's top steps of two
+// stages at 16 warp instructions an element, a middle step of three at
+// 14.4. Its padding (tile_word, sh = 5) is what makes it pay: unpadded, the
+// step from stage 2 had 8-way bank conflicts and the passes were slower
+// (RESULTS.md, "Transform passes").
+NTT_FN u32 ntt_bottom_stages(u32 k, u32 group_log, u32 log_c) {
+    return log_c == 0 && group_log == NTT_GROUP_LOG && k % NTT_GROUP_LOG == 2 ? 2 : 0;
+}
+
 // The stages of a pass on the tile in shared memory (ntt_pass_tile), in
 // steps of up to 2^group_log (ntt_group_log) elements a group in registers:
 // one trip through shared memory and one barrier a step (ntt_step). Step n
-// takes stages from p = n * group_log up; a shorter one, if any, is the top
-// one, so that the bottom step (p = 0, the one ntt_group moves four words at
-// a time) is a whole one. Forward steps go from the top down, inverse ones
-// up. Every thread of the block takes part (EACH_THREAD, thread_id of
-// threads); the tile is complete before and after.
+// takes stages from p = n * group_log up, or with a bottom step of b
+// stages (ntt_bottom_stages, the roots' second layout), from 0 and then b +
+// (n - 1) group_log; a shorter one, if any, is the top one. Forward steps
+// go from the top down, inverse ones up. Every thread of the block takes
+// part (EACH_THREAD, thread_id of threads); the tile is complete before and
+// after.
 template <bool INVERSE, bool PAD>
 NTT_FN void ntt_steps(u32 *tile, u32 T, u32 log_c, u32 k, u32 group_log, const u32 *tab, const NttPrime &q,
-                      u32 thread_id, u32 threads) {
+                      u32 thread_id, u32 threads, u32 sh) {
     static_assert(NTT_GROUP_LOG <= 3, "the switch below has steps of 1 to 3 stages");
-    const u32 *roots = tab + (INVERSE ? NTT_ROOTS : 0);
+    const u32 b = ntt_bottom_stages(k, group_log, log_c);
+    const u32 *roots = tab + (b ? NTT_LAYOUT_WORDS : 0) + (INVERSE ? NTT_ROOTS : 0);
     NTT_OPAQUE(roots);
-    const u32 steps = (k + group_log - 1) / group_log;
+    const u32 steps = b ? 1 + (k - b) / group_log : (k + group_log - 1) / group_log;
     for (u32 i = 0; i < steps; i++) {
-        const u32 p = (INVERSE ? i : steps - 1 - i) * group_log;
-        const u32 r = k - p < group_log ? k - p : group_log;
+        const u32 n = INVERSE ? i : steps - 1 - i;  // from the bottom
+        const u32 p = b ? (n ? b + (n - 1) * group_log : 0) : n * group_log;
+        const u32 r = b && n == 0 ? b : k - p < group_log ? k - p : group_log;
         const bool bottom = p == 0;
         const bool whole = bottom && log_c == 0 && r >= 2;
         // Groups of fewer than 8 (small tiles) start their steps at p that
@@ -290,16 +319,16 @@ NTT_FN void ntt_steps(u32 *tile, u32 T, u32 log_c, u32 k, u32 group_log, const u
         // one (ntt_stage_roots). Such steps have at most two stages.
         const bool loose = !bottom && group_log != NTT_GROUP_LOG;
         EACH_THREAD(thread) switch (r + 3 * bottom + 3 * whole + 10 * loose) {
-        case 1: ntt_step<1, INVERSE, false, false, true, PAD>(tile, T, log_c, k, p, roots, q, thread, threads); break;
-        case 2: ntt_step<2, INVERSE, false, false, true, PAD>(tile, T, log_c, k, p, roots, q, thread, threads); break;
-        case 3: ntt_step<3, INVERSE, false, false, true, PAD>(tile, T, log_c, k, p, roots, q, thread, threads); break;
-        case 4: ntt_step<1, INVERSE, false, true, true, PAD>(tile, T, log_c, k, p, roots, q, thread, threads); break;
-        case 5: ntt_step<2, INVERSE, false, true, true, PAD>(tile, T, log_c, k, p, roots, q, thread, threads); break;
-        case 6: ntt_step<3, INVERSE, false, true, true, PAD>(tile, T, log_c, k, p, roots, q, thread, threads); break;
-        case 8: ntt_step<2, INVERSE, true, true, true, PAD>(tile, T, log_c, k, p, roots, q, thread, threads); break;
-        case 9: ntt_step<3, INVERSE, true, true, true, PAD>(tile, T, log_c, k, p, roots, q, thread, threads); break;
-        case 11: ntt_step<1, INVERSE, false, false, false, PAD>(tile, T, log_c, k, p, roots, q, thread, threads); break;
-        case 12: ntt_step<2, INVERSE, false, false, false, PAD>(tile, T, log_c, k, p, roots, q, thread, threads); break;
+        case 1: ntt_step<1, INVERSE, false, false, true, PAD>(tile, T, log_c, k, p, roots, q, thread, threads, sh); break;
+        case 2: ntt_step<2, INVERSE, false, false, true, PAD>(tile, T, log_c, k, p, roots, q, thread, threads, sh); break;
+        case 3: ntt_step<3, INVERSE, false, false, true, PAD>(tile, T, log_c, k, p, roots, q, thread, threads, sh); break;
+        case 4: ntt_step<1, INVERSE, false, true, true, PAD>(tile, T, log_c, k, p, roots, q, thread, threads, sh); break;
+        case 5: ntt_step<2, INVERSE, false, true, true, PAD>(tile, T, log_c, k, p, roots, q, thread, threads, sh); break;
+        case 6: ntt_step<3, INVERSE, false, true, true, PAD>(tile, T, log_c, k, p, roots, q, thread, threads, sh); break;
+        case 8: ntt_step<2, INVERSE, true, true, true, PAD>(tile, T, log_c, k, p, roots, q, thread, threads, sh); break;
+        case 9: ntt_step<3, INVERSE, true, true, true, PAD>(tile, T, log_c, k, p, roots, q, thread, threads, sh); break;
+        case 11: ntt_step<1, INVERSE, false, false, false, PAD>(tile, T, log_c, k, p, roots, q, thread, threads, sh); break;
+        case 12: ntt_step<2, INVERSE, false, false, false, PAD>(tile, T, log_c, k, p, roots, q, thread, threads, sh); break;
         }
         BLOCK_SYNC();
     }
@@ -386,7 +415,7 @@ NTT_FN void ntt_pass_tile(u32 *a, u32 offset, const limb_t *limbs, u64 xn, const
     auto load = [&](u32 g) -> u32 { return LOAD == NTT_LOAD_LIMBS ? coefs.at(g - offset) : a[g]; };
     // ... what the pass does to it before the stages, as tile element t ...
     // (tw: its twist, where the pass has one) ...
-    // (at shared word w = tile_word<PAD>(t))
+    // (at shared word w = tile_word<PAD>(t, sh))
     auto enter_with = [&](u32 w, u32 x, u32 tw) {
         // Only transforms of 2^k points read limbs in a pass: the first set.
         if (LOAD == NTT_LOAD_LIMBS) x = coefficient_residue(x, q, ntt_subtractions(1, 0));
@@ -439,16 +468,18 @@ NTT_FN void ntt_pass_tile(u32 *a, u32 offset, const limb_t *limbs, u64 xn, const
         lead[i] = place(i * threads);
         NTT_OPAQUE32(lead[i]);
     }
-    const u32 stride = tile_word<PAD>(threads);
+    // The padding's shift (tile_word): by where the steps start.
+    const u32 sh = ntt_bottom_stages(k, group_log, log_c) ? 5 : 6;
+    const u32 stride = tile_word<PAD>(threads, sh);
     auto each_element = [&](auto &&batch, auto &&one) {
         EACH_THREAD(thread) {
             const u32 mine = offset + local0 + place(thread);
             if (batches) {
-                u32 w0 = tile_word<PAD>(thread);
+                u32 w0 = tile_word<PAD>(thread, sh);
                 for (u32 s0 = 0; s0 < T; s0 += NTT_BATCH * threads, w0 += NTT_BATCH * stride)
                     batch(thread + s0, w0, mine + place(s0), thread);
             } else {
-                for (u32 t = thread; t < T; t += threads) one(t, tile_word<PAD>(t), offset + local0 + place(t));
+                for (u32 t = thread; t < T; t += threads) one(t, tile_word<PAD>(t, sh), offset + local0 + place(t));
             }
         }
     };
@@ -480,9 +511,9 @@ NTT_FN void ntt_pass_tile(u32 *a, u32 offset, const limb_t *limbs, u64 xn, const
     BLOCK_SYNC();
 
     if (KIND != NTT_TURN) {
-        ntt_steps<INVERSE, PAD>(tile, T, log_c, k, group_log, tab, q, thread_id, threads);
+        ntt_steps<INVERSE, PAD>(tile, T, log_c, k, group_log, tab, q, thread_id, threads, sh);
     } else {
-        ntt_steps<false, PAD>(tile, T, log_c, k, group_log, tab, q, thread_id, threads);
+        ntt_steps<false, PAD>(tile, T, log_c, k, group_log, tab, q, thread_id, threads, sh);
         // The pointwise product: each element times the other operand's at
         // the same place (b = a: itself, a square), scaled where the turn
         // is the whole transform (`last`).
@@ -509,7 +540,7 @@ NTT_FN void ntt_pass_tile(u32 *a, u32 offset, const limb_t *limbs, u64 xn, const
             pointwise([&](u32 w, u32 y) { tile[w] = mont_mul(tile[w], y, q); });
         }
         BLOCK_SYNC();
-        ntt_steps<true, PAD>(tile, T, log_c, k, group_log, tab, q, thread_id, threads);
+        ntt_steps<true, PAD>(tile, T, log_c, k, group_log, tab, q, thread_id, threads, sh);
     }
 
     each_element(

@@ -12,11 +12,14 @@
 //                         plain residues: level L < 14 at [2^L, 2^(L+1))
 //                         holds the 2^L powers r^(x 2^(13-L)), x < 2^L, of
 //                         the root of order 2^(L+1), power x at
-//                         ntt_root_slot(L, x) (word 0 is unused)
+//                         ntt_root_slot(L, x, 0) (word 0 is unused)
 //   [2^14, 2^15)          the same with r^-1 (inverse)
 //   [2^15, 3 * 2^14)      each forward root's quotient floor(root 2^32 / p)
 //                         (shoup_mul), at the root's slot + 2^15
 //   [3 * 2^14, 2^16)      the same for the inverse's roots
+//   [2^16, 2^17)          the same four again in the second layout
+//                         (ntt_root_slot's b = 2, the passes whose bottom
+//                         step has two stages)
 //   then, with H = 2^h and M = N / H:
 //   A  [H]  w^i,   Ai [H]  w^-i          w^e = A[e mod H] * B[e / H] for e < N:
 //   B  [M]  w^(iH), Bi [M] w^-(iH)       two small tables instead of one of N
@@ -32,8 +35,10 @@
 // ---------------------------------------------------------------------------
 #define NTT_ROOT_LOG 14                        // r has order 2^NTT_ROOT_LOG
 #define NTT_ROOTS (1 << NTT_ROOT_LOG)          // one direction's stage roots by level (levels 0 to 13: a pass has at most 14 stages)
-// The stage roots and their quotients, both directions.
-#define NTT_ROOT_WORDS (4 * NTT_ROOTS)
+// One layout's stage roots and their quotients, both directions.
+#define NTT_LAYOUT_WORDS (4 * NTT_ROOTS)
+// Both layouts (ntt_root_slot).
+#define NTT_ROOT_WORDS (2 * NTT_LAYOUT_WORDS)
 #define NTT_TABLE_LEN(log_n, h) (NTT_ROOT_WORDS + 2 * (1ull << (h)) + 2 * (1ull << ((log_n) - (h))) + 1)
 #define NTT_RADIX_LEN(log_n, h, radix) ((radix) == 1 ? 0 : 2 * (1ull << (h)) + 2 * (1ull << ((log_n) - (h))))
 // One prime's table for transforms of length radix * 2^log_n, rounded up to
@@ -43,18 +48,28 @@
 
 // log2 of the most elements a thread takes through a step of a pass's stages
 // in registers (ntt_pass.cuh, ntt_group_log): steps of up to three stages,
-// starting at multiples of three where the groups are whole (8 elements).
+// starting at multiples of three where the groups are whole (8 elements),
+// or, in passes whose bottom step has two stages (ntt_bottom_stages), at 0
+// and then 2 + 3m.
 #define NTT_GROUP_LOG 3
 
-// Where the stage roots' table keeps power x of level L's root (x < 2^L).
-// A step of stages p .. p + 2 (p a multiple of NTT_GROUP_LOG) takes at level
+// The first stage of the step that takes level L in a pass whose bottom
+// step has b stages (b = 0: steps of NTT_GROUP_LOG from 0; b = 2: the
+// bottom step has levels 0 and 1, the others start at 2 + 3m).
+NTT_FN u32 ntt_step_start(u32 level, u32 b) {
+    return level < b ? 0 : (level - b) / NTT_GROUP_LOG * NTT_GROUP_LOG + b;
+}
+
+// Where the stage roots' table keeps power x of level L's root (x < 2^L),
+// in the layout of passes whose bottom step has b stages (0 or 2).
+// A step of stages p .. p + 2 (p = ntt_step_start) takes at level
 // p + s, for a group whose j's bits below p are `low`, the powers low + c 2^p
 // (c < 2^s, ntt_group). Stored at (low << s) | c, they are 2^s consecutive
 // words at a multiple of 2^s: one load of up to four words a stage where
 // the stages' powers were seven loads of one word, and a warp's lanes
 // (consecutive `low` where p >= 5) still read consecutive words.
-NTT_FN u32 ntt_root_slot(u32 level, u32 x) {
-    const u32 p = level / NTT_GROUP_LOG * NTT_GROUP_LOG, s = level - p;
+NTT_FN u32 ntt_root_slot(u32 level, u32 x, u32 b) {
+    const u32 p = ntt_step_start(level, b), s = level - p;
     return (1u << level) + (((x & ((1u << p) - 1)) << s) | (x >> p));
 }
 
@@ -86,8 +101,10 @@ NTT_FN u32 ntt_table_entry(u64 i, u32 log_n, u32 h, u32 radix, const NttPrime &q
         }
     } else if (i < NTT_ROOT_WORDS) {
         step = order >> NTT_ROOT_LOG;
-        inverse = (i / NTT_ROOTS) & 1;
-        quotient = i >= 2 * NTT_ROOTS;
+        const u32 b = i >= NTT_LAYOUT_WORDS ? 2 : 0;  // the layout
+        const u64 in_layout = i % NTT_LAYOUT_WORDS;
+        inverse = (in_layout / NTT_ROOTS) & 1;
+        quotient = in_layout >= 2 * NTT_ROOTS;
         plain = true;
         // Level L (the highest with 2^L <= i mod NTT_ROOTS), the power x
         // whose ntt_root_slot is i mod NTT_ROOTS.
@@ -96,7 +113,7 @@ NTT_FN u32 ntt_table_entry(u64 i, u32 log_n, u32 h, u32 radix, const NttPrime &q
         u32 level = 0;
         while ((2u << level) <= at) level++;
         const u32 pos = at - (1u << level);
-        const u32 p = level / NTT_GROUP_LOG * NTT_GROUP_LOG, s = level - p;
+        const u32 p = ntt_step_start(level, b), s = level - p;
         const u32 x = (pos >> s) | ((pos & ((1u << s) - 1)) << p);
         e = (u64)x << (NTT_ROOT_LOG - 1 - level);
     } else if (i < NTT_ROOT_WORDS + 2 * H) {

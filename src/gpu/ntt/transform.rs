@@ -43,13 +43,14 @@ pub(super) struct Table {
 /// that each prime's stage roots are 16-byte aligned).
 fn table_len(shape: Shape, h: u32) -> usize {
     let powers = 2 * (1usize << h) + 2 * (1usize << (shape.log_n - h));
-    // The stage roots and their quotients, both directions (NTT_ROOT_WORDS).
-    let base = 4 * (1usize << ROOT_LOG) + powers + 1;
+    // The stage roots and their quotients, both directions, in two layouts
+    // (NTT_ROOT_WORDS).
+    let base = 8 * (1usize << ROOT_LOG) + powers + 1;
     (base + if shape.radix == 1 { 0 } else { powers }).next_multiple_of(4)
 }
 
 /// The tables built so far, one per transform length, kept for the life of
-/// the context (3 * (2^15 + 2^(log_n/2 + 2)) words each: at most a few MiB).
+/// the context (3 * (2^17 + 2^(log_n/2 + 2)) words each: at most a few MiB).
 #[derive(Default)]
 pub(in crate::gpu) struct Tables(Mutex<Vec<Arc<Table>>>);
 
