@@ -336,6 +336,12 @@ pub fn passes(log_n: u32) -> Vec<(u32, u32)> {
     passes_in_tiles(log_n, tile_log(log_n))
 }
 
+/// Whether a transform of 2^log_n points is one pass (`passes` has one
+/// entry: its tile holds it whole), without building the list.
+pub(super) fn one_pass(log_n: u32) -> bool {
+    tile_log(log_n) == log_n
+}
+
 /// Threads of a pass's block for tiles of 2^log_t elements: a quarter of the
 /// tile, 32 to 512 (cuda/ntt_pass.cuh's ntt_group_log sizes a step's groups by
 /// it; `__launch_bounds__(512, 3)` there).
@@ -415,6 +421,7 @@ mod tests {
             }
             assert_eq!(top, 0);
             assert!(plan.len() <= 3, "log_n {log_n}: {plan:?}");
+            assert_eq!(one_pass(log_n), plan.len() == 1, "log_n {log_n}: {plan:?}");
         }
     }
 

@@ -9,7 +9,7 @@
 //! fold (cugmp_ntt_combine3 and cugmp_ntt_combine5 do all three,
 //! cugmp_ntt_combine the last two), then the add kernel's carries.
 
-use super::plan::{passes, pass_threads, tile_bytes, tile_log, Shape, MAX_PAIRS, PRIMES, ROOT_LOG};
+use super::plan::{one_pass, passes, pass_threads, tile_bytes, tile_log, Shape, MAX_PAIRS, PRIMES, ROOT_LOG};
 use crate::gpu::device::{addr, Gpu, GpuError};
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg};
 use std::sync::{Arc, Mutex};
@@ -227,7 +227,7 @@ impl Gpu {
         cfg.grid_dim.1 = PRIMES as u32;
         // The sum applies the inverse's scale where the inverse is one
         // plain pass; otherwise the inverse's last pass does (cuda/ntt.cu).
-        let scaled = (passes(log_n).len() == 1) as u32;
+        let scaled = one_pass(log_n) as u32;
         launch_with!(self, stream, ntt_sum, cfg, &acc, &at, &count, &twice, &table.words, &log_n, &table.h, &radix, &scaled);
         Ok(())
     }
