@@ -6,9 +6,10 @@
 // on machines without a GPU (src/gpu/ntt/model.rs, test `host_model_matches_gmp`,
 // compares the output with GMP).
 //
-// stdin, whitespace-separated: log_n h log_t threads radix (the transform
+// stdin, whitespace-separated: log_n h log_t threads radix wide (the transform
 // length is radix * 2^log_n, radix 1, 3 or 5; threads: the block size the GPU
-// launches, which sizes the passes' groups), the number of forward passes and each
+// launches, which sizes the passes' groups; wide 1: the wide sets, five
+// primes with a limb a coefficient, products only), the number of forward passes and each
 // pass's (log_s, k) in forward order (src/gpu/ntt/plan.rs, `passes`), then n
 // and wrap, then un and u's limbs, then vn and v's limbs (vn = 0: square
 // u), limbs in hex. stdout, in hex: the n = un + vn limbs of the product
@@ -39,14 +40,16 @@ static std::vector<u64> read_limbs(u64 n) {
 }
 
 struct Plan {
-    u32 log_n, h, log_t, threads, radix;
+    u32 log_n, h, log_t, threads, radix, wide;
     std::vector<std::pair<u32, u32>> passes;  // (log_s, k), forward order
 };
 
 static u64 table_stride(const Plan &plan) { return NTT_TABLE_STRIDE(plan.log_n, plan.h, plan.radix); }
+static u32 primes(const Plan &plan) { return plan.wide ? NTT_WIDE_PRIMES : NTT_PRIMES; }
 
-// One pass (kind: NTT_FORWARD, NTT_INVERSE, NTT_TURN) over all three primes
-// and all radix blocks, every block in turn.
+// One pass (kind: NTT_FORWARD, NTT_INVERSE, NTT_TURN) over all primes and
+// all radix blocks, every block in turn: cugmp_ntt_pass, or where the wide
+// sets' pass reads limbs, cugmp_ntt_pass_wide.
 static void run_pass(const Plan &plan, std::vector<u32> &a, const limb_t *limbs, u64 xn, const u32 *b,
                      const std::vector<u32> &tab, u32 log_s, u32 k, u32 kind) {
     const u64 n_len = 1ull << plan.log_n;
@@ -54,12 +57,12 @@ static void run_pass(const Plan &plan, std::vector<u32> &a, const limb_t *limbs,
     // tile_bytes), then words that must stay as they are.
     const u32 words = log_s == 0 ? NTT_TILE_WORDS(plan.log_t) : 1u << plan.log_t, guard = 64;
     std::vector<u32> tile(words + guard, 0xdeadbeefu);
-    for (u32 y = 0; y < NTT_PRIMES * plan.radix; y++)
+    auto pass = plan.wide && limbs ? ntt_pass_block<NTT_LOAD_LIMBS64> : ntt_pass_block<NTT_LOAD_LIMBS>;
+    for (u32 y = 0; y < primes(plan) * plan.radix; y++)
         for (u64 block = 0; block < (n_len >> plan.log_t); block++)
-            ntt_pass_block(a.data(), (u32)(y * n_len), limbs, xn, b,
-                           tab.data() + (y / plan.radix) * table_stride(plan), ntt_prime(plan.radix, y / plan.radix), plan.log_n,
-                           plan.h, plan.log_t, log_s, k, kind, block, 0, plan.threads, ntt_group_log(plan.log_t, plan.threads),
-                           tile.data());
+            pass(a.data(), (u32)(y * n_len), limbs, xn, b, tab.data() + (y / plan.radix) * table_stride(plan),
+                 ntt_prime(plan.radix, y / plan.radix, plan.wide), plan.log_n, plan.h, plan.log_t, log_s, k, kind, block, 0,
+                 plan.threads, ntt_group_log(plan.log_t, plan.threads), tile.data());
     for (u32 i = words; i < words + guard; i++)
         if (tile[i] != 0xdeadbeefu) {
             fprintf(stderr, "a pass wrote past its tile's %u words\n", words);
@@ -70,10 +73,9 @@ static void run_pass(const Plan &plan, std::vector<u32> &a, const limb_t *limbs,
 static void run_radix(const Plan &plan, std::vector<u32> &a, const limb_t *limbs, u64 xn, const std::vector<u32> &tab,
                       bool inverse) {
     const u32 stride = (u32)table_stride(plan);
-    for (u32 j = 0; j < (1u << plan.log_n); j++) {
-        if (plan.radix == 5) ntt_radix_column<5>(a.data(), limbs, xn, tab.data(), stride, plan.log_n, plan.h, j, inverse);
-        else ntt_radix_column<3>(a.data(), limbs, xn, tab.data(), stride, plan.log_n, plan.h, j, inverse);
-    }
+    auto column = plan.radix == 5 ? (plan.wide ? ntt_radix_column<5, true> : ntt_radix_column<5>)
+                                  : (plan.wide ? ntt_radix_column<3, true> : ntt_radix_column<3>);
+    for (u32 j = 0; j < (1u << plan.log_n); j++) column(a.data(), limbs, xn, tab.data(), stride, plan.log_n, plan.h, j, inverse);
 }
 
 // x's forward transform, all of it (`finished`) or all but its last pass,
@@ -81,7 +83,7 @@ static void run_radix(const Plan &plan, std::vector<u32> &a, const limb_t *limbs
 // The limbs go to the radix step when there is one, else to the first pass
 // (none run when the unfinished transform has no pass: the turn cuts them).
 static std::vector<u32> forward(const Plan &plan, const std::vector<u64> &x, const std::vector<u32> &tab, bool finished) {
-    std::vector<u32> a((NTT_PRIMES * plan.radix) << plan.log_n);
+    std::vector<u32> a((primes(plan) * plan.radix) << plan.log_n);
     const bool step = plan.radix != 1;
     if (step) run_radix(plan, a, x.data(), x.size(), tab, false);
     for (size_t i = 0; i < plan.passes.size() - !finished; i++) {
@@ -134,16 +136,20 @@ static bool carry_compose_agrees() {
 // ntt_dft_constant, their quotients against shoup_mul's definition, and the
 // radix steps' subtractions (ntt_subtractions) against theirs.
 static bool dft_constants_agree() {
-    for (u32 radix : {3u, 5u})
-        for (u32 i = 0; i < NTT_PRIMES; i++) {
-            const NttPrime q = ntt_prime(radix, i);
-            const NttDft &d = radix == 3 ? ntt_dft3[i] : ntt_dft5[i];
-            if ((u64)ntt_subtractions(radix, i) != 0xffffffffull / q.p) return false;
-            for (int c = 0; c < ntt_dft_count(radix); c++) {
-                const u32 k = ntt_dft_constant(radix, c, q);
-                if (d.k[c] != k || d.kq[c] != shoup_quotient(k, q.p)) return false;
+    for (bool wide : {false, true})
+        for (u32 radix : {3u, 5u})
+            for (u32 i = 0; i < (wide ? NTT_WIDE_PRIMES : NTT_PRIMES); i++) {
+                const NttPrime q = ntt_prime(radix, i, wide);
+                const NttDft &d = wide ? (radix == 3 ? ntt_dft_of<3, true>(i) : ntt_dft_of<5, true>(i))
+                                       : (radix == 3 ? ntt_dft3[i] : ntt_dft5[i]);
+                if ((u64)ntt_subtractions(radix, i, wide) != 0xffffffffull / q.p) return false;
+                // limb_residue's 3 subtractions in the wide sets' passes.
+                if (wide && 0xffffffffull / q.p > 3) return false;
+                for (int c = 0; c < ntt_dft_count(radix); c++) {
+                    const u32 k = ntt_dft_constant(radix, c, q);
+                    if (d.k[c] != k || d.kq[c] != shoup_quotient(k, q.p)) return false;
+                }
             }
-        }
     return true;
 }
 
@@ -158,6 +164,19 @@ static bool crt_constants_agree() {
         if ((u64)k.c3 * (p0 * p1 % p2) % p2 != 1 || k.c3q != shoup_quotient(k.c3, (u32)p2)) return false;
         if (k.p01 != p0 * p1) return false;
     }
+    // The wide sets': c_ji = p_j^-1 mod p_i (j < i), primes increasing.
+    for (u32 set = 0; set < 2; set++) {
+        const NttCrtWide &k = ntt_crts_wide[set];
+        for (u32 i = 0; i < NTT_WIDE_PRIMES; i++) {
+            const u64 pi = ntt_prime(set ? 5 : 1, i, true).p;
+            if (i && ntt_prime(set ? 5 : 1, i - 1, true).p >= pi) return false;
+            for (u32 j = 0; j < i; j++) {
+                const u64 pj = ntt_prime(set ? 5 : 1, j, true).p;
+                const u32 at = i * (i - 1) / 2 + j;
+                if (k.c[at] * pj % pi != 1 || k.c[at] >= pi || k.cq[at] != shoup_quotient(k.c[at], (u32)pi)) return false;
+            }
+        }
+    }
     return true;
 }
 
@@ -166,7 +185,8 @@ int main() {
     if (!dft_constants_agree() || !crt_constants_agree()) return 8;
     Plan plan;
     u32 count;
-    if (scanf("%u %u %u %u %u %u", &plan.log_n, &plan.h, &plan.log_t, &plan.threads, &plan.radix, &count) != 6) return 2;
+    if (scanf("%u %u %u %u %u %u %u", &plan.log_n, &plan.h, &plan.log_t, &plan.threads, &plan.radix, &plan.wide, &count) != 7)
+        return 2;
     for (u32 i = 0; i < count; i++) {
         u32 log_s, k;
         if (scanf("%u %u", &log_s, &k) != 2) return 2;
@@ -183,9 +203,10 @@ int main() {
     if (square) vn = un;
 
     const u64 len = table_stride(plan);
-    std::vector<u32> tab(NTT_PRIMES * len);
-    for (u32 q = 0; q < NTT_PRIMES; q++)
-        for (u64 i = 0; i < len; i++) tab[q * len + i] = ntt_table_entry(i, plan.log_n, plan.h, plan.radix, ntt_prime(plan.radix, q));
+    std::vector<u32> tab(primes(plan) * len);
+    for (u32 q = 0; q < primes(plan); q++)
+        for (u64 i = 0; i < len; i++)
+            tab[q * len + i] = ntt_table_entry(i, plan.log_n, plan.h, plan.radix, ntt_prime(plan.radix, q, plan.wide));
 
     // As the host does it: u's transform finished, v's but its last pass
     // (or u's, for a square), then the turn (that last pass, the pointwise
@@ -208,7 +229,14 @@ int main() {
     // and c (exit 7).
     std::vector<u64> t(n), c(n);
     const u64 n_len = (u64)plan.radix << plan.log_n;
-    if (plan.radix == 5) {
+    if (plan.wide) {
+        // The wide sets' combine (cugmp_ntt_combine_wide, 3_wide, 5_wide):
+        // products only.
+        if (wrap) return 2;
+        auto combine = plan.radix == 5 ? ntt_combine_wide_at<5> : plan.radix == 3 ? ntt_combine_wide_at<3> : ntt_combine_wide_at<1>;
+        for (u32 u = 0; u < (1u << (plan.log_n - 1)); u++)
+            combine(t.data(), c.data(), a.data(), tab.data(), (u32)len, plan.log_n, plan.h, n, u);
+    } else if (plan.radix == 5) {
         for (u32 u = 0; u < (1u << (plan.log_n - 1)); u++)
             ntt_combine_radix_at<5>(t.data(), c.data(), a.data(), tab.data(), (u32)len, plan.log_n, plan.h, n, wrap != 0, u);
     } else if (plan.radix == 3) {
@@ -232,7 +260,7 @@ int main() {
         for (u64 i = 0; i < n && carry; i++) carry = ++t[i] == 0;
         if (carry) return 4;  // t + c < 2 B^n: one end-around carry ends below B^n
     }
-    if (!wrap && plan.radix != 5 && n <= NTT_SMALL_THREADS * NTT_SMALL_RUN && !small_fold_agrees(a, n_len, n, t)) return 5;
+    if (!wrap && !plan.wide && plan.radix != 5 && n <= NTT_SMALL_THREADS * NTT_SMALL_RUN && !small_fold_agrees(a, n_len, n, t)) return 5;
     for (u64 i = 0; i < n; i++) printf("%lx\n", t[i]);
     return carry ? 3 : 0;  // the product fits in un + vn limbs
 }

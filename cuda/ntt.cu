@@ -50,6 +50,26 @@
 // has coefficients below w * 2m * 2^64, so w <= 8 at m < 3 * 2^23
 // (src/gpu/ntt/plan.rs, `pairs_a_sum`).
 //
+// The wide sets: for whole products (src/gpu/ntt/plan.rs, `wide_shape`), a
+// limb is one 64-bit coefficient, and the transforms run over five primes
+// (ntt_arith.cuh):
+//
+//   p0 = 1711276033, p1 = 1811939329, p2 = 2013265921, p3 = 2088763393,
+//   p4 = 2113929217 (3 * 2^23 divides every p - 1: 2^k and 3 * 2^k points
+//   up to 3 * 2^23), and
+//   q0 = 1300234241, q1 = 1321205761, q2 = 1572864001, q3 = 1866465281,
+//   q4 = 2013265921 (5 * 2^22 divides every q - 1: 5 * 2^k up to 5 * 2^22).
+//
+// Half the points of the narrow sets' transform, five transforms for
+// three: 5/6 of their work. A coefficient of the product is below m 2^128,
+// m the shorter operand's limbs, at most half the transform's points: below
+// 3 * 2^22 * 2^128 < 2^151.6 < P = p0 .. p4 (> 2^154.2), and below 5 * 2^21
+// * 2^128 < 2^151.4 < Q = q0 .. q4 (> 2^152.8). The CRT gives three words,
+// which span three limbs (ntt_crt.cuh, crt_wide and ntt_fold_pair). The
+// passes are the same kernel for every set; only a pass that reads limbs
+// (cugmp_ntt_pass_wide), the radix steps and the combines have kernels of
+// their own.
+//
 // Forward: decimation in frequency (natural order in, bit-reversed out);
 // inverse: decimation in time (bit-reversed in, natural out): no bit-reversal
 // pass. Both in passes of up to 14 stages in shared memory (cugmp_ntt_pass).
@@ -64,22 +84,23 @@
 #include "ntt_crt.cuh"
 
 #ifndef CUGMP_HOST_MODEL
-extern "C" __global__ void cugmp_ntt_tables(u32 *tab, u32 log_n, u32 h, u32 radix) {
+// (wide: the wide sets' five primes.)
+extern "C" __global__ void cugmp_ntt_tables(u32 *tab, u32 log_n, u32 h, u32 radix, u32 wide) {
     const u64 len = NTT_TABLE_STRIDE(log_n, h, radix);
-    GRID_STRIDE(i, NTT_PRIMES * len) {
-        tab[i] = ntt_table_entry(i % len, log_n, h, radix, ntt_prime(radix, (u32)(i / len)));
+    GRID_STRIDE(i, (wide ? NTT_WIDE_PRIMES : NTT_PRIMES) * len) {
+        tab[i] = ntt_table_entry(i % len, log_n, h, radix, ntt_prime(radix, (u32)(i / len), wide != 0));
     }
 }
 
 // The radix-R step (ntt_radix_column) of transforms of length R * 2^log_n,
 // all three primes, one thread a column j < 2^log_n. A kernel a radix, so
 // that the radix-3 one keeps its registers (the radix-5 one needs more).
-template <int R>
+template <int R, bool WIDE = false>
 __device__ __forceinline__ void ntt_radix_kernel(u32 *a, const limb_t *limbs, u64 xn, const u32 *tab, u32 log_n, u32 h,
                                                  u32 inverse) {
     const u32 stride = (u32)NTT_TABLE_STRIDE(log_n, h, R);
     for (u32 j = blockIdx.x * blockDim.x + threadIdx.x; j < (1u << log_n); j += gridDim.x * blockDim.x)
-        ntt_radix_column<R>(a, limbs, xn, tab, stride, log_n, h, j, inverse != 0);
+        ntt_radix_column<R, WIDE>(a, limbs, xn, tab, stride, log_n, h, j, inverse != 0);
 }
 extern "C" __global__ void cugmp_ntt_radix3(u32 *a, const limb_t *__restrict__ limbs, u64 xn, const u32 *__restrict__ tab,
                                             u32 log_n, u32 h, u32 inverse) {
@@ -89,6 +110,15 @@ extern "C" __global__ void cugmp_ntt_radix5(u32 *a, const limb_t *__restrict__ l
                                             u32 log_n, u32 h, u32 inverse) {
     ntt_radix_kernel<5>(a, limbs, xn, tab, log_n, h, inverse);
 }
+// The same over the wide sets' five primes.
+extern "C" __global__ void cugmp_ntt_radix3_wide(u32 *a, const limb_t *__restrict__ limbs, u64 xn,
+                                                 const u32 *__restrict__ tab, u32 log_n, u32 h, u32 inverse) {
+    ntt_radix_kernel<3, true>(a, limbs, xn, tab, log_n, h, inverse);
+}
+extern "C" __global__ void cugmp_ntt_radix5_wide(u32 *a, const limb_t *__restrict__ limbs, u64 xn,
+                                                 const u32 *__restrict__ tab, u32 log_n, u32 h, u32 inverse) {
+    ntt_radix_kernel<5, true>(a, limbs, xn, tab, log_n, h, inverse);
+}
 
 // Shared memory: 4 * 2^log_t bytes, 4 * NTT_TILE_WORDS(log_t) in a pass
 // without a twist (padded, tile_word): 72 KiB at the largest tile, 2^14
@@ -96,19 +126,34 @@ extern "C" __global__ void cugmp_ntt_radix5(u32 *a, const limb_t *__restrict__ l
 // grid's y index is prime * radix + block: a holds each prime's radix
 // transforms of length N one after another (and b, a turn's other
 // operand, the same way), and tab the three tables, NTT_TABLE_STRIDE apart.
-// kind: NTT_FORWARD, NTT_INVERSE or NTT_TURN (ntt_pass.cuh).
-extern "C" __global__ void __launch_bounds__(512, 3)
-    cugmp_ntt_pass(u32 *a, const limb_t *__restrict__ limbs, u64 xn, const u32 *b, const u32 *__restrict__ tab,
-                   u32 log_n, u32 h, u32 log_t, u32 log_s, u32 k, u32 kind, u32 radix) {
+// kind: NTT_FORWARD, NTT_INVERSE or NTT_TURN (ntt_pass.cuh); wide: the wide
+// sets' primes (five, so the grid's y goes up to 5 * radix).
+template <int LIMBS>
+__device__ __forceinline__ void ntt_pass_kernel(u32 *a, const limb_t *limbs, u64 xn, const u32 *b, const u32 *tab,
+                                                u32 log_n, u32 h, u32 log_t, u32 log_s, u32 k, u32 kind, u32 radix,
+                                                u32 wide) {
     extern __shared__ u32 tile[];
     const u32 prime = blockIdx.y / radix;
-    // 32 bits: blockIdx.y < 3 * 5 and N <= 2^25, 2^23 where it is 15 (a
-    // 64-bit offset made every element's address a 64-bit sum of three
-    // terms).
+    // 32 bits: blockIdx.y < 5 * 5 and N <= 2^25, 2^23 where it is 15 and
+    // 2^22 where it is 25 (a 64-bit offset made every element's address a
+    // 64-bit sum of three terms).
     const u32 offset = blockIdx.y << log_n;
-    ntt_pass_block(a, offset, limbs, xn, b, tab + prime * NTT_TABLE_STRIDE(log_n, h, radix),
-                   ntt_prime(radix, prime), log_n, h, log_t, log_s, k, kind, blockIdx.x, threadIdx.x, blockDim.x,
-                   ntt_group_log(log_t, blockDim.x), tile);
+    ntt_pass_block<LIMBS>(a, offset, limbs, xn, b, tab + prime * NTT_TABLE_STRIDE(log_n, h, radix),
+                          ntt_prime(radix, prime, wide != 0), log_n, h, log_t, log_s, k, kind, blockIdx.x, threadIdx.x,
+                          blockDim.x, ntt_group_log(log_t, blockDim.x), tile);
+}
+extern "C" __global__ void __launch_bounds__(512, 3)
+    cugmp_ntt_pass(u32 *a, const limb_t *__restrict__ limbs, u64 xn, const u32 *b, const u32 *__restrict__ tab,
+                   u32 log_n, u32 h, u32 log_t, u32 log_s, u32 k, u32 kind, u32 radix, u32 wide) {
+    ntt_pass_kernel<NTT_LOAD_LIMBS>(a, limbs, xn, b, tab, log_n, h, log_t, log_s, k, kind, radix, wide);
+}
+// The wide sets' passes that read limbs, whole coefficients (the first pass
+// of a transform of 2^k points, or its turn); their other passes are
+// cugmp_ntt_pass's.
+extern "C" __global__ void __launch_bounds__(512, 3)
+    cugmp_ntt_pass_wide(u32 *a, const limb_t *__restrict__ limbs, u64 xn, const u32 *b, const u32 *__restrict__ tab,
+                        u32 log_n, u32 h, u32 log_t, u32 log_s, u32 k, u32 kind, u32 radix, u32 wide) {
+    ntt_pass_kernel<NTT_LOAD_LIMBS64>(a, limbs, xn, b, tab, log_n, h, log_t, log_s, k, kind, radix, wide);
 }
 
 // The most products of forward transforms one cugmp_ntt_sum adds
@@ -171,6 +216,31 @@ extern "C" __global__ void cugmp_ntt_combine3(limb_t *__restrict__ t, limb_t *__
 extern "C" __global__ void cugmp_ntt_combine5(limb_t *__restrict__ t, limb_t *__restrict__ c, const u32 *__restrict__ a,
                                               const u32 *__restrict__ tab, u32 log_n, u32 h, u64 n, u32 wrap) {
     ntt_combine_kernel<5>(t, c, a, tab, log_n, h, n, wrap);
+}
+
+// ntt_combine_wide_at over column pairs 0 .. 2^(log_n - 1) - 1: the wide
+// sets' way back to limbs (R = 1: no radix step), products only (no wrap).
+template <int R>
+__device__ __forceinline__ void ntt_combine_wide_kernel(limb_t *t, limb_t *c, const u32 *a, const u32 *tab, u32 log_n,
+                                                        u32 h, u64 n) {
+    const u32 stride = (u32)NTT_TABLE_STRIDE(log_n, h, R);
+    for (u32 u = blockIdx.x * blockDim.x + threadIdx.x; u < (1u << (log_n - 1)); u += gridDim.x * blockDim.x)
+        ntt_combine_wide_at<R>(t, c, a, tab, stride, log_n, h, n, u);
+}
+extern "C" __global__ void cugmp_ntt_combine_wide(limb_t *__restrict__ t, limb_t *__restrict__ c,
+                                                  const u32 *__restrict__ a, const u32 *__restrict__ tab, u32 log_n, u32 h,
+                                                  u64 n) {
+    ntt_combine_wide_kernel<1>(t, c, a, tab, log_n, h, n);
+}
+extern "C" __global__ void cugmp_ntt_combine3_wide(limb_t *__restrict__ t, limb_t *__restrict__ c,
+                                                   const u32 *__restrict__ a, const u32 *__restrict__ tab, u32 log_n, u32 h,
+                                                   u64 n) {
+    ntt_combine_wide_kernel<3>(t, c, a, tab, log_n, h, n);
+}
+extern "C" __global__ void cugmp_ntt_combine5_wide(limb_t *__restrict__ t, limb_t *__restrict__ c,
+                                                   const u32 *__restrict__ a, const u32 *__restrict__ tab, u32 log_n, u32 h,
+                                                   u64 n) {
+    ntt_combine_wide_kernel<5>(t, c, a, tab, log_n, h, n);
 }
 
 // The scan of a small fold's carries and its limbs' write (ntt_small_carry),

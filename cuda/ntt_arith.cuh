@@ -54,6 +54,8 @@ struct uint4 {
 #endif
 
 #define NTT_PRIMES 3
+// The wide sets' primes (a limb a coefficient; cuda/ntt.cu).
+#define NTT_WIDE_PRIMES 5
 #define NTT_MAX_LOG 25
 // More coefficients than the longest transform has (3 * 2^25 < 2^32).
 #define N_MAX_COEFS 0xffffffffu
@@ -81,8 +83,30 @@ NTT_CONST NttPrime ntt_primes5[NTT_PRIMES] = {
     {2013265921u, 0x88000001u, 0x45dddde3u, 31},
 };
 
-// Prime i of the set for transforms of radix * 2^k points.
-NTT_FN NttPrime ntt_prime(u32 radix, u32 i) { return radix == 5 ? ntt_primes5[i] : ntt_primes[i]; }
+// The wide sets, five primes each in increasing order, for products whose
+// coefficients are whole limbs (cuda/ntt.cu): 3 * 2^23 divides every p - 1
+// of the first, 5 * 2^22 every q - 1 of the second.
+NTT_CONST NttPrime ntt_wide_primes[NTT_WIDE_PRIMES] = {
+    {1711276033u, 0x9a000001u, 0x157d7d84u, 29},
+    {1811939329u, 0x94000001u, 0x392f6852u, 13},
+    {2013265921u, 0x88000001u, 0x45dddde3u, 31},
+    {2088763393u, 0x83800001u, 0x5f9b3ebcu, 5},
+    {2113929217u, 0x82000001u, 0x7ddf7dfdu, 5},
+};
+NTT_CONST NttPrime ntt_wide_primes5[NTT_WIDE_PRIMES] = {
+    {1300234241u, 0xb2800001u, 0x07dfcb31u, 3},
+    {1321205761u, 0xb1400001u, 0x320bfccbu, 11},
+    {1572864001u, 0xa2400001u, 0x0e73078au, 13},
+    {1866465281u, 0x90c00001u, 0x32a9906bu, 3},
+    {2013265921u, 0x88000001u, 0x45dddde3u, 31},
+};
+
+// Prime i of the set for transforms of radix * 2^k points (`wide`: of the
+// wide sets).
+NTT_FN NttPrime ntt_prime(u32 radix, u32 i, bool wide = false) {
+    if (wide) return radix == 5 ? ntt_wide_primes5[i] : ntt_wide_primes[i];
+    return radix == 5 ? ntt_primes5[i] : ntt_primes[i];
+}
 
 NTT_FN u32 umin32(u32 a, u32 b) { return a < b ? a : b; }
 
@@ -139,7 +163,19 @@ NTT_FN u32 coefficient_residue(u32 x, const NttPrime &q, int subtractions) {
 // coefficient below it (coefficient_residue): floor((2^32 - 1) / p), 2 for
 // every prime of the first set, 4, 3 and 2 for the second (a constant where
 // R and i are: the primes' words are not).
-NTT_FN int ntt_subtractions(u32 radix, u32 i) { return radix == 5 ? 4 - (int)i : 2; }
+// The wide sets: 3 for q0 and q1 of the second, 2 for the others.
+NTT_FN int ntt_subtractions(u32 radix, u32 i, bool wide = false) {
+    if (wide) return radix == 5 && i < 2 ? 3 : 2;
+    return radix == 5 ? 4 - (int)i : 2;
+}
+
+// A limb, a coefficient of the wide sets, as a residue: hi 2^32 + lo, hi's
+// part hi R mod p by a Montgomery product by R^2 (any hi < 2^32: hi R^2 <
+// 2^32 p), lo's by `subtractions` subtractions (coefficient_residue; 3 is
+// enough for every wide prime).
+NTT_FN u32 limb_residue(u64 x, const NttPrime &q, int subtractions) {
+    return mod_add(mont_mul((u32)(x >> 32), q.r2, q), coefficient_residue((u32)x, q, subtractions), q);
+}
 
 // An operand's coefficients: coefficient i is the i-th 32-bit half of its xn
 // limbs (little-endian), 0 past them. i < N < 2^32, so the count is clamped
@@ -150,6 +186,14 @@ struct NttCoefficients {
     NTT_METHOD NttCoefficients(const limb_t *limbs, u64 xn)
         : words((const u32 *)limbs), count(2 * xn < N_MAX_COEFS ? (u32)(2 * xn) : N_MAX_COEFS) {}
     NTT_METHOD u32 at(u32 i) const { return i < count ? LDG(&words[i]) : 0; }
+};
+
+// An operand's coefficients in the wide sets: its limbs, 0 past them.
+struct NttLimbs {
+    const limb_t *words;
+    u32 count;
+    NTT_METHOD NttLimbs(const limb_t *limbs, u64 xn) : words(limbs), count(xn < N_MAX_COEFS ? (u32)xn : N_MAX_COEFS) {}
+    NTT_METHOD u64 at(u32 i) const { return i < count ? LDG(&words[i]) : 0; }
 };
 
 // b^e in Montgomery form, from b in Montgomery form.

@@ -184,3 +184,120 @@ NTT_FN u32 ntt_carry_compose(u32 later, u32 earlier) {
     const u32 out1 = (earlier >> 1) & 1 ? (later >> 1) & 1 : later & 1;
     return out0 | out1 << 1;
 }
+
+// ---------------------------------------------------------------------------
+// Back to limbs from the wide sets (five primes, a limb a coefficient;
+// cuda/ntt.cu). Garner's CRT: y_0 = r_0 and
+//   y_i = (..((r_i - y_0) c_0i - y_1) c_1i .. - y_(i-1)) c_(i-1)i mod p_i,
+// c_ji = p_j^-1 mod p_i (j < i, at i (i - 1) / 2 + j below, with Shoup's
+// quotients), then x = y_0 + p_0 (y_1 + p_1 (y_2 + p_2 (y_3 + p_3 y_4))) <
+// P < 2^155, by Horner's rule on 32-bit words. (y_j < p_j < p_i: the
+// primes increase, so t - y_j + p_i is below 2p_i, which shoup_mul takes.)
+// The host model checks the constants against their definitions.
+// ---------------------------------------------------------------------------
+struct NttCrtWide {
+    u32 c[10], cq[10];
+};
+NTT_CONST NttCrtWide ntt_crts_wide[2] = {
+    {{18u, 671088647u, 10u, 557003577u, 1519100657u, 696254492u, 1585446918u, 7u, 21u, 84u},
+     {0x0000002au, 0x55555563u, 0x00000015u, 0x4444444fu, 0xba2e8bb2u, 0x5555558eu, 0xc000000au, 0x0000000eu, 0x0000002au,
+      0x000000aau}},
+    {{63u, 725937237u, 1179648007u, 345641722u, 215361382u, 133318955u, 1184274074u, 1464193400u, 1438047091u, 287609431u},
+     {0x000000ccu, 0x76276285u, 0xc0000011u, 0x2f684be1u, 0x1d89d8a5u, 0x124924a0u, 0x9696969cu, 0xba2e8ba9u, 0xb6db6dc0u,
+      0x24924941u}},
+};
+
+// The coefficient with residues r[i] modulo the wide set for radix R
+// (ntt_prime(R, i, true)) as three words: x = v[0] + v[1] 2^64 + v[2] 2^128.
+template <int R>
+NTT_FN void crt_wide(const u32 *r, u64 *v) {
+    const NttCrtWide &k = ntt_crts_wide[R == 5];
+    u32 y[NTT_WIDE_PRIMES];
+#pragma unroll
+    for (int i = 0; i < NTT_WIDE_PRIMES; i++) {
+        const NttPrime q = ntt_prime(R, i, true);
+        u32 t = r[i];
+#pragma unroll
+        for (int j = 0; j < i; j++) t = shoup_mul(t - y[j] + q.p, k.c[i * (i - 1) / 2 + j], k.cq[i * (i - 1) / 2 + j], q);
+        y[i] = t;
+    }
+    // Horner: w = w p_i + y_i from the top, one more word each step.
+    u32 w[NTT_WIDE_PRIMES] = {y[NTT_WIDE_PRIMES - 1], 0, 0, 0, 0};
+#pragma unroll
+    for (int i = NTT_WIDE_PRIMES - 2; i >= 0; i--) {
+        const u32 p = ntt_prime(R, i, true).p;
+        u64 carry = y[i];
+#pragma unroll
+        for (int m = 0; m < NTT_WIDE_PRIMES - 1 - i; m++) {
+            const u64 t = (u64)w[m] * p + carry;
+            w[m] = (u32)t;
+            carry = t >> 32;
+        }
+        w[NTT_WIDE_PRIMES - 1 - i] = (u32)carry;
+    }
+    v[0] = w[0] | (u64)w[1] << 32;
+    v[1] = w[2] | (u64)w[3] << 32;
+    v[2] = w[4];
+}
+
+// The fold of coefficients e and e + 1 (e even; x and y their three words,
+// each coefficient at limb position e or e + 1) into t and c, so that the
+// product is t + c (the add kernel's carries, as ntt_fold_limb's): t[e] =
+// x0, t[e + 1] = y0 + x1, and what passes 2^64 there goes with y1 + x2 to
+// c[e + 2], whose own overflow goes with y2 to c[e + 3]. Pair e = 0 also
+// writes c[0] and c[1], which no pair reaches. Nothing at n or above: the
+// product fits in n limbs, so those parts are zero.
+NTT_FN void ntt_fold_pair(limb_t *t, limb_t *c, u64 n, u64 e, const u64 *x, const u64 *y) {
+    const u64 s1 = y[0] + x[1];
+    const u64 o1 = s1 < y[0];
+    const u64 s2 = y[1] + x[2];
+    const u64 s3 = s2 + o1;
+    const u64 o2 = (s2 < y[1]) + (s3 < s2);
+    if (e < n) t[e] = x[0];
+    if (e + 1 < n) t[e + 1] = s1;
+    if (e + 2 < n) c[e + 2] = s3;
+    if (e + 3 < n) c[e + 3] = y[2] + o2;
+    if (e == 0) {
+        c[0] = 0;
+        if (n > 1) c[1] = 0;
+    }
+}
+
+// The wide sets' combine at column pair u (columns 2u and 2u + 1 of every
+// prime's blocks): for R = 3 or 5 the inverse's radix-R step first (as
+// ntt_combine_radix_at), R = 1 none; then each coefficient's CRT and the
+// fold of the pairs 2u + lN, 2u + 1 + lN (l < R; N even) into n limbs. `a`
+// holds the five primes' blocks after their inverse passes (RN words a
+// prime, tab the tables `stride` words apart).
+template <int R>
+NTT_FN void ntt_combine_wide_at(limb_t *t, limb_t *c, const u32 *a, const u32 *tab, u32 stride, u32 log_n, u32 h, u64 n,
+                                u32 u) {
+    const u32 n_len = 1u << log_n;
+    u32 x[2][R][NTT_WIDE_PRIMES];
+#pragma unroll
+    for (u32 prime = 0; prime < NTT_WIDE_PRIMES; prime++) {
+        const u32 *ap = a + prime * R * n_len;
+#pragma unroll
+        for (u32 col = 0; col < 2; col++) {
+            const u32 j = 2 * u + col;
+            u32 y[R];
+#pragma unroll
+            for (u32 l = 0; l < R; l++) y[l] = ap[j + l * n_len];
+            if constexpr (R != 1)
+                ntt_radix_values<R>(y, tab + prime * stride, ntt_dft_of<R, true>(prime), ntt_prime(R, prime, true), log_n, h,
+                                    j, true);
+#pragma unroll
+            for (u32 l = 0; l < R; l++) x[col][l][prime] = y[l];
+        }
+    }
+#pragma unroll
+    for (u32 l = 0; l < R; l++) {
+        const u64 e = 2 * u + ((u64)l << log_n);
+        if (e < n) {
+            u64 v0[3], v1[3];
+            crt_wide<R == 5 ? 5 : 1>(x[0][l], v0);
+            crt_wide<R == 5 ? 5 : 1>(x[1][l], v1);
+            ntt_fold_pair(t, c, n, e, v0, v1);
+        }
+    }
+}

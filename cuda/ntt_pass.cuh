@@ -267,6 +267,8 @@ NTT_FN void ntt_step(u32 *tile, u32 T, u32 log_c, u32 k, u32 p, const u32 *roots
 // the operand's limbs (the first forward pass cuts them into coefficients).
 #define NTT_LOAD_PLAIN 0
 #define NTT_LOAD_LIMBS 1
+// ... or, in the wide sets, limbs that are whole coefficients.
+#define NTT_LOAD_LIMBS64 2
 
 // What a pass does (cugmp_ntt_pass's `kind`): forward stages, inverse ones,
 // or a product's turn (the last forward stages, the pointwise product, the
@@ -412,7 +414,12 @@ NTT_FN void ntt_pass_tile(u32 *a, u32 offset, const limb_t *limbs, u64 xn, const
     // An element from device memory, at g = offset + local0 + its place
     // (its load issued in a batch with others) ...
     const NttCoefficients coefs(limbs, xn);
-    auto load = [&](u32 g) -> u32 { return LOAD == NTT_LOAD_LIMBS ? coefs.at(g - offset) : a[g]; };
+    const NttLimbs whole(limbs, xn);  // NTT_LOAD_LIMBS64 (3 subtractions: limb_residue)
+    const u32 count = LOAD == NTT_LOAD_LIMBS64 ? whole.count : coefs.count;
+    auto load = [&](u32 g) -> u32 {
+        if (LOAD == NTT_LOAD_LIMBS64) return limb_residue(whole.at(g - offset), q, 3);
+        return LOAD == NTT_LOAD_LIMBS ? coefs.at(g - offset) : a[g];
+    };
     // ... what the pass does to it before the stages, as tile element t ...
     // (tw: its twist, where the pass has one) ...
     // (at shared word w = tile_word<PAD>(t, sh))
@@ -490,10 +497,16 @@ NTT_FN void ntt_pass_tile(u32 *a, u32 offset, const limb_t *limbs, u64 xn, const
             // operand's coefficients, above them, or across their end: a test
             // a batch where each element took its own.
             const u32 c0 = g0 - offset, c1 = c0 + lead[NTT_BATCH - 1];
-            if (LOAD == NTT_LOAD_LIMBS && c1 < coefs.count) {
+            if (LOAD == NTT_LOAD_LIMBS && c1 < count) {
 #pragma unroll
                 for (int i = 0; i < NTT_BATCH; i++) v[i] = LDG(&coefs.words[c0 + lead[i]]);
-            } else if (LOAD == NTT_LOAD_LIMBS && c0 >= coefs.count) {
+            } else if (LOAD == NTT_LOAD_LIMBS64 && c1 < count) {
+                u64 y[NTT_BATCH];
+#pragma unroll
+                for (int i = 0; i < NTT_BATCH; i++) y[i] = LDG(&whole.words[c0 + lead[i]]);
+#pragma unroll
+                for (int i = 0; i < NTT_BATCH; i++) v[i] = limb_residue(y[i], q, 3);
+            } else if (LOAD != NTT_LOAD_PLAIN && c0 >= count) {
 #pragma unroll
                 for (int i = 0; i < NTT_BATCH; i++) v[i] = 0;
             } else {
@@ -558,24 +571,30 @@ NTT_FN void ntt_pass_tile(u32 *a, u32 offset, const limb_t *limbs, u64 xn, const
 // A pass (ntt_pass_tile) with its template parameters from the run-time
 // ones: `kind` (NTT_FORWARD, NTT_INVERSE, NTT_TURN). A forward pass or a
 // turn reads limbs when it is given them (the transform's first pass); a
-// turn multiplies by b (b = a: squares).
+// turn multiplies by b (b = a: squares). LIMBS: how a pass that reads limbs
+// cuts them (NTT_LOAD_LIMBS64: the wide sets' kernel, which takes only such
+// passes; the others are the same for every set).
+template <int LIMBS = NTT_LOAD_LIMBS>
 NTT_FN void ntt_pass_block(u32 *a, u32 offset, const limb_t *limbs, u64 xn, const u32 *b, const u32 *tab, const NttPrime q,
                            u32 log_n, u32 h, u32 log_t, u32 log_s, u32 k, u32 kind,
                            u64 block, u32 thread, u32 threads, u32 group_log, u32 *tile) {
     const bool twist = log_s != 0;
     const int mode = kind == NTT_TURN ? (limbs ? 9 : 8) : kind == NTT_INVERSE ? 4 : (limbs ? 2 : 0);
 #define NTT_PASS_CASE(M, LOAD, KIND, TWIST)                                                                       \
-    case M: ntt_pass_tile<LOAD, KIND, TWIST>(a, offset, limbs, xn, b, tab, q, log_n, h, log_t, log_s, k, block,    \
-                                             thread, threads, group_log, tile); break;
+    case M:                                                                                                       \
+        if constexpr (LIMBS == NTT_LOAD_LIMBS || LOAD != NTT_LOAD_PLAIN)                                          \
+            ntt_pass_tile<LOAD, KIND, TWIST>(a, offset, limbs, xn, b, tab, q, log_n, h, log_t, log_s, k, block,  \
+                                             thread, threads, group_log, tile);                                   \
+        break;
     switch (mode + (kind == NTT_TURN ? 0 : twist)) {
         NTT_PASS_CASE(0, NTT_LOAD_PLAIN, NTT_FORWARD, false)
         NTT_PASS_CASE(1, NTT_LOAD_PLAIN, NTT_FORWARD, true)
-        NTT_PASS_CASE(2, NTT_LOAD_LIMBS, NTT_FORWARD, false)
-        NTT_PASS_CASE(3, NTT_LOAD_LIMBS, NTT_FORWARD, true)
+        NTT_PASS_CASE(2, LIMBS, NTT_FORWARD, false)
+        NTT_PASS_CASE(3, LIMBS, NTT_FORWARD, true)
         NTT_PASS_CASE(4, NTT_LOAD_PLAIN, NTT_INVERSE, false)
         NTT_PASS_CASE(5, NTT_LOAD_PLAIN, NTT_INVERSE, true)
         NTT_PASS_CASE(8, NTT_LOAD_PLAIN, NTT_TURN, false)
-        NTT_PASS_CASE(9, NTT_LOAD_LIMBS, NTT_TURN, false)
+        NTT_PASS_CASE(9, LIMBS, NTT_TURN, false)
     }
 #undef NTT_PASS_CASE
 }

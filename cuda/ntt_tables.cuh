@@ -189,6 +189,26 @@ NTT_CONST NttDft ntt_dft5[NTT_PRIMES] = {
     {{503316480u, 226992162u, 1928538430u, 1764752942u, 1595297960u},
      {0x3fffffffu, 0x1cdd1159u, 0xf539f193u, 0xe0666282u, 0xcada45a8u}},
 };
+// The same for the wide sets' primes (ntt_wide_primes, ntt_wide_primes5).
+NTT_CONST NttDft ntt_wide_dft3[NTT_WIDE_PRIMES] = {
+    {{855638016u, 1378687789u}, {0x7ffffffeu, 0xce3f02f1u}},
+    {{905969664u, 36864u}, {0x7ffffffeu, 0x00015555u}},
+    {{1006632960u, 308090163u}, {0x7ffffffeu, 0x272cfa06u}},
+    {{1044381696u, 82237675u}, {0x7ffffffeu, 0x0a143f92u}},
+    {{1056964608u, 726416403u}, {0x7ffffffeu, 0x57f8598bu}},
+};
+NTT_CONST NttDft ntt_wide_dft5[NTT_WIDE_PRIMES] = {
+    {{325058560u, 1007582864u, 882299492u, 1146327120u, 310457622u},
+     {0x3fffffffu, 0xc6616d33u, 0xadb6bd90u, 0xe1b295aau, 0x3d2010ccu}},
+    {{330301440u, 784568182u, 425010227u, 283805372u, 1133825826u},
+     {0x3fffffffu, 0x9805128eu, 0x5259db42u, 0x36fda5bcu, 0xdbb15c41u}},
+    {{393216000u, 1002157281u, 1422435483u, 1564864058u, 1264007022u},
+     {0x3fffffffu, 0xa31c8da8u, 0xe7842524u, 0xfeb2ab46u, 0xcdbaf58fu}},
+    {{466616320u, 605527744u, 896652181u, 1157045015u, 1083884096u},
+     {0x3fffffffu, 0x530d8202u, 0x7afb92e1u, 0x9eb2949fu, 0x94a9ba62u}},
+    {{503316480u, 226992162u, 1928538430u, 1764752942u, 1595297960u},
+     {0x3fffffffu, 0x1cdd1159u, 0xf539f193u, 0xe0666282u, 0xcada45a8u}},
+};
 NTT_FN int ntt_dft_count(u32 radix) { return radix == 3 ? 2 : 5; }
 
 // Constant i of the R-point transform modulo q (the list above), plain.
@@ -298,11 +318,30 @@ NTT_FN void ntt_radix_values(u32 *x, const u32 *tab, const NttDft &d, const NttP
     }
 }
 
-// The R-point transforms' constants of prime i of the set for radix R.
-template <int R>
+// The R-point transforms' constants of prime i of the set for radix R
+// (WIDE: of the wide sets).
+template <int R, bool WIDE = false>
 NTT_FN const NttDft &ntt_dft_of(u32 i) {
+    if (WIDE) return R == 3 ? ntt_wide_dft3[i] : ntt_wide_dft5[i];
     return R == 3 ? ntt_dft3[i] : ntt_dft5[i];
 }
+
+// A coefficient as it comes from an operand's limbs: a 32-bit half of a
+// limb, or a whole limb in the wide sets (WIDE).
+template <bool WIDE>
+struct NttCut {
+    typedef u32 Coef;
+    typedef NttCoefficients Source;
+    static constexpr u64 per_limb = 2;
+    static NTT_METHOD u32 residue(u32 x, const NttPrime &q, int subtractions) { return coefficient_residue(x, q, subtractions); }
+};
+template <>
+struct NttCut<true> {
+    typedef u64 Coef;
+    typedef NttLimbs Source;
+    static constexpr u64 per_limb = 1;
+    static NTT_METHOD u32 residue(u64 x, const NttPrime &q, int subtractions) { return limb_residue(x, q, subtractions); }
+};
 
 // The radix-R step at column j of all three primes' transforms (a holds them
 // RN words apart, tab their tables `stride` words apart, the primes the set
@@ -312,29 +351,33 @@ NTT_FN const NttDft &ntt_dft_of(u32 i) {
 // "Transform passes").
 // ROWS: at most that many rows hold coefficients going forward (the rest
 // are zeros the compiler folds away: their loads, residues and sums).
-template <int R, int ROWS>
+// WIDE: the wide sets, five primes, a limb a coefficient.
+template <int R, int ROWS, bool WIDE = false>
 NTT_FN void ntt_radix_column_rows(u32 *a, const limb_t *limbs, u64 xn, const u32 *tab, u32 stride, u32 log_n, u32 h,
                                   u32 j, bool inverse) {
+    typedef NttCut<WIDE> Cut;
+    constexpr u32 P = WIDE ? NTT_WIDE_PRIMES : NTT_PRIMES;
     const u32 n_len = 1u << log_n;
-    // The same for every thread: the rows that hold coefficients (below 2 xn).
+    // The same for every thread: the rows that hold coefficients (below
+    // per_limb xn).
     u32 rows = R;
-    u32 coef[R];
+    typename Cut::Coef coef[R];
     if (limbs) {
-        const u64 filled = (2 * xn + n_len - 1) >> log_n;
+        const u64 filled = (Cut::per_limb * xn + n_len - 1) >> log_n;
         rows = filled < ROWS ? (u32)filled : ROWS;
-        const NttCoefficients coefs(limbs, xn);
+        const typename Cut::Source coefs(limbs, xn);
 #pragma unroll
         for (int l = 0; l < R; l++) coef[l] = l < ROWS && (u32)l < rows ? coefs.at(j + l * n_len) : 0;
     }
 #pragma unroll
-    for (u32 prime = 0; prime < NTT_PRIMES; prime++) {
-        const NttPrime q = ntt_prime(R, prime);
+    for (u32 prime = 0; prime < P; prime++) {
+        const NttPrime q = ntt_prime(R, prime, WIDE);
         u32 *ap = a + prime * R * n_len;
         u32 x[R];
 #pragma unroll
         for (int l = 0; l < R; l++)
-            x[l] = !limbs ? ap[j + l * n_len] : l < ROWS ? coefficient_residue(coef[l], q, ntt_subtractions(R, prime)) : 0;
-        ntt_radix_values<R>(x, tab + prime * stride, ntt_dft_of<R>(prime), q, log_n, h, j, inverse, rows);
+            x[l] = !limbs ? ap[j + l * n_len] : l < ROWS ? Cut::residue(coef[l], q, ntt_subtractions(R, prime, WIDE)) : 0;
+        ntt_radix_values<R>(x, tab + prime * stride, ntt_dft_of<R, WIDE>(prime), q, log_n, h, j, inverse, rows);
 #pragma unroll
         for (int l = 0; l < R; l++) ap[j + l * n_len] = x[l];
     }
@@ -343,12 +386,12 @@ NTT_FN void ntt_radix_column_rows(u32 *a, const limb_t *limbs, u64 xn, const u32
 // The step at column j, the forward radix-5 one from limbs that fill at most
 // three rows (every operand of a balanced product: 2 xn <= 5N / 2) with its
 // last two rows' zeros as constants.
-template <int R>
+template <int R, bool WIDE = false>
 NTT_FN void ntt_radix_column(u32 *a, const limb_t *limbs, u64 xn, const u32 *tab, u32 stride, u32 log_n, u32 h, u32 j,
                              bool inverse) {
-    if (R == 5 && limbs && 2 * xn <= (3ull << log_n)) {
-        ntt_radix_column_rows<R, 3>(a, limbs, xn, tab, stride, log_n, h, j, inverse);
+    if (R == 5 && limbs && NttCut<WIDE>::per_limb * xn <= (3ull << log_n)) {
+        ntt_radix_column_rows<R, 3, WIDE>(a, limbs, xn, tab, stride, log_n, h, j, inverse);
     } else {
-        ntt_radix_column_rows<R, R>(a, limbs, xn, tab, stride, log_n, h, j, inverse);
+        ntt_radix_column_rows<R, R, WIDE>(a, limbs, xn, tab, stride, log_n, h, j, inverse);
     }
 }

@@ -63,6 +63,10 @@
 //!   measured faster at the size: the NTT at every size
 //!   (src/gpu/ntt/product.rs, `by_gfp`). Products mod B^n - 1 stay on the
 //!   NTT.
+//! * `CUGMP_NTT_WIDE=n` (limbs; 0: never; tests and tuning only): whole
+//!   products of n limbs (both operands together) and more take the NTT's
+//!   wide sets, five primes with a limb a coefficient, where those have a
+//!   transform; default `WIDE_FROM` (src/gpu/ntt/plan.rs).
 //! * `CUGMP_NTT_PIECE=n` (limbs, tests and tuning only): the NTT makes every
 //!   product whose shorter operand has more than n limbs by pieces of n
 //!   limbs, as it makes those past its longest transform
@@ -145,6 +149,8 @@ pub struct Config {
     pub product: ProductEngine,
     /// `CUGMP_NTT_PIECE` as set (0 ignored).
     pub ntt_piece: Option<usize>,
+    /// `CUGMP_NTT_WIDE` as set (0: never).
+    pub ntt_wide: Option<usize>,
 }
 
 /// Default of `CUGMP_GPU_QUEUES`.
@@ -205,6 +211,7 @@ impl Config {
         let gpu_from_mul = count("CUGMP_GPU_FROM_MUL");
         let gpu_from_internal = count("CUGMP_GPU_FROM_INTERNAL");
         let ntt_piece = count("CUGMP_NTT_PIECE").filter(|&n| n > 0);
+        let ntt_wide = count("CUGMP_NTT_WIDE");
         Config {
             gpu,
             log: flag("CUGMP_LOG"),
@@ -229,6 +236,7 @@ impl Config {
             gpus,
             product,
             ntt_piece,
+            ntt_wide,
         }
     }
 }

@@ -91,6 +91,12 @@ pub(super) struct Kernels {
     pub(super) bitwise: CudaFunction,
     pub(super) ntt_tables: CudaFunction,
     pub(super) ntt_pass: CudaFunction,
+    pub(super) ntt_pass_wide: CudaFunction,
+    pub(super) ntt_radix3_wide: CudaFunction,
+    pub(super) ntt_radix5_wide: CudaFunction,
+    pub(super) ntt_combine_wide: CudaFunction,
+    pub(super) ntt_combine3_wide: CudaFunction,
+    pub(super) ntt_combine5_wide: CudaFunction,
     pub(super) ntt_radix3: CudaFunction,
     pub(super) ntt_radix5: CudaFunction,
     pub(super) ntt_combine: CudaFunction,
@@ -445,6 +451,12 @@ fn open(ordinal: usize) -> Result<Gpu, GpuError> {
         bitwise: module.load_function("cugmp_bitwise")?,
         ntt_tables: module.load_function("cugmp_ntt_tables")?,
         ntt_pass: module.load_function("cugmp_ntt_pass")?,
+        ntt_pass_wide: module.load_function("cugmp_ntt_pass_wide")?,
+        ntt_radix3_wide: module.load_function("cugmp_ntt_radix3_wide")?,
+        ntt_radix5_wide: module.load_function("cugmp_ntt_radix5_wide")?,
+        ntt_combine_wide: module.load_function("cugmp_ntt_combine_wide")?,
+        ntt_combine3_wide: module.load_function("cugmp_ntt_combine3_wide")?,
+        ntt_combine5_wide: module.load_function("cugmp_ntt_combine5_wide")?,
         ntt_radix3: module.load_function("cugmp_ntt_radix3")?,
         ntt_radix5: module.load_function("cugmp_ntt_radix5")?,
         ntt_combine: module.load_function("cugmp_ntt_combine")?,
@@ -480,7 +492,9 @@ fn open(ordinal: usize) -> Result<Gpu, GpuError> {
     // asking. The driver still fits three blocks an SM; asking it for the
     // largest carveout of shared memory from L1 made every product slower
     // (RESULTS.md, "Transform passes").
-    kernels.ntt_pass.set_attribute(cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, ntt::tile_bytes(ntt::TILE_LOG, true) as i32)?;
+    for f in [&kernels.ntt_pass, &kernels.ntt_pass_wide] {
+        f.set_attribute(cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, ntt::tile_bytes(ntt::TILE_LOG, true) as i32)?;
+    }
     // The powm block kernels keep an item's numbers in shared memory: up
     // to 124 KiB at 512 limbs.
     for (f, l) in [(&kernels.powm_block_64, 64), (&kernels.powm_block_128, 128), (&kernels.powm_block_256, 256), (&kernels.powm_block_512, 512)] {

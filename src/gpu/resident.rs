@@ -151,11 +151,11 @@ impl Gpu {
                     }
                     Resident::Mul => {
                         self.product_dev(stream, (addr(&a, stream), n), super::ntt::Second::At(addr(&b, stream), n))?;
-                        super::ntt::bytes_moved(n, n, false)
+                        super::ntt::bytes_moved(n, n, false, super::ntt::wide_from())
                     }
                     Resident::Sqr => {
                         self.product_dev(stream, (addr(&a, stream), n), super::ntt::Second::Square)?;
-                        super::ntt::bytes_moved(n, n, true)
+                        super::ntt::bytes_moved(n, n, true, super::ntt::wide_from())
                     }
                 })
             };

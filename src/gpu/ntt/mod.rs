@@ -3,7 +3,9 @@
 //! primes and the exactness bounds: transforms of 2^k or 3 * 2^k points up to
 //! 3 * 2^25, and of 5 * 2^k up to 5 * 2^23 on a second set of primes for
 //! whole products; products up to 3 * 2^24 limbs in one transform; device
-//! memory is the practical limit, checked here).
+//! memory is the practical limit, checked here); and, for whole products
+//! up to 3 * 2^23 limbs, over the five primes of the wide sets with a limb
+//! a coefficient: half the points, five transforms for three.
 //!
 //! | module        | owns                                                                 |
 //! |---------------|----------------------------------------------------------------------|
@@ -33,6 +35,6 @@ mod model;
 
 pub use plan::{bytes_moved, cyclic_shape, cyclic_size};
 pub(crate) use plan::{tile_bytes, TILE_LOG};
-pub(super) use product::{claim, Second};
+pub(super) use product::{claim, wide_from, Second};
 pub(super) use small::Slots;
 pub(super) use transform::Tables;

@@ -2,7 +2,7 @@
 //! c_tests/ntt_model.cpp) run on the CPU against the embedded GMP, so that
 //! machines without a GPU check the kernels' arithmetic and indexing.
 
-use super::plan::{cyclic_shape, pass_threads, passes_in_tiles, product_shape, tile_log, transform_shape};
+use super::plan::{cyclic_shape, pass_threads, passes_in_tiles, product_shape, transform_shape, wide_shape};
 use crate::gmp::embedded;
 
 /// The kernels' own code (cuda/ntt.cu, compiled as host C++ by
@@ -51,9 +51,12 @@ fn host_model_matches_gmp() {
         Whole,
         /// `cyclic_shape` of rn: a product mod B^rn - 1.
         Cyclic(usize),
+        /// `wide_shape`: a whole product on the wide sets (five primes, a
+        /// limb a coefficient).
+        Wide,
     }
     type Case = (usize, usize, bool, Option<u32>, Length);
-    let cases: [Case; 35] = [
+    let cases: [Case; 46] = [
         (1, 1, false, None, Length::Pow2Or3),
         (3, 2, false, None, Length::Pow2Or3),
         (5, 5, true, None, Length::Pow2Or3),
@@ -89,6 +92,20 @@ fn host_model_matches_gmp() {
         (5 << 13, 20000, false, None, Length::Cyclic(5 << 13)),
         (260_000, 250_000, false, Some(12), Length::Pow2Or3),
         (31_500, 31_500, true, Some(12), Length::Pow2Or3),
+        // The wide sets: every radix, one to three passes (2^10 tiles at
+        // 2^19 points), the 14-stage passes with their two-stage bottom
+        // step (2^20 points), squares.
+        (1, 1, false, None, Length::Wide),
+        (3, 2, false, None, Length::Wide),
+        (5, 5, true, None, Length::Wide),
+        (100, 37, false, None, Length::Wide),
+        (2047, 2049, false, None, Length::Wide),
+        (3000, 3000, true, None, Length::Wide),
+        (20000, 3, false, None, Length::Wide),
+        (220_000, 200_000, false, Some(10), Length::Wide),
+        (70000, 70000, true, Some(11), Length::Wide),
+        (500_000, 480_000, false, None, Length::Wide),
+        (300_000, 230_000, false, None, Length::Wide),
     ];
     let mut radices = Vec::new();
     for (i, &(un, vn, square, tile, ref length)) in cases.iter().enumerate() {
@@ -104,15 +121,16 @@ fn host_model_matches_gmp() {
             Length::Cyclic(rn) => (cyclic_shape(rn).expect("a cyclic length"), rn),
             Length::Whole => (product_shape(un + vn), un + vn),
             Length::Pow2Or3 => (transform_shape(un + vn), un + vn),
+            Length::Wide => (wide_shape(un + vn).expect("a wide transform"), un + vn),
         };
         let log_n = shape.log_n;
         radices.push(shape.radix);
-        let log_t = tile.unwrap_or(tile_log(log_n));
+        let log_t = tile.unwrap_or(shape.tile_log());
         let plan = passes_in_tiles(log_n, log_t);
         if tile.is_some() && modulus.is_none() {
             assert_eq!(plan.len(), if log_t <= 10 { 3 } else { 2 }, "{un}x{vn}: {plan:?}");
         }
-        let mut input = format!("{log_n} {} {log_t} {} {} {}\n", log_n.div_ceil(2), pass_threads(log_t), shape.radix, plan.len());
+        let mut input = format!("{log_n} {} {log_t} {} {} {} {}\n", log_n.div_ceil(2), pass_threads(log_t), shape.radix, shape.wide as u32, plan.len());
         for (log_s, k) in &plan {
             input += &format!("{log_s} {k}\n");
         }
@@ -142,6 +160,6 @@ fn host_model_matches_gmp() {
         assert!(want.iter().any(|&l| l != 0));
         assert!(got == want, "model differs from GMP at {un}x{vn} mod {modulus:?} ({shape:?}, passes {plan:?})");
     }
-    assert_eq!(radices, [1, 3, 3, 3, 1, 3, 3, 1, 1, 3, 3, 3, 1, 3, 1, 3, 1, 3, 3, 3, 1, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 1, 1], "the cases above should cover every radix");
+    assert_eq!(radices, [1, 3, 3, 3, 1, 3, 3, 1, 1, 3, 3, 3, 1, 3, 1, 3, 1, 3, 3, 3, 1, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 1, 1, 1, 3, 5, 5, 1, 3, 5, 1, 5, 1, 5], "the cases above should cover every radix");
 }
 

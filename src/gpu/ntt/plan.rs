@@ -1,32 +1,69 @@
 //! How a product runs on the device, in host arithmetic alone: the
 //! transform's length for a product (2^k, 3 * 2^k or 5 * 2^k points, two
-//! 32-bit coefficients a limb), the plan (one transform of each operand; the long
+//! 32-bit coefficients a limb over three primes, or for whole products a
+//! limb a coefficient over the five primes of the wide sets), the plan (one transform of each operand; the long
 //! operand in chunks against one transform of the short one; both operands
 //! in pieces past the longest transform, their products summed in the
 //! transform domain within the exactness bound), the passes a transform's
 //! stages are grouped into, and the device memory and traffic a product
 //! takes.
 
-/// Coefficients per limb (32 bits each).
+/// Coefficients per limb (32 bits each), outside the wide sets.
 pub(super) const COEFS_PER_LIMB: usize = 2;
-/// Primes, one transform each (NTT_PRIMES).
+/// Primes, one transform each (NTT_PRIMES), outside the wide sets.
 pub(super) const PRIMES: usize = 3;
+/// The wide sets' primes (NTT_WIDE_PRIMES), with a limb a coefficient.
+pub(super) const WIDE_PRIMES: usize = 5;
+/// Longest wide transforms (cuda/ntt.cu): 2^23 and 3 * 2^23 on the first
+/// wide set, 5 * 2^22 on the second.
+pub(super) const WIDE_MAX_LOG: u32 = 23;
+pub(super) const WIDE_MAX_LOG5: u32 = 22;
+/// Whole products of this many limbs (un + vn) and more take the wide sets
+/// where they have a transform (`base_plan`; CUGMP_NTT_WIDE sets it).
+pub const WIDE_FROM: usize = 1 << 12;
 /// Longest transform: 3 * 2^25 (NTT_MAX_LOG: 3 * 2^25 divides every p - 1).
 pub(super) const MAX_LOG: u32 = 25;
 /// Longest transform of radix 5: 5 * 2^23 (5 * 2^23 divides every q - 1 of
 /// the second set of primes, cuda/ntt.cu).
 pub(super) const MAX_LOG5: u32 = 23;
 
-/// A transform's length: `radix` (1, 3 or 5) blocks of 2^log_n.
+/// A transform's length: `radix` (1, 3 or 5) blocks of 2^log_n, over the
+/// three primes of a narrow set (32-bit coefficients) or the five of a
+/// wide one (`wide`: 64-bit coefficients, whole limbs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Shape {
     pub log_n: u32,
     pub radix: u32,
+    pub wide: bool,
 }
 
 impl Shape {
+    /// Points of one prime's transform.
     pub fn len(self) -> usize {
         (self.radix as usize) << self.log_n
+    }
+
+    /// Primes, one transform each.
+    pub fn primes(self) -> usize {
+        if self.wide { WIDE_PRIMES } else { PRIMES }
+    }
+
+    /// log2 of the tile of this transform's passes: `tile_log`, but in the
+    /// wide sets at least 2^12 elements (WIDE_MIN_TILE_LOG).
+    pub fn tile_log(self) -> u32 {
+        let t = tile_log(self.log_n);
+        if self.wide { t.max(WIDE_MIN_TILE_LOG).min(self.log_n) } else { t }
+    }
+
+    /// This transform's passes (`passes` with this shape's tile).
+    pub fn passes(self) -> Vec<(u32, u32)> {
+        passes_in_tiles(self.log_n, self.tile_log())
+    }
+
+    /// Coefficients a limb.
+    #[cfg(test)]
+    pub fn coefs_per_limb(self) -> usize {
+        if self.wide { 1 } else { COEFS_PER_LIMB }
     }
 }
 
@@ -35,8 +72,8 @@ impl Shape {
 /// lengths gain a quarter).
 pub fn transform_shape(limbs: usize) -> Shape {
     let need = (COEFS_PER_LIMB * limbs).max(2);
-    let pow2 = Shape { log_n: need.next_power_of_two().trailing_zeros(), radix: 1 };
-    let three = Shape { log_n: need.div_ceil(3).next_power_of_two().trailing_zeros(), radix: 3 };
+    let pow2 = Shape { log_n: need.next_power_of_two().trailing_zeros(), radix: 1, wide: false };
+    let three = Shape { log_n: need.div_ceil(3).next_power_of_two().trailing_zeros(), radix: 3, wide: false };
     if three.len() < pow2.len() || pow2.log_n > MAX_LOG {
         three
     } else {
@@ -55,13 +92,31 @@ pub fn transform_shape(limbs: usize) -> Shape {
 pub fn product_shape(limbs: usize) -> Shape {
     let shape = transform_shape(limbs);
     let need = (COEFS_PER_LIMB * limbs).max(2);
-    let five = Shape { log_n: need.div_ceil(5).next_power_of_two().trailing_zeros(), radix: 5 };
+    let five = Shape { log_n: need.div_ceil(5).next_power_of_two().trailing_zeros(), radix: 5, wide: false };
     // The radix-5 step needs at least one column pair (the combine's).
     if five.len() < shape.len() && (1..=MAX_LOG5).contains(&five.log_n) {
         five
     } else {
         shape
     }
+}
+
+/// The shortest transform of the wide sets for a whole product of `limbs`
+/// limbs (a limb a coefficient, no wrap-around): 2^k or 3 * 2^k up to
+/// WIDE_MAX_LOG, 5 * 2^k up to WIDE_MAX_LOG5, or None past them. Exact
+/// (cuda/ntt.cu): a coefficient is below m 2^128, m the shorter operand's
+/// limbs, at most half the transform, and each wide set's product of primes
+/// passes 2^128 times its longest transform (`wide_bound_holds`).
+pub fn wide_shape(limbs: usize) -> Option<Shape> {
+    let need = limbs.max(2);
+    [(1, WIDE_MAX_LOG), (3, WIDE_MAX_LOG), (5, WIDE_MAX_LOG5)]
+        .into_iter()
+        .filter_map(|(radix, max)| {
+            let log_n = need.div_ceil(radix).next_power_of_two().trailing_zeros();
+            // The combine takes column pairs: 2^log_n >= 2.
+            (1..=max).contains(&log_n).then_some(Shape { log_n, radix: radix as u32, wide: true })
+        })
+        .min_by_key(|s| s.len())
 }
 
 /// The transform for a product mod B^rn - 1 computed as one cyclic
@@ -115,20 +170,29 @@ const MIN_CHUNK_LIMBS: usize = 1 << 17;
 /// 2^20 * 20 of them). An estimate: not yet measured.
 const CHUNK_OVERHEAD: f64 = 4e6;
 
-/// The work of one transform (all three primes), in points times stages.
+/// The work of one transform (all its primes), in points times stages of
+/// three primes' transforms.
 fn transform_cost(shape: Shape) -> f64 {
     let n = shape.len() as f64;
-    n * n.log2()
+    n * n.log2() * shape.primes() as f64 / PRIMES as f64
 }
 
-/// The cheapest plan for a product of `un` x `vn` limbs (by `transform_cost`).
-/// A product of two operands of very different lengths (GMP's divisions
-/// and radix conversions make many) goes in chunks: per chunk two
+/// `product_plan_from` with the default WIDE_FROM.
+#[cfg(test)]
+pub fn product_plan(un: usize, vn: usize) -> Option<Plan> {
+    product_plan_from(un, vn, WIDE_FROM)
+}
+
+/// The cheapest plan for a product of `un` x `vn` limbs (by
+/// `transform_cost`), whole products of `wide_from` limbs and more on the
+/// wide sets where they have a transform (CUGMP_NTT_WIDE; `usize::MAX`:
+/// never). A product of two operands of very different lengths (GMP's
+/// divisions and radix conversions make many) goes in chunks: per chunk two
 /// transforms of a length fit to the short operand, instead of three of the
 /// whole product's length. A product for which neither has a transform long
 /// enough goes in pieces (`Plan::Pieces`).
-pub fn product_plan(un: usize, vn: usize) -> Option<Plan> {
-    if let Some((_, plan)) = base_plan(un, vn) {
+pub fn product_plan_from(un: usize, vn: usize, wide_from: usize) -> Option<Plan> {
+    if let Some((_, plan)) = base_plan(un, vn, wide_from) {
         return Some(plan);
     }
     let long = un.max(vn);
@@ -246,12 +310,20 @@ fn pieces_cost(un: usize, vn: usize, plan: Plan) -> f64 {
     ((pa + pb + sums.len()) as f64 + pairs as f64 / 10.0) * transform_cost(shape)
 }
 
-/// `product_plan` without `Plan::Pieces`, with its cost: None when no
-/// transform is long enough.
-pub(super) fn base_plan(un: usize, vn: usize) -> Option<(f64, Plan)> {
+/// `product_plan_from` without `Plan::Pieces`, with its cost: None when no
+/// transform is long enough. A whole product on the wide sets costs 5/6 of
+/// one on the narrow ones wherever both have a transform (the same shape
+/// at half the points, five primes for three).
+pub(super) fn base_plan(un: usize, vn: usize, wide_from: usize) -> Option<(f64, Plan)> {
     let (long, short) = (un.max(vn), un.min(vn));
     let whole = product_shape(un + vn);
     let mut best = (whole.log_n <= MAX_LOG).then(|| (3.0 * transform_cost(whole), Plan::Whole(whole)));
+    if let Some(wide) = wide_shape(un + vn).filter(|_| un + vn >= wide_from) {
+        let cost = 3.0 * transform_cost(wide);
+        if best.is_none_or(|(c, _)| cost < c) {
+            best = Some((cost, Plan::Whole(wide)));
+        }
+    }
     if long >= 2 * short {
         for k in [2, 4, 8, 16, 32] {
             let shape = product_shape((k * short).max(MIN_CHUNK_LIMBS));
@@ -272,7 +344,9 @@ pub(super) fn base_plan(un: usize, vn: usize) -> Option<(f64, Plan)> {
 /// Device bytes one product of `un` x `vn` limbs (a square: `squaring`)
 /// needs by `plan`.
 pub fn device_bytes(plan: Plan, un: usize, vn: usize, squaring: bool) -> usize {
-    let element = PRIMES * 4;
+    let element = match plan {
+        Plan::Whole(shape) | Plan::Chunked { shape, .. } | Plan::Pieces { shape, .. } => shape.primes() * 4,
+    };
     // The add kernel's tile states, for the carries.
     let states = 4 * (un + vn).div_ceil(1024);
     match plan {
@@ -324,6 +398,14 @@ pub fn tile_log(log_n: u32) -> u32 {
     log_n.saturating_sub(6).clamp(10, TILE_LOG).min(log_n)
 }
 
+/// Smallest tile of the wide sets' passes (`Shape::tile_log`): with
+/// `tile_log`'s 2^11 elements (512 threads of 4) a pass takes its elements
+/// one at a time, not in batches (cuda/ntt_pass.cuh), and a 3 * 10^5-limb
+/// product, 5 * 2^17 points on the wide sets, took 0.305 ms against 0.203
+/// on the narrow ones (RESULTS.md, "The wide sets"). Five primes give a
+/// pass of larger tiles blocks enough.
+const WIDE_MIN_TILE_LOG: u32 = 12;
+
 /// Transforms up to 2^SINGLE_PASS_LOG points run as one pass (`tile_log`).
 const SINGLE_PASS_LOG: u32 = 12;
 
@@ -372,20 +454,23 @@ pub(super) fn passes_in_tiles(log_n: u32, log_t: u32) -> Vec<(u32, u32)> {
 #[cfg(test)]
 const MAX_PRODUCT_LIMBS: usize = 3 << (MAX_LOG - 1);
 
-/// Device memory traffic of one product (un x vn limbs, or a square), in
-/// bytes, as the kernels are written now: each pass reads and writes the
-/// whole transform once, except that the first forward pass reads limbs
-/// (twiddle-table reads, cache hits, not counted). For reporting against the
-/// memory bandwidth.
-pub fn bytes_moved(un: usize, vn: usize, squaring: bool) -> u64 {
-    let shape = product_shape(un + vn);
+/// Device memory traffic of one product (un x vn limbs, or a square, made
+/// whole; `wide_from` as in `product_plan_from`), in bytes, as the kernels
+/// are written now: each pass reads and writes the whole transform once,
+/// except that the first forward pass reads limbs (twiddle-table reads,
+/// cache hits, not counted). For reporting against the memory bandwidth.
+pub fn bytes_moved(un: usize, vn: usize, squaring: bool, wide_from: usize) -> u64 {
+    let shape = match base_plan(un, vn, wide_from) {
+        Some((_, Plan::Whole(shape))) => shape,
+        _ => product_shape(un + vn),
+    };
     let n = shape.len() as u64;
-    let inverse_passes = passes(shape.log_n).len() as u64;
+    let inverse_passes = shape.passes().len() as u64;
     // Going forward the radix-3 or radix-5 step is one more pass, and it cuts
     // the limbs.
     let later_passes = inverse_passes - 1 + (shape.radix != 1) as u64;
-    // One element: a coefficient's three residues.
-    let e = 4 * PRIMES as u64;
+    // One element: a coefficient's residues.
+    let e = 4 * shape.primes() as u64;
     let forward = |limbs: usize| 8 * limbs as u64 + e * n + later_passes * 2 * e * n;
     let forwards = if squaring { forward(un) } else { forward(un) + forward(vn) };
     // The turn (a transform's last forward pass, the pointwise product and
@@ -423,6 +508,18 @@ mod tests {
             assert!(plan.len() <= 3, "log_n {log_n}: {plan:?}");
             assert_eq!(one_pass(log_n), plan.len() == 1, "log_n {log_n}: {plan:?}");
         }
+        // The wide sets' tiles: from 2^12 elements (or the whole transform).
+        for log_n in 1..=WIDE_MAX_LOG {
+            let shape = Shape { log_n, radix: 1, wide: true };
+            let (plan, log_t) = (shape.passes(), shape.tile_log());
+            assert!(log_t <= log_n && log_t <= TILE_LOG && (log_t >= WIDE_MIN_TILE_LOG || log_t == log_n), "log_n {log_n}: {log_t}");
+            let mut top = log_n;
+            for &(log_s, k) in &plan {
+                assert!(k >= 1 && log_s + k == top && k <= if log_s == 0 { log_t } else { log_t - 2 }, "log_n {log_n}: {plan:?}");
+                top = log_s;
+            }
+            assert!(top == 0 && plan.len() <= 2, "log_n {log_n}: {plan:?}");
+        }
     }
 
     #[test]
@@ -434,12 +531,18 @@ mod tests {
                 // Radix 5 within its primes' longest transform, and never
                 // in pieces (their sums' bound is the first set's).
                 match plan {
-                    Some(Plan::Whole(s) | Plan::Chunked { shape: s, .. }) if s.radix == 5 => assert!(s.log_n <= MAX_LOG5, "{un}x{vn}: {plan:?}"),
+                    // The wide sets only for whole products, within their transforms.
+                    Some(Plan::Whole(s)) if s.wide => assert!(s.log_n <= if s.radix == 5 { WIDE_MAX_LOG5 } else { WIDE_MAX_LOG } && un + vn >= WIDE_FROM, "{un}x{vn}: {plan:?}"),
+                    Some(Plan::Chunked { shape, .. } | Plan::Pieces { shape, .. }) => assert!(!shape.wide, "{un}x{vn}: {plan:?}"),
+                    _ => {}
+                }
+                match plan {
+                    Some(Plan::Whole(s) | Plan::Chunked { shape: s, .. }) if s.radix == 5 && !s.wide => assert!(s.log_n <= MAX_LOG5, "{un}x{vn}: {plan:?}"),
                     Some(Plan::Pieces { shape, .. }) => assert!(shape.radix != 5, "{un}x{vn}: {plan:?}"),
                     _ => {}
                 }
                 match plan {
-                    Some(Plan::Whole(shape)) => assert!(shape.log_n <= MAX_LOG && shape.len() >= COEFS_PER_LIMB * (un + vn)),
+                    Some(Plan::Whole(shape)) => assert!(shape.log_n <= MAX_LOG && shape.len() >= shape.coefs_per_limb() * (un + vn)),
                     Some(Plan::Chunked { shape, chunk }) => {
                         let (long, short) = (un.max(vn), un.min(vn));
                         assert!(shape.log_n <= MAX_LOG && chunk >= 1 && chunk < long, "{un}x{vn}: {plan:?}");
@@ -448,7 +551,7 @@ mod tests {
                     }
                     Some(Plan::Pieces { shape, piece }) => {
                         // Only past the longest transform; no product of two pieces wraps around.
-                        assert!(base_plan(un, vn).is_none() && shape.log_n <= MAX_LOG && piece <= MAX_PIECE_LIMBS, "{un}x{vn}: {plan:?}");
+                        assert!(base_plan(un, vn, WIDE_FROM).is_none() && shape.log_n <= MAX_LOG && piece <= MAX_PIECE_LIMBS, "{un}x{vn}: {plan:?}");
                         assert!(shape.len() >= COEFS_PER_LIMB * (2 * piece + 1), "{un}x{vn}: {plan:?}");
                         assert!(device_bytes(plan.unwrap(), un, vn, false) > 8 * (un + vn));
                     }
@@ -551,6 +654,48 @@ mod tests {
         }
     }
 
+    /// Each wide set's product of primes against the largest coefficient
+    /// of its longest transform: m (2^64 - 1)^2 with m, the shorter
+    /// operand's limbs, at most half the transform (cuda/ntt.cu). The
+    /// primes are the kernels' (cuda/ntt_arith.cuh).
+    #[test]
+    fn wide_bound_holds() {
+        use rug::Integer;
+        let sets: [(&[u64], usize); 2] = [
+            (&[1_711_276_033, 1_811_939_329, 2_013_265_921, 2_088_763_393, 2_113_929_217], 3 << WIDE_MAX_LOG),
+            (&[1_300_234_241, 1_321_205_761, 1_572_864_001, 1_866_465_281, 2_013_265_921], 5 << WIDE_MAX_LOG5),
+        ];
+        for (primes, longest) in sets {
+            let p: Integer = primes.iter().map(|&q| Integer::from(q)).product();
+            let top = Integer::from(longest / 2) * (Integer::from(u64::MAX) * u64::MAX);
+            assert!(top < p, "{primes:?}");
+            // Every transform the set has divides each p - 1.
+            assert!(primes.iter().all(|&q| (q - 1) % longest as u64 == 0 && q < 1 << 31), "{primes:?}");
+        }
+    }
+
+    #[test]
+    fn wide_shapes_are_the_shortest() {
+        for limbs in (1usize..5000).chain([1 << 20, 2_000_000, 20_000_000, 5 << 22, (5 << 22) + 1, 3 << 23, (3 << 23) + 1]) {
+            let Some(shape) = wide_shape(limbs) else {
+                assert!(limbs > 3 << WIDE_MAX_LOG, "{limbs}");
+                continue;
+            };
+            assert!(shape.wide && shape.len() >= limbs.max(2) && shape.log_n >= 1, "{limbs}: {shape:?}");
+            // Half the narrow sets' points for the same shape, where both have it.
+            let narrow = product_shape(limbs);
+            // (Below 8 limbs the wide sets lack 3 * 2^0 and 5 * 2^0: the combine takes column pairs.)
+            assert!(limbs < 8 || shape.len() * 2 <= narrow.len(), "{limbs}: {shape:?} {narrow:?}");
+        }
+        // 10^6 and 10^7 limbs a side: 2^21 and 5 * 2^22 points.
+        assert_eq!(product_plan(1_000_000, 1_000_000), Some(Plan::Whole(Shape { log_n: 21, radix: 1, wide: true })));
+        assert_eq!(product_plan(10_000_000, 10_000_000), Some(Plan::Whole(Shape { log_n: 22, radix: 5, wide: true })));
+        assert_eq!(product_plan_from(10_000_000, 10_000_000, usize::MAX), Some(Plan::Whole(Shape { log_n: 23, radix: 5, wide: false })));
+        // Past the wide sets' transforms, the narrow ones.
+        assert!(matches!(product_plan(13 << 20, 13 << 20), Some(Plan::Whole(Shape { wide: false, .. }))));
+        assert!(matches!(product_plan(WIDE_FROM / 2 - 1, WIDE_FROM / 2), Some(Plan::Whole(Shape { wide: false, .. }))));
+    }
+
     #[test]
     fn cyclic_sizes_are_transform_lengths() {
         let mut last = 0;
@@ -580,7 +725,7 @@ mod tests {
             assert!(shorter >= shape.len() || 1usize << MAX_LOG < need, "{limbs}: {shape:?}");
         }
         // 10^7 x 10^7 limbs: 3 * 2^24 points, not 2^26.
-        assert_eq!(transform_shape(20_000_000), Shape { log_n: 24, radix: 3 });
+        assert_eq!(transform_shape(20_000_000), Shape { log_n: 24, radix: 3, wide: false });
     }
 
     #[test]
@@ -600,14 +745,16 @@ mod tests {
         }
         // 10^7 x 10^7 limbs: 5 * 2^23 points, not 3 * 2^24; past 5 * 2^22
         // limbs radix 5 has no length.
-        assert_eq!(product_shape(20_000_000), Shape { log_n: 23, radix: 5 });
+        assert_eq!(product_shape(20_000_000), Shape { log_n: 23, radix: 5, wide: false });
         assert_eq!(product_shape((5 << 22) + 1), transform_shape((5 << 22) + 1));
         // The device tests' products of 5 * 2^k points (tests/gpu.rs, mul_sweep).
-        assert_eq!(product_plan(700_000, 400_000), Some(Plan::Whole(Shape { log_n: 19, radix: 5 })));
-        assert_eq!(product_plan(1_100_000, 1_000_000), Some(Plan::Whole(Shape { log_n: 20, radix: 5 })));
-        assert!(matches!(product_plan(2_000_000, 300_000), Some(Plan::Chunked { shape: Shape { log_n: 19, radix: 5 }, .. })));
+        // (Off the wide sets, which take whole products.)
+        let narrow = |un, vn| product_plan_from(un, vn, usize::MAX);
+        assert_eq!(narrow(700_000, 400_000), Some(Plan::Whole(Shape { log_n: 19, radix: 5, wide: false })));
+        assert_eq!(narrow(1_100_000, 1_000_000), Some(Plan::Whole(Shape { log_n: 20, radix: 5, wide: false })));
+        assert!(matches!(narrow(2_000_000, 300_000), Some(Plan::Chunked { shape: Shape { log_n: 19, radix: 5, wide: false }, .. })));
         // Pieces keep 2^k and 3 * 2^k; cyclic products take 5 * 2^k too.
-        assert_eq!(cyclic_shape(5 << 9), Some(Shape { log_n: 10, radix: 5 }));
+        assert_eq!(cyclic_shape(5 << 9), Some(Shape { log_n: 10, radix: 5, wide: false }));
         assert!(matches!(product_plan(1 << 26, 1 << 26), Some(Plan::Pieces { shape, .. }) if shape.radix != 5));
     }
 }

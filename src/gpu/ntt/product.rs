@@ -9,7 +9,7 @@
 //! it the product.
 
 use super::small;
-use super::plan::{cyclic_device_bytes, cyclic_shape, device_bytes, pieces_of, product_plan, sum_place, sums, Plan, Shape, PRIMES};
+use super::plan::{cyclic_device_bytes, cyclic_shape, device_bytes, pieces_of, product_plan_from, sum_place, sums, Plan, Shape, WIDE_FROM};
 use super::transform::Table;
 use crate::config::{Fault, ProductEngine};
 use crate::gpu::gfp;
@@ -20,11 +20,22 @@ use std::sync::Arc;
 /// Products whose buffers take at most this much skip the free-memory query.
 const SMALL_PRODUCT_BYTES: usize = 64 << 20;
 
-/// The plan for a product of `un` x `vn` limbs: `product_plan`, or by
-/// pieces of CUGMP_NTT_PIECE limbs where the shorter operand is longer.
+/// The plan for a product of `un` x `vn` limbs: `product_plan_from` with
+/// CUGMP_NTT_WIDE's bound, or by pieces of CUGMP_NTT_PIECE limbs where the
+/// shorter operand is longer.
 fn check_bounds(un: usize, vn: usize) -> Result<Plan, GpuError> {
     let forced = crate::config::get().ntt_piece.filter(|&piece| un.min(vn) > piece).and_then(pieces_of);
-    forced.or_else(|| product_plan(un, vn)).ok_or(GpuError::TooLarge)
+    forced.or_else(|| product_plan_from(un, vn, wide_from())).ok_or(GpuError::TooLarge)
+}
+
+/// Whole products of this many limbs and more take the wide sets:
+/// CUGMP_NTT_WIDE (0: never), else plan.rs's WIDE_FROM.
+pub(in crate::gpu) fn wide_from() -> usize {
+    match crate::config::get().ntt_wide {
+        Some(0) => usize::MAX,
+        Some(n) => n,
+        None => WIDE_FROM,
+    }
 }
 
 /// The transform length (log2) of the generalized-Fermat-prime engine
@@ -465,7 +476,7 @@ impl Gpu {
         let r = stream.alloc_zeros::<u64>(total)?;
         let rp = addr(&r, stream);
         // The sum kernel writes every word.
-        let acc = unsafe { stream.alloc::<u32>(PRIMES * table.shape.len()) }?;
+        let acc = unsafe { stream.alloc::<u32>(table.shape.primes() * table.shape.len()) }?;
         let accp = acc.device_ptr(stream).0;
         let sums = sums(fa.len(), fb.len(), square, piece);
         let mut done = Vec::new();

@@ -9,7 +9,7 @@
 //! fold (cugmp_ntt_combine3 and cugmp_ntt_combine5 do all three,
 //! cugmp_ntt_combine the last two), then the add kernel's carries.
 
-use super::plan::{one_pass, passes, pass_threads, tile_bytes, tile_log, Shape, MAX_PAIRS, PRIMES, ROOT_LOG};
+use super::plan::{one_pass, pass_threads, tile_bytes, Shape, MAX_PAIRS, PRIMES, ROOT_LOG};
 use crate::gpu::device::{addr, Gpu, GpuError};
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg};
 use std::sync::{Arc, Mutex};
@@ -31,8 +31,8 @@ const TURN: u32 = 2;
 /// first; (0, 0) otherwise.
 pub(super) struct Unfinished(u64, u64);
 
-/// Twiddle tables of one transform length (cuda/ntt.cu, cugmp_ntt_tables),
-/// one a prime.
+/// Twiddle tables of one transform length and set of primes (cuda/ntt.cu,
+/// cugmp_ntt_tables), one a prime.
 pub(super) struct Table {
     pub(super) shape: Shape,
     h: u32,
@@ -93,7 +93,17 @@ impl Gpu {
     pub(super) fn combine_at(&self, stream: &Arc<CudaStream>, table: &Table, a: u64, (t, c): (u64, u64), limbs: usize, wrap: bool) -> Result<(), GpuError> {
         let (n, wrap) = (limbs as u64, wrap as u32);
         let (log_n, pairs) = (table.shape.log_n, 1usize << (table.shape.log_n - 1));
-        if table.shape.radix == 3 {
+        if table.shape.wide {
+            // The wide sets make whole products only (plan.rs, `base_plan`).
+            if wrap != 0 {
+                return Err(GpuError::TooLarge);
+            }
+            match table.shape.radix {
+                5 => launch!(self, stream, ntt_combine5_wide, pairs, &t, &c, &a, &table.words, &log_n, &table.h, &n),
+                3 => launch!(self, stream, ntt_combine3_wide, pairs, &t, &c, &a, &table.words, &log_n, &table.h, &n),
+                _ => launch!(self, stream, ntt_combine_wide, pairs, &t, &c, &a, &table.words, &log_n, &table.h, &n),
+            }
+        } else if table.shape.radix == 3 {
             launch!(self, stream, ntt_combine3, pairs, &t, &c, &a, &table.words, &log_n, &table.h, &n, &wrap);
         } else if table.shape.radix == 5 {
             launch!(self, stream, ntt_combine5, pairs, &t, &c, &a, &table.words, &log_n, &table.h, &n, &wrap);
@@ -112,7 +122,7 @@ impl Gpu {
         assert!(limbs <= SMALL_COMBINE_LIMBS, "combine_small_at takes at most SMALL_COMBINE_LIMBS limbs");
         // Its CRT is the first set of primes' (the small products' graphs
         // keep 2^k and 3 * 2^k points, plan.rs `product_shape`).
-        assert!(table.shape.radix != 5, "combine_small_at takes transforms of 2^k and 3 * 2^k points");
+        assert!(table.shape.radix != 5 && !table.shape.wide, "combine_small_at takes transforms of 2^k and 3 * 2^k points");
         if table.shape.radix == 3 {
             self.radix_step(stream, table, a, 0, 0, true)?;
         }
@@ -129,10 +139,11 @@ impl Gpu {
             return Ok(t.clone());
         }
         let h = shape.log_n.div_ceil(2);
-        let len = PRIMES * table_len(shape, h);
+        let len = shape.primes() * table_len(shape, h);
         // The kernel writes every word.
         let mut words = unsafe { stream.alloc::<u32>(len) }?;
-        launch!(self, stream, ntt_tables, len, &mut words, &shape.log_n, &h, &shape.radix);
+        let wide = shape.wide as u32;
+        launch!(self, stream, ntt_tables, len, &mut words, &shape.log_n, &h, &shape.radix, &wide);
         // Other queues' streams use the table as soon as it is listed: it is
         // finished first (once a shape).
         stream.synchronize()?;
@@ -150,7 +161,7 @@ impl Gpu {
         Ok(a)
     }
 
-    /// `forward` into the PRIMES * shape.len() words at device address `a`.
+    /// `forward` into the primes * shape.len() words at device address `a`.
     pub(super) fn forward_at(&self, stream: &Arc<CudaStream>, table: &Table, a: u64, limbs: u64, xn: usize) -> Result<(), GpuError> {
         self.forward_passes_at(stream, table, a, limbs, xn as u64, false).map(|_| ())
     }
@@ -164,7 +175,7 @@ impl Gpu {
         Ok((a, unfinished))
     }
 
-    /// `forward_unfinished` into the PRIMES * shape.len() words at device
+    /// `forward_unfinished` into the primes * shape.len() words at device
     /// address `a`.
     pub(super) fn forward_unfinished_at(&self, stream: &Arc<CudaStream>, table: &Table, a: u64, limbs: u64, xn: usize) -> Result<Unfinished, GpuError> {
         let count = self.forward_passes_at(stream, table, a, limbs, xn as u64, true)?;
@@ -176,14 +187,14 @@ impl Gpu {
     /// Words for one transform, all primes: the radix step or the first pass
     /// writes every one.
     fn transform_words(&self, stream: &Arc<CudaStream>, table: &Table) -> Result<CudaSlice<u32>, GpuError> {
-        Ok(unsafe { stream.alloc::<u32>(PRIMES * table.shape.len()) }?)
+        Ok(unsafe { stream.alloc::<u32>(table.shape.primes() * table.shape.len()) }?)
     }
 
     /// The forward transform's radix step, if any, and its passes but the
     /// last where `unfinished`, at device address `a`; returns how many
     /// passes ran.
     fn forward_passes_at(&self, stream: &Arc<CudaStream>, table: &Table, a: u64, limbs: u64, xn: u64, unfinished: bool) -> Result<usize, GpuError> {
-        let plan = passes(table.shape.log_n);
+        let plan = table.shape.passes();
         let count = plan.len() - unfinished as usize;
         if table.shape.radix != 1 {
             self.radix_step(stream, table, a, limbs, xn, false)?;
@@ -194,15 +205,17 @@ impl Gpu {
         Ok(count)
     }
 
-    /// The radix-3 or radix-5 step over all three primes (cuda/ntt.cu,
-    /// cugmp_ntt_radix3 and cugmp_ntt_radix5).
+    /// The radix-3 or radix-5 step over all the primes (cuda/ntt.cu,
+    /// cugmp_ntt_radix3 and cugmp_ntt_radix5, and their `_wide` kernels for
+    /// the wide sets).
     fn radix_step(&self, stream: &Arc<CudaStream>, table: &Table, a: u64, limbs: u64, xn: u64, inverse: bool) -> Result<(), GpuError> {
         let inverse = inverse as u32;
         let (log_n, columns) = (table.shape.log_n, 1usize << table.shape.log_n);
-        if table.shape.radix == 5 {
-            launch!(self, stream, ntt_radix5, columns, &a, &limbs, &xn, &table.words, &log_n, &table.h, &inverse);
-        } else {
-            launch!(self, stream, ntt_radix3, columns, &a, &limbs, &xn, &table.words, &log_n, &table.h, &inverse);
+        match (table.shape.radix, table.shape.wide) {
+            (5, false) => launch!(self, stream, ntt_radix5, columns, &a, &limbs, &xn, &table.words, &log_n, &table.h, &inverse),
+            (5, true) => launch!(self, stream, ntt_radix5_wide, columns, &a, &limbs, &xn, &table.words, &log_n, &table.h, &inverse),
+            (_, false) => launch!(self, stream, ntt_radix3, columns, &a, &limbs, &xn, &table.words, &log_n, &table.h, &inverse),
+            (_, true) => launch!(self, stream, ntt_radix3_wide, columns, &a, &limbs, &xn, &table.words, &log_n, &table.h, &inverse),
         }
         Ok(())
     }
@@ -215,6 +228,8 @@ impl Gpu {
     /// (plan.rs, `sums`).
     pub(super) fn sum_of_products_at(&self, stream: &Arc<CudaStream>, table: &Table, acc: u64, pairs: &[(u64, u64, bool)]) -> Result<(), GpuError> {
         assert!(!pairs.is_empty() && pairs.len() <= MAX_PAIRS, "sum_of_products_at takes 1 to MAX_PAIRS products");
+        // Sums of products are the narrow sets' (plan.rs, `pairs_a_sum`).
+        assert!(!table.shape.wide, "sum_of_products_at takes the narrow sets");
         // NttPairs: the x pointers, then the y pointers (unused ones null).
         let mut at = [0u64; 2 * MAX_PAIRS];
         let mut twice = 0u32;
@@ -241,7 +256,7 @@ impl Gpu {
     /// 2^k or 5 * 2^k still needs its radix step, which the combine takes
     /// (`combine_at`, `combine_small_at`), so only they may read the result.
     pub(super) fn turn_at(&self, stream: &Arc<CudaStream>, table: &Table, a: u64, unfinished: Unfinished, b: u64) -> Result<(), GpuError> {
-        let mut plan = passes(table.shape.log_n);
+        let mut plan = table.shape.passes();
         plan.reverse();
         let Unfinished(limbs, xn) = unfinished;
         self.launch_passes(stream, table, a, TURN, &plan[..1], (limbs, xn, b))?;
@@ -252,25 +267,31 @@ impl Gpu {
     /// address `a` (`sum_of_products_at`), in place; the radix step, if
     /// any, is the combine's (`turn_at`).
     pub(super) fn inverse_passes_at(&self, stream: &Arc<CudaStream>, table: &Table, a: u64) -> Result<(), GpuError> {
-        let mut plan = passes(table.shape.log_n);
+        let mut plan = table.shape.passes();
         plan.reverse();
         self.launch_passes(stream, table, a, INVERSE, &plan, (0, 0, 0))
     }
 
     /// Launch `plan`'s passes (log2 of the smallest span, stages) of the
-    /// length-2^log_n transforms over `a` (all three primes, all radix
+    /// length-2^log_n transforms over `a` (all the primes, all radix
     /// blocks), each of `kind`; the first gets `first` = (limbs, limb count,
-    /// b) (cuda/ntt.cu, cugmp_ntt_pass), the others read `a` alone.
+    /// b) (cuda/ntt.cu, cugmp_ntt_pass), the others read `a` alone. A pass
+    /// of the wide sets that reads limbs is cugmp_ntt_pass_wide's.
     fn launch_passes(&self, stream: &Arc<CudaStream>, table: &Table, a: u64, kind: u32, plan: &[(u32, u32)], first: (u64, u64, u64)) -> Result<(), GpuError> {
         let (log_n, radix) = (table.shape.log_n, table.shape.radix);
-        let log_t = tile_log(log_n);
+        let log_t = table.shape.tile_log();
         let tile = 1usize << log_t;
         let blocks = ((1usize << log_n) / tile) as u32;
         let threads = pass_threads(log_t);
+        let (primes, wide) = (table.shape.primes() as u32, table.shape.wide as u32);
         for (i, &(log_s, k)) in plan.iter().enumerate() {
-            let cfg = LaunchConfig { grid_dim: (blocks, PRIMES as u32 * radix, 1), block_dim: (threads, 1, 1), shared_mem_bytes: tile_bytes(log_t, log_s == 0) };
+            let cfg = LaunchConfig { grid_dim: (blocks, primes * radix, 1), block_dim: (threads, 1, 1), shared_mem_bytes: tile_bytes(log_t, log_s == 0) };
             let (limbs, xn, b) = if i == 0 { first } else { (0, 0, 0) };
-            launch_with!(self, stream, ntt_pass, cfg, &a, &limbs, &xn, &b, &table.words, &log_n, &table.h, &log_t, &log_s, &k, &kind, &radix);
+            if wide != 0 && limbs != 0 {
+                launch_with!(self, stream, ntt_pass_wide, cfg, &a, &limbs, &xn, &b, &table.words, &log_n, &table.h, &log_t, &log_s, &k, &kind, &radix, &wide);
+            } else {
+                launch_with!(self, stream, ntt_pass, cfg, &a, &limbs, &xn, &b, &table.words, &log_n, &table.h, &log_t, &log_s, &k, &kind, &radix, &wide);
+            }
         }
         Ok(())
     }
