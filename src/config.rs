@@ -57,7 +57,7 @@
 //!   one device cannot hold is shared among them (src/algorithms/product.rs,
 //!   `product_over_devices`).
 //! * `CUGMP_PRODUCT=auto|ntt|gfp`: the GPU engine of products: `ntt` the
-//!   transforms over three 31-bit primes (src/gpu/ntt), `gfp` the FFT over
+//!   transforms over 31-bit primes (src/gpu/ntt), `gfp` the FFT over
 //!   the generalized Fermat prime (2^61 + 2^41)^8 + 1 (src/gpu/gfp) for
 //!   every product it has a transform for, `auto` (default) whichever
 //!   measured faster at the size: the NTT at every size
