@@ -9,12 +9,13 @@
 // stdin, whitespace-separated: log_n h log_t threads radix wide (the transform
 // length is radix * 2^log_n, radix 1, 3 or 5; threads: the block size the GPU
 // launches, which sizes the passes' groups; wide 1: the wide sets, five
-// primes with a limb a coefficient, products only), the number of forward passes and each
+// primes with a limb a coefficient), the number of forward passes and each
 // pass's (log_s, k) in forward order (src/gpu/ntt/plan.rs, `passes`), then n
 // and wrap, then un and u's limbs, then vn and v's limbs (vn = 0: square
 // u), limbs in hex. stdout, in hex: the n = un + vn limbs of the product
 // (wrap 0), or with wrap 1 the n limbs of the product mod B^n - 1 from the
-// cyclic convolution of length 2n (the transform's length). A product of up
+// cyclic convolution of length 2n (the transform's length; n in the wide
+// sets). A product of up
 // to NTT_SMALL_THREADS * NTT_SMALL_RUN limbs is also folded as the small
 // products' one block does (cugmp_ntt_combine_small), which must agree
 // (exit 5), and the carry functions' composition is checked for every pair
@@ -230,12 +231,10 @@ int main() {
     std::vector<u64> t(n), c(n);
     const u64 n_len = (u64)plan.radix << plan.log_n;
     if (plan.wide) {
-        // The wide sets' combine (cugmp_ntt_combine_wide, 3_wide, 5_wide):
-        // products only.
-        if (wrap) return 2;
+        // The wide sets' combine (cugmp_ntt_combine_wide, 3_wide, 5_wide).
         auto combine = plan.radix == 5 ? ntt_combine_wide_at<5> : plan.radix == 3 ? ntt_combine_wide_at<3> : ntt_combine_wide_at<1>;
         for (u32 u = 0; u < (1u << (plan.log_n - 1)); u++)
-            combine(t.data(), c.data(), a.data(), tab.data(), (u32)len, plan.log_n, plan.h, n, u);
+            combine(t.data(), c.data(), a.data(), tab.data(), (u32)len, plan.log_n, plan.h, n, wrap != 0, u);
     } else if (plan.radix == 5) {
         for (u32 u = 0; u < (1u << (plan.log_n - 1)); u++)
             ntt_combine_radix_at<5>(t.data(), c.data(), a.data(), tab.data(), (u32)len, plan.log_n, plan.h, n, wrap != 0, u);

@@ -219,28 +219,28 @@ extern "C" __global__ void cugmp_ntt_combine5(limb_t *__restrict__ t, limb_t *__
 }
 
 // ntt_combine_wide_at over column pairs 0 .. 2^(log_n - 1) - 1: the wide
-// sets' way back to limbs (R = 1: no radix step), products only (no wrap).
+// sets' way back to limbs (R = 1: no radix step).
 template <int R>
 __device__ __forceinline__ void ntt_combine_wide_kernel(limb_t *t, limb_t *c, const u32 *a, const u32 *tab, u32 log_n,
-                                                        u32 h, u64 n) {
+                                                        u32 h, u64 n, u32 wrap) {
     const u32 stride = (u32)NTT_TABLE_STRIDE(log_n, h, R);
     for (u32 u = blockIdx.x * blockDim.x + threadIdx.x; u < (1u << (log_n - 1)); u += gridDim.x * blockDim.x)
-        ntt_combine_wide_at<R>(t, c, a, tab, stride, log_n, h, n, u);
+        ntt_combine_wide_at<R>(t, c, a, tab, stride, log_n, h, n, wrap != 0, u);
 }
 extern "C" __global__ void cugmp_ntt_combine_wide(limb_t *__restrict__ t, limb_t *__restrict__ c,
                                                   const u32 *__restrict__ a, const u32 *__restrict__ tab, u32 log_n, u32 h,
-                                                  u64 n) {
-    ntt_combine_wide_kernel<1>(t, c, a, tab, log_n, h, n);
+                                                  u64 n, u32 wrap) {
+    ntt_combine_wide_kernel<1>(t, c, a, tab, log_n, h, n, wrap);
 }
 extern "C" __global__ void cugmp_ntt_combine3_wide(limb_t *__restrict__ t, limb_t *__restrict__ c,
                                                    const u32 *__restrict__ a, const u32 *__restrict__ tab, u32 log_n, u32 h,
-                                                   u64 n) {
-    ntt_combine_wide_kernel<3>(t, c, a, tab, log_n, h, n);
+                                                   u64 n, u32 wrap) {
+    ntt_combine_wide_kernel<3>(t, c, a, tab, log_n, h, n, wrap);
 }
 extern "C" __global__ void cugmp_ntt_combine5_wide(limb_t *__restrict__ t, limb_t *__restrict__ c,
                                                    const u32 *__restrict__ a, const u32 *__restrict__ tab, u32 log_n, u32 h,
-                                                   u64 n) {
-    ntt_combine_wide_kernel<5>(t, c, a, tab, log_n, h, n);
+                                                   u64 n, u32 wrap) {
+    ntt_combine_wide_kernel<5>(t, c, a, tab, log_n, h, n, wrap);
 }
 
 // The scan of a small fold's carries and its limbs' write (ntt_small_carry),

@@ -244,20 +244,26 @@ NTT_FN void crt_wide(const u32 *r, u64 *v) {
 // each coefficient at limb position e or e + 1) into t and c, so that the
 // product is t + c (the add kernel's carries, as ntt_fold_limb's): t[e] =
 // x0, t[e + 1] = y0 + x1, and what passes 2^64 there goes with y1 + x2 to
-// c[e + 2], whose own overflow goes with y2 to c[e + 3]. Pair e = 0 also
-// writes c[0] and c[1], which no pair reaches. Nothing at n or above: the
-// product fits in n limbs, so those parts are zero.
-NTT_FN void ntt_fold_pair(limb_t *t, limb_t *c, u64 n, u64 e, const u64 *x, const u64 *y) {
+// c[e + 2], whose own overflow goes with y2 to c[e + 3].
+//   wrap = 0, a product: pair e = 0 also writes c[0] and c[1], which no
+//     pair reaches. Nothing at n or above: the product fits in n limbs, so
+//     those parts are zero.
+//   wrap = 1, a product mod B^n - 1 from its cyclic convolution of length
+//     n (every e < n, n even): what passes limb n - 1 is worth B^n = 1, so
+//     the last pair's c[n] and c[n + 1] are c[0] and c[1] (as with
+//     ntt_fold_limb, the host adds t + c's carry out back at the bottom).
+NTT_FN void ntt_fold_pair(limb_t *t, limb_t *c, u64 n, bool wrap, u64 e, const u64 *x, const u64 *y) {
     const u64 s1 = y[0] + x[1];
     const u64 o1 = s1 < y[0];
     const u64 s2 = y[1] + x[2];
     const u64 s3 = s2 + o1;
     const u64 o2 = (s2 < y[1]) + (s3 < s2);
+    const u64 e2 = wrap && e + 2 >= n ? e + 2 - n : e + 2, e3 = wrap && e + 3 >= n ? e + 3 - n : e + 3;
     if (e < n) t[e] = x[0];
     if (e + 1 < n) t[e + 1] = s1;
-    if (e + 2 < n) c[e + 2] = s3;
-    if (e + 3 < n) c[e + 3] = y[2] + o2;
-    if (e == 0) {
+    if (e2 < n) c[e2] = s3;
+    if (e3 < n) c[e3] = y[2] + o2;
+    if (e == 0 && !wrap) {
         c[0] = 0;
         if (n > 1) c[1] = 0;
     }
@@ -266,12 +272,12 @@ NTT_FN void ntt_fold_pair(limb_t *t, limb_t *c, u64 n, u64 e, const u64 *x, cons
 // The wide sets' combine at column pair u (columns 2u and 2u + 1 of every
 // prime's blocks): for R = 3 or 5 the inverse's radix-R step first (as
 // ntt_combine_radix_at), R = 1 none; then each coefficient's CRT and the
-// fold of the pairs 2u + lN, 2u + 1 + lN (l < R; N even) into n limbs. `a`
-// holds the five primes' blocks after their inverse passes (RN words a
-// prime, tab the tables `stride` words apart).
+// fold of the pairs 2u + lN, 2u + 1 + lN (l < R; N even) into n limbs
+// (`wrap`: ntt_fold_pair's). `a` holds the five primes' blocks after their
+// inverse passes (RN words a prime, tab the tables `stride` words apart).
 template <int R>
 NTT_FN void ntt_combine_wide_at(limb_t *t, limb_t *c, const u32 *a, const u32 *tab, u32 stride, u32 log_n, u32 h, u64 n,
-                                u32 u) {
+                                bool wrap, u32 u) {
     const u32 n_len = 1u << log_n;
     u32 x[2][R][NTT_WIDE_PRIMES];
 #pragma unroll
@@ -297,7 +303,7 @@ NTT_FN void ntt_combine_wide_at(limb_t *t, limb_t *c, const u32 *a, const u32 *t
             u64 v0[3], v1[3];
             crt_wide<R == 5 ? 5 : 1>(x[0][l], v0);
             crt_wide<R == 5 ? 5 : 1>(x[1][l], v1);
-            ntt_fold_pair(t, c, n, e, v0, v1);
+            ntt_fold_pair(t, c, n, wrap, e, v0, v1);
         }
     }
 }

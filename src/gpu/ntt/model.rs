@@ -2,7 +2,7 @@
 //! c_tests/ntt_model.cpp) run on the CPU against the embedded GMP, so that
 //! machines without a GPU check the kernels' arithmetic and indexing.
 
-use super::plan::{cyclic_shape, pass_threads, passes_in_tiles, product_shape, transform_shape, wide_shape};
+use super::plan::{cyclic_shape, cyclic_shape_from, pass_threads, passes_in_tiles, product_shape, transform_shape, wide_shape};
 use crate::gmp::embedded;
 
 /// The kernels' own code (cuda/ntt.cu, compiled as host C++ by
@@ -54,9 +54,12 @@ fn host_model_matches_gmp() {
         /// `wide_shape`: a whole product on the wide sets (five primes, a
         /// limb a coefficient).
         Wide,
+        /// `cyclic_shape_from` of rn on the wide sets: a product mod B^rn -
+        /// 1 by a cyclic convolution of rn points.
+        WideCyclic(usize),
     }
     type Case = (usize, usize, bool, Option<u32>, Length);
-    let cases: [Case; 46] = [
+    let cases: [Case; 52] = [
         (1, 1, false, None, Length::Pow2Or3),
         (3, 2, false, None, Length::Pow2Or3),
         (5, 5, true, None, Length::Pow2Or3),
@@ -106,11 +109,19 @@ fn host_model_matches_gmp() {
         (70000, 70000, true, Some(11), Length::Wide),
         (500_000, 480_000, false, None, Length::Wide),
         (300_000, 230_000, false, None, Length::Wide),
+        // Products mod B^rn - 1 on the wide sets: every radix, rn limbs of
+        // all ones (the class of zero) and fewer, squares, two passes.
+        (4096, 4096, false, None, Length::WideCyclic(4096)),
+        (6144, 3000, false, None, Length::WideCyclic(6144)),
+        (5 << 10, 5 << 10, true, None, Length::WideCyclic(5 << 10)),
+        (5 << 13, 20000, false, Some(10), Length::WideCyclic(5 << 13)),
+        (1 << 16, (1 << 15) + 3, false, None, Length::WideCyclic(1 << 16)),
+        (3 << 14, 3 << 14, true, None, Length::WideCyclic(3 << 14)),
     ];
     let mut radices = Vec::new();
     for (i, &(un, vn, square, tile, ref length)) in cases.iter().enumerate() {
         let modulus = match *length {
-            Length::Cyclic(rn) => Some(rn),
+            Length::Cyclic(rn) | Length::WideCyclic(rn) => Some(rn),
             _ => None,
         };
         let ones = i % 2 == 1;
@@ -122,6 +133,7 @@ fn host_model_matches_gmp() {
             Length::Whole => (product_shape(un + vn), un + vn),
             Length::Pow2Or3 => (transform_shape(un + vn), un + vn),
             Length::Wide => (wide_shape(un + vn).expect("a wide transform"), un + vn),
+            Length::WideCyclic(rn) => (cyclic_shape_from(rn, 0).filter(|s| s.wide).expect("a wide cyclic length"), rn),
         };
         let log_n = shape.log_n;
         radices.push(shape.radix);
@@ -160,6 +172,6 @@ fn host_model_matches_gmp() {
         assert!(want.iter().any(|&l| l != 0));
         assert!(got == want, "model differs from GMP at {un}x{vn} mod {modulus:?} ({shape:?}, passes {plan:?})");
     }
-    assert_eq!(radices, [1, 3, 3, 3, 1, 3, 3, 1, 1, 3, 3, 3, 1, 3, 1, 3, 1, 3, 3, 3, 1, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 1, 1, 1, 3, 5, 5, 1, 3, 5, 1, 5, 1, 5], "the cases above should cover every radix");
+    assert_eq!(radices, [1, 3, 3, 3, 1, 3, 3, 1, 1, 3, 3, 3, 1, 3, 1, 3, 1, 3, 3, 3, 1, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 1, 1, 1, 3, 5, 5, 1, 3, 5, 1, 5, 1, 5, 1, 3, 5, 5, 1, 3], "the cases above should cover every radix");
 }
 

@@ -61,7 +61,6 @@ impl Shape {
     }
 
     /// Coefficients a limb.
-    #[cfg(test)]
     pub fn coefs_per_limb(self) -> usize {
         if self.wide { 1 } else { COEFS_PER_LIMB }
     }
@@ -127,6 +126,16 @@ pub fn cyclic_shape(rn: usize) -> Option<Shape> {
     (shape.len() == COEFS_PER_LIMB * rn && shape.log_n <= MAX_LOG).then_some(shape)
 }
 
+/// `cyclic_shape`, on the wide sets where rn >= `wide_from` and they have
+/// a transform of exactly rn points (a limb a coefficient). Exact: a
+/// coefficient of the cyclic convolution sums at most min(un, vn) <= rn
+/// products below 2^128, and each wide set's product of primes passes
+/// 2^128 times its longest transform (`wide_bound_holds`).
+pub fn cyclic_shape_from(rn: usize, wide_from: usize) -> Option<Shape> {
+    let wide = wide_shape(rn).filter(|s| s.len() == rn && rn >= wide_from);
+    wide.or_else(|| cyclic_shape(rn))
+}
+
 /// The smallest rn' >= rn with a `cyclic_shape` (2^a, 3 * 2^a or 5 * 2^a
 /// limbs), or None where that is over 1.5 rn (just below the longest
 /// transform, where 2^25 limbs would take 2^26 points) or past the longest
@@ -141,7 +150,7 @@ pub fn cyclic_size(rn: usize) -> Option<usize> {
 /// transforms, the folded limbs (one more for the carry out) and their
 /// carries, the add kernel's tile states.
 pub(super) fn cyclic_device_bytes(shape: Shape, rn: usize) -> usize {
-    2 * PRIMES * 4 * shape.len() + 16 * rn + 8 + 4 * rn.div_ceil(1024)
+    2 * shape.primes() * 4 * shape.len() + 16 * rn + 8 + 4 * rn.div_ceil(1024)
 }
 
 /// How a product runs on the device.
@@ -326,15 +335,19 @@ pub(super) fn base_plan(un: usize, vn: usize, wide_from: usize) -> Option<(f64, 
     }
     if long >= 2 * short {
         for k in [2, 4, 8, 16, 32] {
-            let shape = product_shape((k * short).max(MIN_CHUNK_LIMBS));
-            let chunk = (shape.len() / COEFS_PER_LIMB).saturating_sub(short);
-            if shape.log_n > MAX_LOG || chunk == 0 || chunk >= long {
-                continue;
-            }
-            let chunks = long.div_ceil(chunk);
-            let cost = (1 + 2 * chunks) as f64 * transform_cost(shape) + chunks as f64 * CHUNK_OVERHEAD;
-            if best.is_none_or(|(c, _)| cost < c) {
-                best = Some((cost, Plan::Chunked { shape, chunk }));
+            // A chunk product is a whole product: the wide sets may take it.
+            let limbs = (k * short).max(MIN_CHUNK_LIMBS);
+            let wide = wide_shape(limbs).filter(|_| limbs >= wide_from);
+            for shape in [Some(product_shape(limbs)), wide].into_iter().flatten() {
+                let chunk = (shape.len() / shape.coefs_per_limb()).saturating_sub(short);
+                if shape.log_n > MAX_LOG || chunk == 0 || chunk >= long {
+                    continue;
+                }
+                let chunks = long.div_ceil(chunk);
+                let cost = (1 + 2 * chunks) as f64 * transform_cost(shape) + chunks as f64 * CHUNK_OVERHEAD;
+                if best.is_none_or(|(c, _)| cost < c) {
+                    best = Some((cost, Plan::Chunked { shape, chunk }));
+                }
             }
         }
     }
@@ -531,9 +544,9 @@ mod tests {
                 // Radix 5 within its primes' longest transform, and never
                 // in pieces (their sums' bound is the first set's).
                 match plan {
-                    // The wide sets only for whole products, within their transforms.
-                    Some(Plan::Whole(s)) if s.wide => assert!(s.log_n <= if s.radix == 5 { WIDE_MAX_LOG5 } else { WIDE_MAX_LOG } && un + vn >= WIDE_FROM, "{un}x{vn}: {plan:?}"),
-                    Some(Plan::Chunked { shape, .. } | Plan::Pieces { shape, .. }) => assert!(!shape.wide, "{un}x{vn}: {plan:?}"),
+                    // The wide sets only for whole products and chunks, within their transforms.
+                    Some(Plan::Whole(s) | Plan::Chunked { shape: s, .. }) if s.wide => assert!(s.log_n <= if s.radix == 5 { WIDE_MAX_LOG5 } else { WIDE_MAX_LOG } && s.len() >= WIDE_FROM, "{un}x{vn}: {plan:?}"),
+                    Some(Plan::Pieces { shape, .. }) => assert!(!shape.wide, "{un}x{vn}: {plan:?}"),
                     _ => {}
                 }
                 match plan {
@@ -547,7 +560,7 @@ mod tests {
                         let (long, short) = (un.max(vn), un.min(vn));
                         assert!(shape.log_n <= MAX_LOG && chunk >= 1 && chunk < long, "{un}x{vn}: {plan:?}");
                         // No chunk product wraps around.
-                        assert!(shape.len() >= COEFS_PER_LIMB * (chunk + short), "{un}x{vn}: {plan:?}");
+                        assert!(shape.len() >= shape.coefs_per_limb() * (chunk + short), "{un}x{vn}: {plan:?}");
                     }
                     Some(Plan::Pieces { shape, piece }) => {
                         // Only past the longest transform; no product of two pieces wraps around.
@@ -656,8 +669,10 @@ mod tests {
 
     /// Each wide set's product of primes against the largest coefficient
     /// of its longest transform: m (2^64 - 1)^2 with m, the shorter
-    /// operand's limbs, at most half the transform (cuda/ntt.cu). The
-    /// primes are the kernels' (cuda/ntt_arith.cuh).
+    /// operand's limbs, at most half the transform for a product
+    /// (cuda/ntt.cu), at most all of it for a cyclic convolution
+    /// (`cyclic_shape_from`). The primes are the kernels'
+    /// (cuda/ntt_arith.cuh).
     #[test]
     fn wide_bound_holds() {
         use rug::Integer;
@@ -667,7 +682,7 @@ mod tests {
         ];
         for (primes, longest) in sets {
             let p: Integer = primes.iter().map(|&q| Integer::from(q)).product();
-            let top = Integer::from(longest / 2) * (Integer::from(u64::MAX) * u64::MAX);
+            let top = Integer::from(longest) * (Integer::from(u64::MAX) * u64::MAX);
             assert!(top < p, "{primes:?}");
             // Every transform the set has divides each p - 1.
             assert!(primes.iter().all(|&q| (q - 1) % longest as u64 == 0 && q < 1 << 31), "{primes:?}");
@@ -691,6 +706,20 @@ mod tests {
         assert_eq!(product_plan(1_000_000, 1_000_000), Some(Plan::Whole(Shape { log_n: 21, radix: 1, wide: true })));
         assert_eq!(product_plan(10_000_000, 10_000_000), Some(Plan::Whole(Shape { log_n: 22, radix: 5, wide: true })));
         assert_eq!(product_plan_from(10_000_000, 10_000_000, usize::MAX), Some(Plan::Whole(Shape { log_n: 23, radix: 5, wide: false })));
+        // Products mod B^rn - 1 of exactly rn points where the wide sets have them.
+        assert_eq!(cyclic_shape_from(5 << 20, WIDE_FROM), Some(Shape { log_n: 20, radix: 5, wide: true }));
+        assert_eq!(cyclic_shape_from(5 << 20, usize::MAX), cyclic_shape(5 << 20));
+        assert_eq!(cyclic_shape_from(5 << 23, WIDE_FROM), cyclic_shape(5 << 23));
+        assert_eq!(cyclic_shape_from(1000, WIDE_FROM), None);
+        for rn in (1usize..5000).chain([1 << 20, 3 << 23, 5 << 22]) {
+            let shape = cyclic_shape_from(rn, WIDE_FROM);
+            assert_eq!(shape.is_some(), cyclic_shape(rn).is_some(), "{rn}");
+            if let Some(s) = shape.filter(|s| s.wide) {
+                assert!(s.len() == rn && rn >= WIDE_FROM, "{rn}: {s:?}");
+            }
+        }
+        // Unbalanced products' chunks on the wide sets.
+        assert!(matches!(product_plan(10_000_000, 100_000), Some(Plan::Chunked { shape: Shape { wide: true, .. }, .. })));
         // Past the wide sets' transforms, the narrow ones.
         assert!(matches!(product_plan(13 << 20, 13 << 20), Some(Plan::Whole(Shape { wide: false, .. }))));
         assert!(matches!(product_plan(WIDE_FROM / 2 - 1, WIDE_FROM / 2), Some(Plan::Whole(Shape { wide: false, .. }))));

@@ -9,7 +9,7 @@
 //! it the product.
 
 use super::small;
-use super::plan::{cyclic_device_bytes, cyclic_shape, device_bytes, pieces_of, product_plan_from, sum_place, sums, Plan, Shape, WIDE_FROM};
+use super::plan::{cyclic_device_bytes, cyclic_shape_from, device_bytes, pieces_of, product_plan_from, sum_place, sums, Plan, Shape, WIDE_FROM};
 use super::transform::Table;
 use crate::config::{Fault, ProductEngine};
 use crate::gpu::gfp;
@@ -133,7 +133,8 @@ pub(in crate::gpu) fn claim(g: &Gpu, bytes: usize) -> Result<Reservation, GpuErr
 }
 
 impl Gpu {
-    /// `out = u * v mod (B^n - 1)`, n = `out.len()` with a `cyclic_shape`,
+    /// `out = u * v mod (B^n - 1)`, n = `out.len()` with a `cyclic_shape`
+    /// (on the wide sets where `cyclic_shape_from` says),
     /// `u` and `v` non-empty and at most n limbs (the same slice twice
     /// squares), by one cyclic convolution of length 2n: no full product,
     /// no fold. A nonzero multiple of B^n - 1 comes out as B^n - 1, never 0
@@ -142,7 +143,7 @@ impl Gpu {
     pub fn mulmod_bnm1_into(&self, u: &[u64], v: &[u64], out: &mut [u64]) -> Result<(), GpuError> {
         let (un, vn, rn) = (u.len(), v.len(), out.len());
         assert!(un > 0 && vn > 0 && un <= rn && vn <= rn, "mulmod_bnm1_into takes operands of 1 to n limbs");
-        let shape = cyclic_shape(rn).ok_or(GpuError::TooLarge)?;
+        let shape = cyclic_shape_from(rn, wide_from()).ok_or(GpuError::TooLarge)?;
         let compute = |stream: &Arc<CudaStream>, du: &CudaSlice<u64>, v: Second<'_>| {
             let _claim = claim(self, cyclic_device_bytes(shape, rn))?;
             self.convolve(stream, shape, (addr(du, stream), un), v, rn, true)

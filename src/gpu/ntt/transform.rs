@@ -94,14 +94,10 @@ impl Gpu {
         let (n, wrap) = (limbs as u64, wrap as u32);
         let (log_n, pairs) = (table.shape.log_n, 1usize << (table.shape.log_n - 1));
         if table.shape.wide {
-            // The wide sets make whole products only (plan.rs, `base_plan`).
-            if wrap != 0 {
-                return Err(GpuError::TooLarge);
-            }
             match table.shape.radix {
-                5 => launch!(self, stream, ntt_combine5_wide, pairs, &t, &c, &a, &table.words, &log_n, &table.h, &n),
-                3 => launch!(self, stream, ntt_combine3_wide, pairs, &t, &c, &a, &table.words, &log_n, &table.h, &n),
-                _ => launch!(self, stream, ntt_combine_wide, pairs, &t, &c, &a, &table.words, &log_n, &table.h, &n),
+                5 => launch!(self, stream, ntt_combine5_wide, pairs, &t, &c, &a, &table.words, &log_n, &table.h, &n, &wrap),
+                3 => launch!(self, stream, ntt_combine3_wide, pairs, &t, &c, &a, &table.words, &log_n, &table.h, &n, &wrap),
+                _ => launch!(self, stream, ntt_combine_wide, pairs, &t, &c, &a, &table.words, &log_n, &table.h, &n, &wrap),
             }
         } else if table.shape.radix == 3 {
             launch!(self, stream, ntt_combine3, pairs, &t, &c, &a, &table.words, &log_n, &table.h, &n, &wrap);
