@@ -50,7 +50,8 @@
 // has coefficients below w * 2m * 2^64, so w <= 8 at m < 3 * 2^23
 // (src/gpu/ntt/plan.rs, `pairs_a_sum`).
 //
-// The wide sets: for whole products (src/gpu/ntt/plan.rs, `wide_shape`), a
+// The wide sets: for products made in one convolution (whole, a chunk's,
+// mod B^n - 1; src/gpu/ntt/plan.rs, `wide_shape`, `cyclic_shape_from`), a
 // limb is one 64-bit coefficient, and the transforms run over five primes
 // (ntt_arith.cuh):
 //
@@ -64,7 +65,9 @@
 // three: 5/6 of their work. A coefficient of the product is below m 2^128,
 // m the shorter operand's limbs, at most half the transform's points: below
 // 3 * 2^22 * 2^128 < 2^151.6 < P = p0 .. p4 (> 2^154.2), and below 5 * 2^21
-// * 2^128 < 2^151.4 < Q = q0 .. q4 (> 2^152.8). The CRT gives three words,
+// * 2^128 < 2^151.4 < Q = q0 .. q4 (> 2^152.8); a cyclic convolution of
+// length n sums at most n such products, below 3 * 2^23 * 2^128 < 2^152.6 <
+// P and 5 * 2^22 * 2^128 < 2^152.4 < Q. The CRT gives three words,
 // which span three limbs (ntt_crt.cuh, crt_wide and ntt_fold_pair). The
 // passes are the same kernel for every set; only a pass that reads limbs
 // (cugmp_ntt_pass_wide), the radix steps and the combines have kernels of

@@ -63,9 +63,10 @@
 //!   measured faster at the size: the NTT at every size
 //!   (src/gpu/ntt/product.rs, `by_gfp`). Products mod B^n - 1 stay on the
 //!   NTT.
-//! * `CUGMP_NTT_WIDE=n` (limbs; 0: never; tests and tuning only): whole
-//!   products of n limbs (both operands together) and more take the NTT's
-//!   wide sets, five primes with a limb a coefficient, where those have a
+//! * `CUGMP_NTT_WIDE=n` (limbs; 0: never; tests and tuning only): products
+//!   in one convolution of n limbs and more (a whole product's two
+//!   operands, a chunk's, a product mod B^n - 1's n) take the NTT's wide
+//!   sets, five primes with a limb a coefficient, where those have a
 //!   transform; default `WIDE_FROM` (src/gpu/ntt/plan.rs).
 //! * `CUGMP_NTT_PIECE=n` (limbs, tests and tuning only): the NTT makes every
 //!   product whose shorter operand has more than n limbs by pieces of n

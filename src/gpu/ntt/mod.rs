@@ -3,9 +3,10 @@
 //! primes and the exactness bounds: transforms of 2^k or 3 * 2^k points up to
 //! 3 * 2^25, and of 5 * 2^k up to 5 * 2^23 on a second set of primes for
 //! whole products; products up to 3 * 2^24 limbs in one transform; device
-//! memory is the practical limit, checked here); and, for whole products
-//! up to 3 * 2^23 limbs, over the five primes of the wide sets with a limb
-//! a coefficient: half the points, five transforms for three.
+//! memory is the practical limit, checked here); and, for products made in
+//! one convolution (whole, chunks, mod B^n - 1) up to 3 * 2^23 limbs, over
+//! the five primes of the wide sets with a limb a coefficient: half the
+//! points, five transforms for three.
 //!
 //! | module        | owns                                                                 |
 //! |---------------|----------------------------------------------------------------------|

@@ -18,8 +18,9 @@ pub(super) const WIDE_PRIMES: usize = 5;
 /// wide set, 5 * 2^22 on the second.
 pub(super) const WIDE_MAX_LOG: u32 = 23;
 pub(super) const WIDE_MAX_LOG5: u32 = 22;
-/// Whole products of this many limbs (un + vn) and more take the wide sets
-/// where they have a transform (`base_plan`; CUGMP_NTT_WIDE sets it).
+/// Products in one convolution of this many limbs (un + vn; a chunk's; rn
+/// mod B^rn - 1) and more take the wide sets where they have a transform
+/// (`base_plan`, `cyclic_shape_from`; CUGMP_NTT_WIDE sets it).
 pub const WIDE_FROM: usize = 1 << 12;
 /// Longest transform: 3 * 2^25 (NTT_MAX_LOG: 3 * 2^25 divides every p - 1).
 pub(super) const MAX_LOG: u32 = 25;
