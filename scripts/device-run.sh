@@ -54,6 +54,11 @@ export CUGMP_GPU=force
 if [ "$what" = gpu ] || [ "$what" = tests ] || [ "$what" = all ]; then
     pack/deps/gpu 2>&1 | tee "$out/gpu-tests.log"
     note "gpu tests: $(grep '^test result' "$out/gpu-tests.log")"
+    # The products' sweep again on the narrow sets alone: with the wide sets
+    # from 4096 limbs, the narrow ones make only smaller products and
+    # pieces otherwise (src/gpu/ntt/plan.rs, WIDE_FROM).
+    CUGMP_NTT_WIDE=0 pack/deps/gpu gpu_matches_gmp 2>&1 | tee "$out/gpu-tests-narrow.log"
+    note "gpu_matches_gmp on the narrow sets (CUGMP_NTT_WIDE=0): $(grep '^test result' "$out/gpu-tests-narrow.log")"
 fi
 
 if [ "$what" = differential ] || [ "$what" = tests ] || [ "$what" = all ]; then
