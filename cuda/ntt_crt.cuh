@@ -96,27 +96,37 @@ NTT_FN void ntt_combine_at(limb_t *t, limb_t *c, const u32 *coef, u64 n_len, u64
 // between the two steps. ncu had the radix-3 step and the fold as two
 // kernels moving 2.0 GB at 10^7 x 10^7 limbs (RESULTS.md, "Transform
 // passes").
-template <int R>
-NTT_FN void ntt_combine_radix_at(limb_t *t, limb_t *c, const u32 *a, const u32 *tab, u32 stride, u32 log_n, u32 h, u64 n,
-                                 bool wrap, u32 u) {
+// The residues x[col][l][prime] of coefficient 2u + col + lN (col < 2, l <
+// R) for every prime of the set with P primes (NTT_WIDE_PRIMES: the wide
+// set for radix R), after the inverse's radix-R step (R = 1: none) on
+// columns 2u and 2u + 1.
+template <int R, int P>
+NTT_FN void ntt_pair_residues(u32 (*x)[R][P], const u32 *a, const u32 *tab, u32 stride, u32 log_n, u32 h, u32 u) {
+    constexpr bool WIDE = P == NTT_WIDE_PRIMES;
     const u32 n_len = 1u << log_n;
-    // x[col][l][prime]: the residues of coefficient 2u + col + l N.
-    u32 x[2][R][NTT_PRIMES];
 #pragma unroll
-    for (u32 prime = 0; prime < NTT_PRIMES; prime++) {
+    for (u32 prime = 0; prime < P; prime++) {
         const u32 *ap = a + prime * R * n_len;
-        const NttPrime q = ntt_prime(R, prime);
 #pragma unroll
         for (u32 col = 0; col < 2; col++) {
             const u32 j = 2 * u + col;
             u32 y[R];
 #pragma unroll
             for (u32 l = 0; l < R; l++) y[l] = ap[j + l * n_len];
-            ntt_radix_values<R>(y, tab + prime * stride, ntt_dft_of<R>(prime), q, log_n, h, j, true);
+            if constexpr (R != 1)
+                ntt_radix_values<R>(y, tab + prime * stride, ntt_dft_of<R, WIDE>(prime), ntt_prime(R, prime, WIDE), log_n, h,
+                                    j, true);
 #pragma unroll
             for (u32 l = 0; l < R; l++) x[col][l][prime] = y[l];
         }
     }
+}
+
+template <int R>
+NTT_FN void ntt_combine_radix_at(limb_t *t, limb_t *c, const u32 *a, const u32 *tab, u32 stride, u32 log_n, u32 h, u64 n,
+                                 bool wrap, u32 u) {
+    u32 x[2][R][NTT_PRIMES];
+    ntt_pair_residues<R, NTT_PRIMES>(x, a, tab, stride, log_n, h, u);
 #pragma unroll
     for (u32 l = 0; l < R; l++) {
         const u64 i = u + ((u64)l << (log_n - 1));
@@ -270,32 +280,16 @@ NTT_FN void ntt_fold_pair(limb_t *t, limb_t *c, u64 n, bool wrap, u64 e, const u
 }
 
 // The wide sets' combine at column pair u (columns 2u and 2u + 1 of every
-// prime's blocks): for R = 3 or 5 the inverse's radix-R step first (as
-// ntt_combine_radix_at), R = 1 none; then each coefficient's CRT and the
+// prime's blocks): for R = 3 or 5 the inverse's radix-R step first
+// (ntt_pair_residues), R = 1 none; then each coefficient's CRT and the
 // fold of the pairs 2u + lN, 2u + 1 + lN (l < R; N even) into n limbs
 // (`wrap`: ntt_fold_pair's). `a` holds the five primes' blocks after their
 // inverse passes (RN words a prime, tab the tables `stride` words apart).
 template <int R>
 NTT_FN void ntt_combine_wide_at(limb_t *t, limb_t *c, const u32 *a, const u32 *tab, u32 stride, u32 log_n, u32 h, u64 n,
                                 bool wrap, u32 u) {
-    const u32 n_len = 1u << log_n;
     u32 x[2][R][NTT_WIDE_PRIMES];
-#pragma unroll
-    for (u32 prime = 0; prime < NTT_WIDE_PRIMES; prime++) {
-        const u32 *ap = a + prime * R * n_len;
-#pragma unroll
-        for (u32 col = 0; col < 2; col++) {
-            const u32 j = 2 * u + col;
-            u32 y[R];
-#pragma unroll
-            for (u32 l = 0; l < R; l++) y[l] = ap[j + l * n_len];
-            if constexpr (R != 1)
-                ntt_radix_values<R>(y, tab + prime * stride, ntt_dft_of<R, true>(prime), ntt_prime(R, prime, true), log_n, h,
-                                    j, true);
-#pragma unroll
-            for (u32 l = 0; l < R; l++) x[col][l][prime] = y[l];
-        }
-    }
+    ntt_pair_residues<R, NTT_WIDE_PRIMES>(x, a, tab, stride, log_n, h, u);
 #pragma unroll
     for (u32 l = 0; l < R; l++) {
         const u64 e = 2 * u + ((u64)l << log_n);
