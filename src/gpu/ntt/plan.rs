@@ -21,7 +21,7 @@ pub(super) const WIDE_MAX_LOG5: u32 = 22;
 /// Products in one convolution of this many limbs (un + vn; a chunk's; rn
 /// mod B^rn - 1) and more take the wide sets where they have a transform
 /// (`base_plan`, `cyclic_shape_from`; CUGMP_NTT_WIDE sets it).
-pub const WIDE_FROM: usize = 1 << 12;
+pub(super) const WIDE_FROM: usize = 1 << 12;
 /// Longest transform: 3 * 2^25 (NTT_MAX_LOG: 3 * 2^25 divides every p - 1).
 pub(super) const MAX_LOG: u32 = 25;
 /// Longest transform of radix 5: 5 * 2^23 (5 * 2^23 divides every q - 1 of
