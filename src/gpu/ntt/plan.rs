@@ -1,7 +1,8 @@
 //! How a product runs on the device, in host arithmetic alone: the
 //! transform's length for a product (2^k, 3 * 2^k or 5 * 2^k points, two
-//! 32-bit coefficients a limb over three primes, or for whole products a
-//! limb a coefficient over the five primes of the wide sets), the plan (one transform of each operand; the long
+//! 32-bit coefficients a limb over three primes, or for products made in
+//! one convolution a limb a coefficient over the five primes of the wide
+//! sets), the plan (one transform of each operand; the long
 //! operand in chunks against one transform of the short one; both operands
 //! in pieces past the longest transform, their products summed in the
 //! transform domain within the exactness bound), the passes a transform's
@@ -101,8 +102,8 @@ pub fn product_shape(limbs: usize) -> Shape {
     }
 }
 
-/// The shortest transform of the wide sets for a whole product of `limbs`
-/// limbs (a limb a coefficient, no wrap-around): 2^k or 3 * 2^k up to
+/// The shortest transform of the wide sets for a product of `limbs` limbs
+/// made in one convolution (a limb a coefficient, no wrap-around): 2^k or 3 * 2^k up to
 /// WIDE_MAX_LOG, 5 * 2^k up to WIDE_MAX_LOG5, or None past them. Exact
 /// (cuda/ntt.cu): a coefficient is below m 2^128, m the shorter operand's
 /// limbs, at most half the transform, and each wide set's product of primes
@@ -194,9 +195,9 @@ pub fn product_plan(un: usize, vn: usize) -> Option<Plan> {
 }
 
 /// The cheapest plan for a product of `un` x `vn` limbs (by
-/// `transform_cost`), whole products of `wide_from` limbs and more on the
-/// wide sets where they have a transform (CUGMP_NTT_WIDE; `usize::MAX`:
-/// never). A product of two operands of very different lengths (GMP's
+/// `transform_cost`), whole products and chunks of `wide_from` limbs and
+/// more on the wide sets where they have a transform (CUGMP_NTT_WIDE;
+/// `usize::MAX`: never). A product of two operands of very different lengths (GMP's
 /// divisions and radix conversions make many) goes in chunks: per chunk two
 /// transforms of a length fit to the short operand, instead of three of the
 /// whole product's length. A product for which neither has a transform long

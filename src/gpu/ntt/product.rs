@@ -28,8 +28,8 @@ fn check_bounds(un: usize, vn: usize) -> Result<Plan, GpuError> {
     forced.or_else(|| product_plan_from(un, vn, wide_from())).ok_or(GpuError::TooLarge)
 }
 
-/// Whole products of this many limbs and more take the wide sets:
-/// CUGMP_NTT_WIDE (0: never), else plan.rs's WIDE_FROM.
+/// Products in one convolution of this many limbs and more take the wide
+/// sets: CUGMP_NTT_WIDE (0: never), else plan.rs's WIDE_FROM.
 pub(in crate::gpu) fn wide_from() -> usize {
     match crate::config::get().ntt_wide {
         Some(0) => usize::MAX,
@@ -133,11 +133,11 @@ pub(in crate::gpu) fn claim(g: &Gpu, bytes: usize) -> Result<Reservation, GpuErr
 }
 
 impl Gpu {
-    /// `out = u * v mod (B^n - 1)`, n = `out.len()` with a `cyclic_shape`
-    /// (on the wide sets where `cyclic_shape_from` says),
+    /// `out = u * v mod (B^n - 1)`, n = `out.len()` with a `cyclic_shape`,
     /// `u` and `v` non-empty and at most n limbs (the same slice twice
-    /// squares), by one cyclic convolution of length 2n: no full product,
-    /// no fold. A nonzero multiple of B^n - 1 comes out as B^n - 1, never 0
+    /// squares), by one cyclic convolution of length 2n (n on the wide
+    /// sets, where `cyclic_shape_from` takes them): no full product, no
+    /// fold. A nonzero multiple of B^n - 1 comes out as B^n - 1, never 0
     /// (the coefficients are sums of non-negative terms, not all zero, so
     /// t + c >= 1 below). On an error `out` holds anything.
     pub fn mulmod_bnm1_into(&self, u: &[u64], v: &[u64], out: &mut [u64]) -> Result<(), GpuError> {
