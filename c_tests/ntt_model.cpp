@@ -144,8 +144,9 @@ static bool dft_constants_agree() {
                 const NttDft &d = wide ? (radix == 3 ? ntt_dft_of<3, true>(i) : ntt_dft_of<5, true>(i))
                                        : (radix == 3 ? ntt_dft3[i] : ntt_dft5[i]);
                 if ((u64)ntt_subtractions(radix, i, wide) != 0xffffffffull / q.p) return false;
-                // limb_residue's 3 subtractions in the wide sets' passes.
-                if (wide && 0xffffffffull / q.p > 3) return false;
+                // The passes that read limbs take the set for radix 3's
+                // subtraction count from ntt_subtractions(1, 0, wide).
+                if (radix == 3 && ntt_subtractions(1, 0, wide) != ntt_subtractions(3, i, wide)) return false;
                 for (int c = 0; c < ntt_dft_count(radix); c++) {
                     const u32 k = ntt_dft_constant(radix, c, q);
                     if (d.k[c] != k || d.kq[c] != shoup_quotient(k, q.p)) return false;

@@ -171,8 +171,8 @@ NTT_FN int ntt_subtractions(u32 radix, u32 i, bool wide = false) {
 
 // A limb, a coefficient of the wide sets, as a residue: hi 2^32 + lo, hi's
 // part hi R mod p by a Montgomery product by R^2 (any hi < 2^32: hi R^2 <
-// 2^32 p), lo's by `subtractions` subtractions (coefficient_residue; 3 is
-// enough for every wide prime).
+// 2^32 p), lo's by `subtractions` subtractions (coefficient_residue,
+// ntt_subtractions).
 NTT_FN u32 limb_residue(u64 x, const NttPrime &q, int subtractions) {
     return mod_add(mont_mul((u32)(x >> 32), q.r2, q), coefficient_residue((u32)x, q, subtractions), q);
 }

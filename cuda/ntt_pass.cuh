@@ -414,18 +414,20 @@ NTT_FN void ntt_pass_tile(u32 *a, u32 offset, const limb_t *limbs, u64 xn, const
     // An element from device memory, at g = offset + local0 + its place
     // (its load issued in a batch with others) ...
     const NttCoefficients coefs(limbs, xn);
-    const NttLimbs whole(limbs, xn);  // NTT_LOAD_LIMBS64 (3 subtractions: limb_residue)
+    const NttLimbs whole(limbs, xn);  // NTT_LOAD_LIMBS64
+    // Only transforms of 2^k points read limbs in a pass: the first set
+    // (narrow or wide) for them.
+    const int subtractions = ntt_subtractions(1, 0, LOAD == NTT_LOAD_LIMBS64);
     const u32 count = LOAD == NTT_LOAD_LIMBS64 ? whole.count : coefs.count;
     auto load = [&](u32 g) -> u32 {
-        if (LOAD == NTT_LOAD_LIMBS64) return limb_residue(whole.at(g - offset), q, 3);
+        if (LOAD == NTT_LOAD_LIMBS64) return limb_residue(whole.at(g - offset), q, subtractions);
         return LOAD == NTT_LOAD_LIMBS ? coefs.at(g - offset) : a[g];
     };
     // ... what the pass does to it before the stages, as tile element t ...
     // (tw: its twist, where the pass has one) ...
     // (at shared word w = tile_word<PAD>(t, sh))
     auto enter_with = [&](u32 w, u32 x, u32 tw) {
-        // Only transforms of 2^k points read limbs in a pass: the first set.
-        if (LOAD == NTT_LOAD_LIMBS) x = coefficient_residue(x, q, ntt_subtractions(1, 0));
+        if (LOAD == NTT_LOAD_LIMBS) x = coefficient_residue(x, q, subtractions);
         if (INVERSE && TWIST) x = mont_mul(tw, x, q);  // tw below 2p (chain)
         tile[w] = x;
     };
@@ -505,7 +507,7 @@ NTT_FN void ntt_pass_tile(u32 *a, u32 offset, const limb_t *limbs, u64 xn, const
 #pragma unroll
                 for (int i = 0; i < NTT_BATCH; i++) y[i] = LDG(&whole.words[c0 + lead[i]]);
 #pragma unroll
-                for (int i = 0; i < NTT_BATCH; i++) v[i] = limb_residue(y[i], q, 3);
+                for (int i = 0; i < NTT_BATCH; i++) v[i] = limb_residue(y[i], q, subtractions);
             } else if (LOAD != NTT_LOAD_PLAIN && c0 >= count) {
 #pragma unroll
                 for (int i = 0; i < NTT_BATCH; i++) v[i] = 0;
