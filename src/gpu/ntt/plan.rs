@@ -446,20 +446,55 @@ pub(super) fn pass_threads(log_t: u32) -> u32 {
     ((1u32 << log_t) / 4).clamp(32, 512)
 }
 
-/// `passes` with tiles of 2^log_t elements.
+/// Stages a step of a pass takes in registers (NTT_GROUP_LOG, cuda/ntt_pass.cuh):
+/// a pass of k stages makes ceil(k / 3) steps, each a trip through shared
+/// memory with its addresses, roots and barrier.
+const STEP_STAGES: u32 = 3;
+
+/// `passes` with tiles of 2^log_t elements: as few passes as the tile
+/// allows, the last one (span 1 up: whole contiguous groups) up to a whole
+/// tile's stages, every other one at most 2^(tile - 2) elements a group (so
+/// a block takes at least 4 consecutive residues), the stages split evenly.
+/// Where a shorter last pass lets the passes make fewer steps
+/// (STEP_STAGES), with every other pass at most 2^(tile - 3) elements a
+/// group (a block's rows still whole 32-byte sectors), that split instead:
+/// at 2^21 points 9 + 12 stages, seven steps, where 7 + 14 made eight
+/// (RESULTS.md, "Steps of the passes").
 pub(super) fn passes_in_tiles(log_n: u32, log_t: u32) -> Vec<(u32, u32)> {
-    let last = log_n.min(log_t);
-    let mut rest = log_n - last;
+    let most_last = log_n.min(log_t);
     // (A transform of one tile or less has no other pass.)
-    let mut count = if rest == 0 { 0 } else { rest.div_ceil(log_t - 2) };
+    let rest = log_n - most_last;
+    let count = if rest == 0 { 0 } else { rest.div_ceil(log_t - 2) };
+    let steps = |ks: &[u32]| ks.iter().map(|k| k.div_ceil(STEP_STAGES)).sum::<u32>();
+    // `top` stages over `count` passes of at most `most` each, the larger
+    // first: evenly, or (two passes) the split with the fewest steps.
+    let split = |top: u32, most: u32| -> Option<Vec<u32>> {
+        if top < count || top > count * most {
+            return None;
+        }
+        let even: Vec<u32> = (0..count).map(|i| (top + count - 1 - i) / count).collect();
+        if count != 2 {
+            return Some(even);
+        }
+        let first = (top.saturating_sub(most).max(1)..=most.min(top - 1)).min_by_key(|&k| (steps(&[k, top - k]), k.abs_diff(top - k)))?;
+        let pair = vec![first.max(top - first), first.min(top - first)];
+        Some(if steps(&pair) < steps(&even) { pair } else { even })
+    };
+    let mut last = most_last;
+    let mut tops = split(rest, log_t - 2).unwrap_or_default();
+    // A pass above the last spans at least 4 (log_s >= 2).
+    for shorter in (2..most_last).rev().filter(|_| count > 0) {
+        if let Some(other) = split(log_n - shorter, log_t - 3) {
+            if steps(&other) + steps(&[shorter]) < steps(&tops) + steps(&[last]) {
+                (last, tops) = (shorter, other);
+            }
+        }
+    }
     let mut out = Vec::new();
     let mut span_log = log_n;
-    while count > 0 {
-        let k = rest.div_ceil(count);
+    for k in tops {
         span_log -= k;
         out.push((span_log, k));
-        rest -= k;
-        count -= 1;
     }
     out.push((0, last));
     out
@@ -523,6 +558,12 @@ mod tests {
             assert!(plan.len() <= 3, "log_n {log_n}: {plan:?}");
             assert_eq!(one_pass(log_n), plan.len() == 1, "log_n {log_n}: {plan:?}");
         }
+        // The split with the fewest steps: 2^21 points in 9 + 12 stages,
+        // not 7 + 14; 2^24 keeps 10 + 14, as its split with fewer steps,
+        // 12 + 12, would take a top pass of 12 (rows of 16 bytes).
+        assert_eq!(passes(21), [(12, 9), (0, 12)]);
+        assert_eq!(passes(24), [(14, 10), (0, 14)]);
+        assert_eq!(passes_in_tiles(19, 10), [(13, 6), (10, 3), (0, 10)]);
         // The wide sets' tiles: from 2^12 elements (or the whole transform).
         for log_n in 1..=WIDE_MAX_LOG {
             let shape = Shape { log_n, radix: 1, wide: true };
