@@ -18,7 +18,8 @@
 // sets). A product of up
 // to NTT_SMALL_THREADS * NTT_SMALL_RUN limbs is also folded as the small
 // products' one block does (cugmp_ntt_combine_small), which must agree
-// (exit 5), and the carry functions' composition is checked for every pair
+// (exit 5), a wide product on 2^k points by the runs of the kernel that
+// folds it with its carries (exit 9), and the carry functions' composition is checked for every pair
 // (exit 6), and the radix steps' and the CRT's constants against their
 // definitions (exit 8). Transforms of length 3N are folded both by the kernel that takes
 // the inverse's radix-3 step with the fold and by the two apart, which must
@@ -118,6 +119,38 @@ static bool small_fold_agrees(const std::vector<u32> &a, u64 n_len, u64 n, const
     }
     for (u64 k = 0; k < threads; k++)
         ntt_small_carry(&lo[k * NTT_SMALL_RUN], &hi[k * NTT_SMALL_RUN], len[k], below(k), k ? f[k - 1] & 1 : 0, r.data(), first[k]);
+    return r == want;
+}
+
+// A whole product on the wide sets' transforms of 2^k points as
+// cugmp_ntt_combine_wide_carry makes it (src/gpu/ntt/transform.rs takes it
+// from 2^11 points): runs of NTT_WIDE_RUN coefficients, what each passes up
+// into the next one's first two limbs, then the carries; and at every tile
+// of 2048 limbs (NTT_CARRY_TILE) the two pairs below it must give what
+// passes into the tile and the limb below it, as the runs did. The same
+// limbs as t + c must come out.
+static bool wide_runs_agree(const std::vector<u32> &a, u32 log_n, u64 n, const std::vector<u64> &want) {
+    std::vector<u64> r(n);
+    u64 from[2] = {0, 0}, last = 0;
+    unsigned carry = 0;
+    for (u32 e0 = 0; e0 < n; e0 += NTT_WIDE_RUN) {
+        u64 t[NTT_WIDE_RUN], c[NTT_WIDE_RUN], up[2];
+        ntt_wide_run(a.data(), log_n, e0, t, c, up);
+        if (e0 && e0 % 2048 == 0) {
+            u64 t0, t1, into0, into1, u0, u1, c2, c3;
+            ntt_wide_pair_at(a.data(), log_n, e0 - 2, &t0, &t1, &into0, &into1);
+            ntt_wide_pair_at(a.data(), log_n, e0 - 4, &u0, &u1, &c2, &c3);
+            if (into0 != from[0] || into1 != from[1] || t1 + c3 != last) return false;
+        }
+        c[0] = from[0], c[1] = from[1];
+        for (u32 i = 0; i < NTT_WIDE_RUN; i++) {
+            const u64 s = t[i] + c[i], x = s + carry;
+            carry = (s < t[i]) + (x < s);
+            last = s;
+            if (e0 + i < n) r[e0 + i] = x;
+        }
+        from[0] = up[0], from[1] = up[1];
+    }
     return r == want;
 }
 
@@ -261,6 +294,7 @@ int main() {
         if (carry) return 4;  // t + c < 2 B^n: one end-around carry ends below B^n
     }
     if (!wrap && !plan.wide && plan.radix != 5 && n <= NTT_SMALL_THREADS * NTT_SMALL_RUN && !small_fold_agrees(a, n_len, n, t)) return 5;
+    if (!wrap && plan.wide && plan.radix == 1 && plan.log_n >= 11 && !wide_runs_agree(a, plan.log_n, n, t)) return 9;
     for (u64 i = 0; i < n; i++) printf("%lx\n", t[i]);
     return carry ? 3 : 0;  // the product fits in un + vn limbs
 }

@@ -3,7 +3,7 @@
 // are composed from these by the host (src/gpu/linear.rs).
 //
 // Every index is 64-bit, so sizes past 2^32 limbs are fine.
-#include "cugmp.cuh"
+#include "carry_scan.cuh"
 
 // ---------------------------------------------------------------------------
 // Add and subtract: r[0..n) = a[0..n) +/- b[0..m), m <= n, carry or borrow
@@ -40,27 +40,6 @@
 #define LIMBS_PER_THREAD 8
 #define LINEAR_TILE (LINEAR_THREADS * LIMBS_PER_THREAD)
 #define LINEAR_WARPS (LINEAR_THREADS / 32)
-
-// The scan's state lives in one buffer the host keeps for the life of the
-// context, so no call pays for allocating or clearing it:
-//   state[0]      hands out tile numbers (blocks take them in the order they start);
-//   state[1]      counts finished tiles; the last block resets both counters,
-//                 so the next kernel on the stream starts from zero;
-//   state[2 + t]  tile t's published state: epoch << 4 | flags | value, one
-//                 64-bit word written at once, so a reader never sees a flag
-//                 without its value. The host passes a new epoch to every
-//                 call, so a word left by an earlier call reads as "not yet
-//                 published" and the buffer needs no clearing (the epoch has
-//                 60 bits: it never wraps).
-#define STATE_AGGREGATE 4u  // bits 0..1 are the tile's own (g, p)
-#define STATE_INCLUSIVE 8u  // bit 0 is the carry out of the tile, all earlier tiles included
-
-// (g, p) packed as g | p << 1.
-__device__ __forceinline__ u32 gp_combine(u32 later, u32 earlier) {
-    u32 g = (later & 1) | ((later >> 1) & earlier & 1);
-    u32 p = (later >> 1) & (earlier >> 1) & 1;
-    return g | (p << 1);
-}
 
 // Carries through 32 consecutive limbs, one a lane, in one integer addition:
 // with G the lanes that generate and K = G | (lanes that propagate), the sum
@@ -160,46 +139,8 @@ __device__ __forceinline__ void addsub_tile(limb_t *r, const limb_t *a, u64 n, c
     // look-back branch is reached by all threads or none.
     const u32 below = below_gp;
     if (threadIdx.x == 0) {
-        unsigned long long *published = state + 2;
-        const unsigned long long stamp = (unsigned long long)epoch << 4;
-        u32 carry_in = 0;
-        if (!(below & 2)) {
-            carry_in = below & 1;
-            atomicExch(&published[tile], stamp | STATE_INCLUSIVE | ((tile_gp & 1) | ((tile_gp >> 1) & carry_in)));
-        } else {
-            atomicExch(&published[tile], stamp | STATE_AGGREGATE | tile_gp);
-            u32 acc = 2;  // what lies between the predecessor looked at and this tile
-            for (u64 t = tile - 1;; t--) {
-                // Poll with plain loads (an atomic per poll would queue at
-                // L2 behind the other blocks' traffic), backing off a little.
-                unsigned long long word = *(volatile unsigned long long *)&published[t];
-                while ((word >> 4) != epoch) {
-                    __nanosleep(64);
-                    word = *(volatile unsigned long long *)&published[t];
-                }
-                u32 st = (u32)word & 15u;
-                if (st & STATE_INCLUSIVE) {
-                    carry_in = (acc & 1) | ((acc >> 1) & st & 1);
-                    break;
-                }
-                acc = gp_combine(acc, st & 3);
-                if (!(acc & 2)) {  // the carry stops somewhere in between
-                    carry_in = acc & 1;
-                    break;
-                }
-            }
-            u32 out = (tile_gp & 1) | ((tile_gp >> 1) & carry_in);
-            atomicExch(&published[tile], stamp | STATE_INCLUSIVE | out);
-        }
+        const u32 carry_in = scan_carry_in(state, tile, (n - 1) / LINEAR_TILE, tile_gp, below, epoch, cout);
         if (below & 2) carry_into_tile = carry_in;
-        u64 last = (n - 1) / LINEAR_TILE;
-        if (cout && tile == last) *cout = (tile_gp & 1) | ((tile_gp >> 1) & carry_in);
-        // Every block has taken its ticket before the last one finishes, so
-        // the last one may reset the counters for the next call.
-        if (atomicAdd(&state[1], 1ull) == last) {
-            state[0] = 0;
-            state[1] = 0;
-        }
     }
     u32 tile_carry = below & 1;
     if (below & 2) {

@@ -87,6 +87,8 @@
 #include "ntt_crt.cuh"
 
 #ifndef CUGMP_HOST_MODEL
+#include "carry_scan.cuh"
+
 // (wide: the wide sets' five primes.)
 extern "C" __global__ void cugmp_ntt_tables(u32 *tab, u32 log_n, u32 h, u32 radix, u32 wide) {
     const u64 len = NTT_TABLE_STRIDE(log_n, h, radix);
@@ -244,6 +246,121 @@ extern "C" __global__ void cugmp_ntt_combine5_wide(limb_t *__restrict__ t, limb_
                                                    const u32 *__restrict__ a, const u32 *__restrict__ tab, u32 log_n, u32 h,
                                                    u64 n, u32 wrap) {
     ntt_combine_wide_kernel<5>(t, c, a, tab, log_n, h, n, wrap);
+}
+
+// A whole product on the wide sets' transforms of 2^log_n points (R = 1),
+// from its inverse passes' output `a` to its n limbs at r, carries
+// included (ntt_crt.cuh, ntt_wide_run): one tile of NTT_CARRY_TILE limbs a
+// block, a run of NTT_WIDE_RUN a thread, and the carry between tiles by
+// carry_scan.cuh's look-back (`state`, `epoch`: the add kernel's scan
+// state, cuda/linear.cu). The limb below a tile comes from the two pairs
+// under it, so most tiles know their carry in without waiting. The combine
+// and the add kernel moved t and c through device memory: at 10^6 x 10^6
+// limbs 27.5 and 16.5 us (RESULTS.md, "The wide sets").
+// The tile is the add kernel's (LINEAR_TILE), whose scan state the host
+// sizes (src/gpu/linear.rs, `with_scan_state`).
+#define NTT_CARRY_THREADS 256
+#define NTT_CARRY_TILE (NTT_CARRY_THREADS * NTT_WIDE_RUN)
+extern "C" __global__ void __launch_bounds__(NTT_CARRY_THREADS)
+    cugmp_ntt_combine_wide_carry(limb_t *__restrict__ r, const u32 *__restrict__ a, u32 log_n, u64 n,
+                                 unsigned long long *state, u64 epoch) {
+    constexpr u32 WARPS = NTT_CARRY_THREADS / 32;
+    // carry_into_tile first, as in cuda/linear.cu's add kernel.
+    __shared__ u32 carry_into_tile;
+    __shared__ u64 tile_s;
+    __shared__ u32 warp_gp[WARPS];
+    __shared__ u64 warp_up[WARPS][2];
+    __shared__ u32 below_gp;
+    if (threadIdx.x == 0) tile_s = atomicAdd(&state[0], 1ull);
+    __syncthreads();
+    const u64 tile = tile_s;
+    // 32 bits: n <= 2^log_n <= 2^23.
+    const u32 base = (u32)tile * NTT_CARRY_TILE;
+    const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const u32 e0 = base + threadIdx.x * NTT_WIDE_RUN;
+    // (Past n the coefficients are zero, and 2^log_n is a multiple of the
+    // tile: every run reads inside the transform.)
+    u64 t[NTT_WIDE_RUN], c[NTT_WIDE_RUN], up[2];
+    ntt_wide_run(a, log_n, e0, t, c, up);
+    // What passes into the tile's first two limbs, and the limb below it:
+    // its own word from the pair under the tile, what passes into it from
+    // the pair under that. The first tile has nothing below (a product's
+    // pair 0 receives nothing: ntt_fold_pair).
+    u64 into0 = 0, into1 = 0;
+    if (threadIdx.x == 0) {
+        u32 gp = 0;
+        if (tile > 0) {
+            u64 t0, t1, u0, u1, c2, c3;
+            ntt_wide_pair_at(a, log_n, base - 2, &t0, &t1, &into0, &into1);
+            ntt_wide_pair_at(a, log_n, base - 4, &u0, &u1, &c2, &c3);
+            const u64 below = t1 + c3;
+            gp = (u32)(below < t1) | (u32)(below == ~0ull) << 1;
+        }
+        below_gp = gp;
+    }
+    u64 from0 = __shfl_up_sync(0xffffffffu, up[0], 1), from1 = __shfl_up_sync(0xffffffffu, up[1], 1);
+    if (lane == 31) warp_up[warp][0] = up[0], warp_up[warp][1] = up[1];
+    __syncthreads();
+    if (lane == 0) {
+        from0 = warp ? warp_up[warp - 1][0] : into0;
+        from1 = warp ? warp_up[warp - 1][1] : into1;
+    }
+    c[0] = from0, c[1] = from1;
+    // Each limb's sum before carries in, and the run's (g, p); limbs at or
+    // past n (zero) carry nothing.
+    u32 gen = 0, keep = 0, run_gp = 2;
+#pragma unroll
+    for (u32 i = 0; i < NTT_WIDE_RUN; i++) {
+        const u64 s = t[i] + c[i];
+        const bool inside = e0 + i < n;
+        const u32 g = inside && s < t[i], p = !inside || s == ~0ull;
+        t[i] = s;
+        gen |= g << i, keep |= p << i;
+        run_gp = gp_combine(g | p << 1, run_gp);
+    }
+    // The warp's inclusive scan of the runs' (g, p), then the warps'.
+    u32 inclusive = run_gp;
+#pragma unroll
+    for (u32 d = 1; d < 32; d <<= 1) {
+        const u32 earlier = __shfl_up_sync(0xffffffffu, inclusive, d);
+        if (lane >= d) inclusive = gp_combine(inclusive, earlier);
+    }
+    u32 exclusive = __shfl_up_sync(0xffffffffu, inclusive, 1);
+    if (lane == 0) exclusive = 2;
+    if (lane == 31) warp_gp[warp] = inclusive;
+    __syncthreads();
+    u32 warp_prefix = 2, tile_gp = 2;
+#pragma unroll
+    for (u32 w = 0; w < WARPS; w++) {
+        if (w < warp) warp_prefix = gp_combine(warp_gp[w], warp_prefix);
+        tile_gp = gp_combine(warp_gp[w], tile_gp);
+    }
+    const u32 below = below_gp;
+    if (threadIdx.x == 0) {
+        const u32 carry_in = scan_carry_in(state, tile, (n - 1) / NTT_CARRY_TILE, tile_gp, below, epoch, nullptr);
+        if (below & 2) carry_into_tile = carry_in;
+    }
+    u32 tile_carry = below & 1;
+    if (below & 2) {
+        __syncthreads();
+        tile_carry = carry_into_tile;
+    }
+    const u32 prefix = gp_combine(exclusive, warp_prefix);
+    u32 carry = (prefix & 1) | ((prefix >> 1) & tile_carry);
+#pragma unroll
+    for (u32 i = 0; i < NTT_WIDE_RUN; i++) {
+        const u64 s = t[i];
+        t[i] = s + carry;
+        carry = ((gen >> i) & 1) | ((keep >> i) & carry);
+    }
+    if (e0 + NTT_WIDE_RUN <= n) {
+#pragma unroll
+        for (u32 i = 0; i < NTT_WIDE_RUN; i += 2) *(ulonglong2 *)&r[e0 + i] = ulonglong2{t[i], t[i + 1]};
+    } else {
+#pragma unroll
+        for (u32 i = 0; i < NTT_WIDE_RUN; i++)
+            if (e0 + i < n) r[e0 + i] = t[i];
+    }
 }
 
 // The scan of a small fold's carries and its limbs' write (ntt_small_carry),

@@ -250,11 +250,27 @@ NTT_FN void crt_wide(const u32 *r, u64 *v) {
     v[2] = w[4];
 }
 
+// The fold of coefficients e and e + 1 (e even; x and y their three
+// words) as four words: limb e's and limb e + 1's own (t0 = x0, t1 = y0 +
+// x1), and what passes to limbs e + 2 and e + 3: what passes 2^64 at e + 1
+// goes with y1 + x2 to c2, whose own overflow goes with y2 to c3.
+NTT_FN void ntt_pair_parts(const u64 *x, const u64 *y, u64 *t0, u64 *t1, u64 *c2, u64 *c3) {
+    const u64 s1 = y[0] + x[1];
+    const u64 o1 = s1 < y[0];
+    const u64 s2 = y[1] + x[2];
+    const u64 s3 = s2 + o1;
+    const u64 o2 = (s2 < y[1]) + (s3 < s2);
+    *t0 = x[0];
+    *t1 = s1;
+    *c2 = s3;
+    *c3 = y[2] + o2;
+}
+
 // The fold of coefficients e and e + 1 (e even; x and y their three words,
 // each coefficient at limb position e or e + 1) into t and c, so that the
-// product is t + c (the add kernel's carries, as ntt_fold_limb's): t[e] =
-// x0, t[e + 1] = y0 + x1, and what passes 2^64 there goes with y1 + x2 to
-// c[e + 2], whose own overflow goes with y2 to c[e + 3].
+// product is t + c (the add kernel's carries, as ntt_fold_limb's): t[e]
+// and t[e + 1] their own words, c[e + 2] and c[e + 3] what passes to those
+// limbs (ntt_pair_parts).
 //   wrap = 0, a product: pair e = 0 also writes c[0] and c[1], which no
 //     pair reaches. Nothing at n or above: the product fits in n limbs, so
 //     those parts are zero.
@@ -263,16 +279,13 @@ NTT_FN void crt_wide(const u32 *r, u64 *v) {
 //     the last pair's c[n] and c[n + 1] are c[0] and c[1] (as with
 //     ntt_fold_limb, the host adds t + c's carry out back at the bottom).
 NTT_FN void ntt_fold_pair(limb_t *t, limb_t *c, u64 n, bool wrap, u64 e, const u64 *x, const u64 *y) {
-    const u64 s1 = y[0] + x[1];
-    const u64 o1 = s1 < y[0];
-    const u64 s2 = y[1] + x[2];
-    const u64 s3 = s2 + o1;
-    const u64 o2 = (s2 < y[1]) + (s3 < s2);
+    u64 t0, t1, c2, c3;
+    ntt_pair_parts(x, y, &t0, &t1, &c2, &c3);
     const u64 e2 = wrap && e + 2 >= n ? e + 2 - n : e + 2, e3 = wrap && e + 3 >= n ? e + 3 - n : e + 3;
-    if (e < n) t[e] = x[0];
-    if (e + 1 < n) t[e + 1] = s1;
-    if (e2 < n) c[e2] = s3;
-    if (e3 < n) c[e3] = y[2] + o2;
+    if (e < n) t[e] = t0;
+    if (e + 1 < n) t[e + 1] = t1;
+    if (e2 < n) c[e2] = c2;
+    if (e3 < n) c[e3] = c3;
     if (e == 0 && !wrap) {
         c[0] = 0;
         if (n > 1) c[1] = 0;
@@ -298,6 +311,59 @@ NTT_FN void ntt_combine_wide_at(limb_t *t, limb_t *c, const u32 *a, const u32 *t
             crt_wide<R == 5 ? 5 : 1>(x[0][l], v0);
             crt_wide<R == 5 ? 5 : 1>(x[1][l], v1);
             ntt_fold_pair(t, c, n, wrap, e, v0, v1);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// A whole product on the wide sets (R = 1) straight to its limbs: the CRT,
+// the fold and the carries in one kernel (cugmp_ntt_combine_wide_carry,
+// cuda/ntt.cu), where the combine wrote t and c and the add kernel read them
+// back. A thread takes a run of NTT_WIDE_RUN coefficients (ntt_wide_run);
+// what the run's last pair passes to the next two limbs goes to the next
+// run, and the first run of a block's tile gets it from the pair below the
+// tile (ntt_wide_pair_at), as the limb below the tile's own value, which
+// most often decides the tile's carry in.
+// ---------------------------------------------------------------------------
+#define NTT_WIDE_RUN 8
+
+// ntt_pair_parts of coefficients e and e + 1 (e even) of a wide transform
+// of 2^log_n points after its inverse passes (a: the five primes'
+// transforms one after another).
+NTT_FN void ntt_wide_pair_at(const u32 *a, u32 log_n, u32 e, u64 *t0, u64 *t1, u64 *c2, u64 *c3) {
+    u32 x[2][1][NTT_WIDE_PRIMES];
+    ntt_pair_residues<1, NTT_WIDE_PRIMES>(x, a, nullptr, 0, log_n, 0, e / 2);
+    u64 v0[3], v1[3];
+    crt_wide<1>(x[0][0], v0);
+    crt_wide<1>(x[1][0], v1);
+    ntt_pair_parts(v0, v1, t0, t1, c2, c3);
+}
+
+// The run of coefficients e0 .. e0 + NTT_WIDE_RUN - 1 (e0 a multiple of
+// NTT_WIDE_RUN): t[i] limb e0 + i's own word, c[i] (i >= 2) what the pair
+// below passes to it, up[0] and up[1] what passes to limbs e0 +
+// NTT_WIDE_RUN and one above (the next run's c[0] and c[1]). Each prime's
+// residues in two 16-byte loads.
+NTT_FN void ntt_wide_run(const u32 *a, u32 log_n, u32 e0, u64 *t, u64 *c, u64 *up) {
+    static_assert(NTT_WIDE_RUN == 8, "a run is two 16-byte loads a prime");
+    u32 x[NTT_WIDE_RUN][NTT_WIDE_PRIMES];
+#pragma unroll
+    for (u32 prime = 0; prime < NTT_WIDE_PRIMES; prime++) {
+        const uint4 *at = (const uint4 *)(a + (prime << log_n) + e0);
+        const uint4 lo = LDG(at), hi = LDG(at + 1);
+        x[0][prime] = lo.x, x[1][prime] = lo.y, x[2][prime] = lo.z, x[3][prime] = lo.w;
+        x[4][prime] = hi.x, x[5][prime] = hi.y, x[6][prime] = hi.z, x[7][prime] = hi.w;
+    }
+#pragma unroll
+    for (u32 m = 0; m < NTT_WIDE_RUN / 2; m++) {
+        u64 v0[3], v1[3], c2, c3;
+        crt_wide<1>(x[2 * m], v0);
+        crt_wide<1>(x[2 * m + 1], v1);
+        ntt_pair_parts(v0, v1, &t[2 * m], &t[2 * m + 1], &c2, &c3);
+        if (m + 1 < NTT_WIDE_RUN / 2) {
+            c[2 * m + 2] = c2, c[2 * m + 3] = c3;
+        } else {
+            up[0] = c2, up[1] = c3;
         }
     }
 }

@@ -22,8 +22,10 @@ use crate::config::Fault;
 use cudarc::driver::{CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 use std::sync::Arc;
 
-/// Limbs per block of the add/sub kernels (LINEAR_TILE in cuda/linear.cu).
-const LINEAR_TILE: usize = 256 * 8;
+/// Limbs per block of the add/sub kernels (LINEAR_TILE in cuda/linear.cu),
+/// and of the wide products' combine with its carries (NTT_CARRY_TILE in
+/// cuda/ntt.cu), which take their scan state from `with_scan_state`.
+pub(super) const LINEAR_TILE: usize = 256 * 8;
 const LINEAR_THREADS: u32 = 256;
 
 /// A number as GMP holds it: a sign and a magnitude with no high zero limbs.
@@ -107,8 +109,16 @@ impl Gpu {
             return Err(GpuError::TooLarge);
         }
         injected(Fault::GpuLaunch, "gpu-launch")?;
-        // Held until the launch is queued: kernels on the stream then use the
-        // buffer one after another, each with its own epoch.
+        self.with_scan_state(stream, n, |state, epoch| self.addsub_with_state(stream, subtract, (r, a, n, b, m, cout), (state, epoch)))
+    }
+
+    /// `launch(state, epoch)` with the context's scan state (cuda/carry_scan.cuh)
+    /// for `n` limbs in tiles of LINEAR_TILE: its device address, grown to
+    /// `scan_words(n)` words where shorter, and a new epoch. Held until the
+    /// launch is queued: kernels on the stream then use the buffer one
+    /// after another, each with its own epoch.
+    pub(super) fn with_scan_state(&self, stream: &Arc<CudaStream>, n: usize, launch: impl FnOnce(u64, u64) -> Result<(), GpuError>) -> Result<(), GpuError> {
+        let tiles = n.div_ceil(LINEAR_TILE);
         let mut scan = self.queue().scan.lock().unwrap_or_else(|p| p.into_inner());
         if scan.words.as_ref().is_none_or(|w| w.len() < Self::scan_words(n)) {
             // A fresh buffer is zeros: epoch 0 is never a call's, so none of
@@ -118,7 +128,7 @@ impl Gpu {
         scan.epoch += 1;
         let epoch = scan.epoch;
         let state = scan.words.as_ref().ok_or(GpuError::TooLarge)?;
-        self.addsub_with_state(stream, subtract, (r, a, n, b, m, cout), (addr(state, stream), epoch))
+        launch(addr(state, stream), epoch)
     }
 
     /// Scan state words `addsub_with_state` needs for `n` limbs: the two

@@ -11,6 +11,7 @@
 
 use super::plan::{one_pass, pass_threads, tile_bytes, Shape, MAX_PAIRS, PRIMES, ROOT_LOG};
 use crate::gpu::device::{addr, Gpu, GpuError};
+use crate::gpu::linear::LINEAR_TILE;
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg};
 use std::sync::{Arc, Mutex};
 
@@ -18,6 +19,9 @@ use std::sync::{Arc, Mutex};
 /// the most limbs it folds (NTT_SMALL_RUN a thread).
 const SMALL_COMBINE_THREADS: u32 = 1024;
 pub(super) const SMALL_COMBINE_LIMBS: usize = SMALL_COMBINE_THREADS as usize * 8;
+/// Threads of cugmp_ntt_combine_wide_carry's blocks (NTT_CARRY_THREADS), a
+/// run of 8 limbs each: the add kernel's tile, LINEAR_TILE.
+const CARRY_THREADS: u32 = 256;
 
 /// What a pass does (cugmp_ntt_pass's `kind`; cuda/ntt_pass.cuh, NTT_FORWARD,
 /// NTT_INVERSE, NTT_TURN).
@@ -68,6 +72,11 @@ impl Gpu {
     /// worth 1 and goes back in at the bottom. t + c < 2 B^limbs, so after
     /// that the sum is below B^limbs: no carry out of the second add.
     pub(super) fn to_limbs_with(&self, stream: &Arc<CudaStream>, table: &Table, a: &CudaSlice<u32>, limbs: usize, wrap: bool) -> Result<CudaSlice<u64>, GpuError> {
+        // (Every tile of that kernel lies inside the transform where it has
+        // whole tiles: from 2^11 points, so from 4096 limbs, WIDE_FROM.)
+        if table.shape.wide && table.shape.radix == 1 && !wrap && table.shape.len() % LINEAR_TILE == 0 {
+            return self.to_limbs_wide(stream, table, a, limbs);
+        }
         // The combine kernel writes every limb of both; the add kernel the
         // carry limb.
         let t = unsafe { stream.alloc::<u64>(limbs + wrap as usize) }?;
@@ -82,6 +91,22 @@ impl Gpu {
             self.addsub_dev(stream, false, tp, tp, limbs, cp, limbs, 0)?;
         }
         Ok(t)
+    }
+
+    /// `to_limbs` of a whole product on the wide sets' transforms of 2^k
+    /// points in one kernel: the CRT, the fold and the carries
+    /// (cuda/ntt.cu, cugmp_ntt_combine_wide_carry), with the add kernel's
+    /// scan state and tiles, for transforms of whole tiles.
+    fn to_limbs_wide(&self, stream: &Arc<CudaStream>, table: &Table, a: &CudaSlice<u32>, limbs: usize) -> Result<CudaSlice<u64>, GpuError> {
+        let r = unsafe { stream.alloc::<u64>(limbs) }?;
+        let (rp, ap) = (addr(&r, stream), a.device_ptr(stream).0);
+        let (log_n, n) = (table.shape.log_n, limbs as u64);
+        let cfg = LaunchConfig { grid_dim: (limbs.div_ceil(LINEAR_TILE) as u32, 1, 1), block_dim: (CARRY_THREADS, 1, 1), shared_mem_bytes: 0 };
+        self.with_scan_state(stream, limbs, |state, epoch| {
+            launch_with!(self, stream, ntt_combine_wide_carry, cfg, &rp, &ap, &log_n, &n, &state, &epoch);
+            Ok(())
+        })?;
+        Ok(r)
     }
 
     /// The end of the inverse at device address `a` (its passes done,
