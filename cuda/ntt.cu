@@ -259,7 +259,7 @@ extern "C" __global__ void cugmp_ntt_combine5_wide(limb_t *__restrict__ t, limb_
 // limbs 27.5 and 16.5 us (RESULTS.md, "The wide sets").
 // The tile is the add kernel's (LINEAR_TILE), whose scan state the host
 // sizes (src/gpu/linear.rs, `with_scan_state`).
-#define NTT_CARRY_THREADS 1024
+#define NTT_CARRY_THREADS 256
 #define NTT_CARRY_TILE (NTT_CARRY_THREADS * NTT_WIDE_RUN)
 extern "C" __global__ void __launch_bounds__(NTT_CARRY_THREADS)
     cugmp_ntt_combine_wide_carry(limb_t *__restrict__ r, const u32 *__restrict__ a, u32 log_n, u64 n,

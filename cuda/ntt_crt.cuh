@@ -325,7 +325,7 @@ NTT_FN void ntt_combine_wide_at(limb_t *t, limb_t *c, const u32 *a, const u32 *t
 // tile (ntt_wide_pair_at), as the limb below the tile's own value, which
 // most often decides the tile's carry in.
 // ---------------------------------------------------------------------------
-#define NTT_WIDE_RUN 2
+#define NTT_WIDE_RUN 8
 
 // ntt_pair_parts of coefficients e and e + 1 (e even) of a wide transform
 // of 2^log_n points after its inverse passes (a: the five primes'
@@ -343,23 +343,16 @@ NTT_FN void ntt_wide_pair_at(const u32 *a, u32 log_n, u32 e, u64 *t0, u64 *t1, u
 // NTT_WIDE_RUN): t[i] limb e0 + i's own word, c[i] (i >= 2) what the pair
 // below passes to it, up[0] and up[1] what passes to limbs e0 +
 // NTT_WIDE_RUN and one above (the next run's c[0] and c[1]). Each prime's
-// residues in 16-byte loads.
+// residues in two 16-byte loads.
 NTT_FN void ntt_wide_run(const u32 *a, u32 log_n, u32 e0, u64 *t, u64 *c, u64 *up) {
-    static_assert(NTT_WIDE_RUN == 2 || NTT_WIDE_RUN % 4 == 0, "a run is one 8-byte load a prime or whole 16-byte ones");
+    static_assert(NTT_WIDE_RUN == 8, "a run is two 16-byte loads a prime");
     u32 x[NTT_WIDE_RUN][NTT_WIDE_PRIMES];
 #pragma unroll
     for (u32 prime = 0; prime < NTT_WIDE_PRIMES; prime++) {
-        const u32 *at = a + (prime << log_n) + e0;
-        if constexpr (NTT_WIDE_RUN == 2) {
-            const uint2 v = LDG((const uint2 *)at);
-            x[0][prime] = v.x, x[1][prime] = v.y;
-        } else {
-#pragma unroll
-            for (u32 q = 0; q < NTT_WIDE_RUN / 4; q++) {
-                const uint4 v = LDG((const uint4 *)at + q);
-                x[4 * q][prime] = v.x, x[4 * q + 1][prime] = v.y, x[4 * q + 2][prime] = v.z, x[4 * q + 3][prime] = v.w;
-            }
-        }
+        const uint4 *at = (const uint4 *)(a + (prime << log_n) + e0);
+        const uint4 lo = LDG(at), hi = LDG(at + 1);
+        x[0][prime] = lo.x, x[1][prime] = lo.y, x[2][prime] = lo.z, x[3][prime] = lo.w;
+        x[4][prime] = hi.x, x[5][prime] = hi.y, x[6][prime] = hi.z, x[7][prime] = hi.w;
     }
 #pragma unroll
     for (u32 m = 0; m < NTT_WIDE_RUN / 2; m++) {

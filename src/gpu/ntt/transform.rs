@@ -20,8 +20,8 @@ use std::sync::{Arc, Mutex};
 const SMALL_COMBINE_THREADS: u32 = 1024;
 pub(super) const SMALL_COMBINE_LIMBS: usize = SMALL_COMBINE_THREADS as usize * 8;
 /// Threads of cugmp_ntt_combine_wide_carry's blocks (NTT_CARRY_THREADS), a
-/// run of 2 limbs each (NTT_WIDE_RUN): the add kernel's tile, LINEAR_TILE.
-const CARRY_THREADS: u32 = 1024;
+/// run of 8 limbs each: the add kernel's tile, LINEAR_TILE.
+const CARRY_THREADS: u32 = 256;
 
 /// What a pass does (cugmp_ntt_pass's `kind`; cuda/ntt_pass.cuh, NTT_FORWARD,
 /// NTT_INVERSE, NTT_TURN).
