@@ -25,7 +25,8 @@
 //! the kernel that folds coefficients into limbs
 //! (with the inverse's radix step, cugmp_ntt_combine3 and
 //! cugmp_ntt_combine5), and the last carry is the add kernel's
-//! (src/gpu/linear.rs).
+//! (src/gpu/linear.rs), but for a wide product on 2^k points, whose CRT,
+//! fold and carries are one kernel (cugmp_ntt_combine_wide_carry).
 
 pub mod plan;
 pub mod product;

@@ -9,6 +9,8 @@
 //! stages are grouped into, and the device memory and traffic a product
 //! takes.
 
+use crate::gpu::linear::LINEAR_TILE;
+
 /// Coefficients per limb (32 bits each), outside the wide sets.
 pub(super) const COEFS_PER_LIMB: usize = 2;
 /// Primes, one transform each (NTT_PRIMES), outside the wide sets.
@@ -504,6 +506,15 @@ pub(super) fn passes_in_tiles(log_n: u32, log_t: u32) -> Vec<(u32, u32)> {
 #[cfg(test)]
 const MAX_PRODUCT_LIMBS: usize = 3 << (MAX_LOG - 1);
 
+/// Whether a product (not mod B^n - 1) on `shape` goes to limbs in one
+/// kernel, its carries with its CRT (cuda/ntt.cu,
+/// cugmp_ntt_combine_wide_carry; src/gpu/ntt/transform.rs, `to_limbs_wide`):
+/// the wide sets' transforms of 2^k points, in whole tiles of the add
+/// kernel's (LINEAR_TILE; from 2^11 points, so from WIDE_FROM).
+pub(super) fn carries_in_combine(shape: Shape) -> bool {
+    shape.wide && shape.radix == 1 && shape.len() % LINEAR_TILE == 0
+}
+
 /// Device memory traffic of one product (un x vn limbs, or a square, made
 /// whole; `wide_from` as in `product_plan_from`), in bytes, as the kernels
 /// are written now: each pass reads and writes the whole transform once,
@@ -529,10 +540,15 @@ pub fn bytes_moved(un: usize, vn: usize, squaring: bool, wide_from: usize) -> u6
     let pointwise = if squaring { 0 } else { e * n };
     let inverse = (inverse_passes - 1) * 2 * e * n;
     // Coefficients in, limbs and carries out; the inverse's radix-3 or
-    // radix-5 step is in the same kernel.
-    let combine = e * n + 16 * (un + vn) as u64;
-    let carry = 24 * (un + vn) as u64;
-    forwards + pointwise + inverse + combine + carry
+    // radix-5 step is in the same kernel. Then the add kernel's carries:
+    // both in, the product out. (A wide product on 2^k points makes the
+    // product in the combine: src/gpu/ntt/transform.rs, `to_limbs_wide`.)
+    let out = if shape.wide && shape.radix == 1 && shape.len() % 2048 == 0 {
+        8 * (un + vn) as u64
+    } else {
+        16 * (un + vn) as u64 + 24 * (un + vn) as u64
+    };
+    forwards + pointwise + inverse + e * n + out
 }
 
 #[cfg(test)]

@@ -7,9 +7,11 @@
 //! NTT_TURN) and the inverse's other passes, and the way back to limbs: the
 //! inverse's radix-3 or radix-5 step where there is one, the CRT and the
 //! fold (cugmp_ntt_combine3 and cugmp_ntt_combine5 do all three,
-//! cugmp_ntt_combine the last two), then the add kernel's carries.
+//! cugmp_ntt_combine the last two), then the add kernel's carries; a wide
+//! product on 2^k points in one kernel with its carries
+//! (cugmp_ntt_combine_wide_carry).
 
-use super::plan::{one_pass, pass_threads, tile_bytes, Shape, MAX_PAIRS, PRIMES, ROOT_LOG};
+use super::plan::{carries_in_combine, one_pass, pass_threads, tile_bytes, Shape, MAX_PAIRS, PRIMES, ROOT_LOG};
 use crate::gpu::device::{addr, Gpu, GpuError};
 use crate::gpu::linear::LINEAR_TILE;
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg};
@@ -72,9 +74,7 @@ impl Gpu {
     /// worth 1 and goes back in at the bottom. t + c < 2 B^limbs, so after
     /// that the sum is below B^limbs: no carry out of the second add.
     pub(super) fn to_limbs_with(&self, stream: &Arc<CudaStream>, table: &Table, a: &CudaSlice<u32>, limbs: usize, wrap: bool) -> Result<CudaSlice<u64>, GpuError> {
-        // (Every tile of that kernel lies inside the transform where it has
-        // whole tiles: from 2^11 points, so from 4096 limbs, WIDE_FROM.)
-        if table.shape.wide && table.shape.radix == 1 && !wrap && table.shape.len() % LINEAR_TILE == 0 {
+        if carries_in_combine(table.shape) && !wrap {
             return self.to_limbs_wide(stream, table, a, limbs);
         }
         // The combine kernel writes every limb of both; the add kernel the
