@@ -80,3 +80,32 @@ __device__ __forceinline__ u32 scan_carry_in(unsigned long long *state, u64 tile
     }
     return carry_in;
 }
+
+// The block's part of the scan once each warp's (g, p) is in warp_gp[w]
+// (WARPS warps, in the order of the tile's limbs): returns the carry into
+// the tile, and *warp_prefix gets the (g, p) of the tile's limbs below this
+// warp's. Thread 0 publishes the tile's (g, p) and finds its carry in
+// (scan_carry_in; `below`, `last`, `cout` as there); where it looked back
+// (below & 2) the others read it from the shared word *carry_into_tile
+// after a barrier. `below` must be the same for every thread of the block
+// (read from one shared word), so that the barrier is reached by all of
+// them or none.
+template <int WARPS>
+__device__ __forceinline__ u32 scan_block_carry(const u32 *warp_gp, u32 warp, u32 *warp_prefix, u32 below,
+                                                u32 *carry_into_tile, unsigned long long *state, u64 tile, u64 last,
+                                                u64 epoch, limb_t *cout) {
+    u32 prefix = 2, tile_gp = 2;  // below this warp; the whole tile
+#pragma unroll
+    for (int w = 0; w < WARPS; w++) {
+        if (w < (int)warp) prefix = gp_combine(warp_gp[w], prefix);
+        tile_gp = gp_combine(warp_gp[w], tile_gp);
+    }
+    *warp_prefix = prefix;
+    if (threadIdx.x == 0) {
+        const u32 carry_in = scan_carry_in(state, tile, last, tile_gp, below, epoch, cout);
+        if (below & 2) *carry_into_tile = carry_in;
+    }
+    if (!(below & 2)) return below & 1;
+    __syncthreads();
+    return *carry_into_tile;
+}

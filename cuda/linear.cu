@@ -129,24 +129,10 @@ __device__ __forceinline__ void addsub_tile(limb_t *r, const limb_t *a, u64 n, c
         warp_gp[warp] = c | all << 1;
     }
     __syncthreads();
-    u32 warp_prefix = 2, tile_gp = 2;  // exclusive prefix of this warp; the whole tile
-    for (int w = 0; w < LINEAR_WARPS; w++) {
-        if (w < warp) warp_prefix = gp_combine(warp_gp[w], warp_prefix);
-        tile_gp = gp_combine(warp_gp[w], tile_gp);
-    }
-
-    // Uniform over the block (one shared word), so the __syncthreads in the
-    // look-back branch is reached by all threads or none.
-    const u32 below = below_gp;
-    if (threadIdx.x == 0) {
-        const u32 carry_in = scan_carry_in(state, tile, (n - 1) / LINEAR_TILE, tile_gp, below, epoch, cout);
-        if (below & 2) carry_into_tile = carry_in;
-    }
-    u32 tile_carry = below & 1;
-    if (below & 2) {
-        __syncthreads();
-        tile_carry = carry_into_tile;
-    }
+    // (below_gp: one shared word, the same for every thread.)
+    u32 warp_prefix;
+    const u32 tile_carry = scan_block_carry<LINEAR_WARPS>(warp_gp, warp, &warp_prefix, below_gp, &carry_into_tile, state, tile,
+                                                          (n - 1) / LINEAR_TILE, epoch, cout);
     u32 c = (warp_prefix & 1) | ((warp_prefix >> 1) & tile_carry);
 #pragma unroll
     for (int k = 0; k < LIMBS_PER_THREAD; k++) {

@@ -329,22 +329,9 @@ extern "C" __global__ void __launch_bounds__(NTT_CARRY_THREADS)
     if (lane == 0) exclusive = 2;
     if (lane == 31) warp_gp[warp] = inclusive;
     __syncthreads();
-    u32 warp_prefix = 2, tile_gp = 2;
-#pragma unroll
-    for (u32 w = 0; w < WARPS; w++) {
-        if (w < warp) warp_prefix = gp_combine(warp_gp[w], warp_prefix);
-        tile_gp = gp_combine(warp_gp[w], tile_gp);
-    }
-    const u32 below = below_gp;
-    if (threadIdx.x == 0) {
-        const u32 carry_in = scan_carry_in(state, tile, (n - 1) / NTT_CARRY_TILE, tile_gp, below, epoch, nullptr);
-        if (below & 2) carry_into_tile = carry_in;
-    }
-    u32 tile_carry = below & 1;
-    if (below & 2) {
-        __syncthreads();
-        tile_carry = carry_into_tile;
-    }
+    u32 warp_prefix;
+    const u32 tile_carry = scan_block_carry<WARPS>(warp_gp, warp, &warp_prefix, below_gp, &carry_into_tile, state, tile,
+                                                   (n - 1) / NTT_CARRY_TILE, epoch, nullptr);
     const u32 prefix = gp_combine(exclusive, warp_prefix);
     u32 carry = (prefix & 1) | ((prefix >> 1) & tile_carry);
 #pragma unroll
