@@ -541,9 +541,9 @@ pub fn bytes_moved(un: usize, vn: usize, squaring: bool, wide_from: usize) -> u6
     let inverse = (inverse_passes - 1) * 2 * e * n;
     // Coefficients in, limbs and carries out; the inverse's radix-3 or
     // radix-5 step is in the same kernel. Then the add kernel's carries:
-    // both in, the product out. (A wide product on 2^k points makes the
-    // product in the combine: src/gpu/ntt/transform.rs, `to_limbs_wide`.)
-    let out = if shape.wide && shape.radix == 1 && shape.len() % 2048 == 0 {
+    // both in, the product out. (Where the combine makes the product with
+    // its carries, `carries_in_combine`, the product alone.)
+    let out = if carries_in_combine(shape) {
         8 * (un + vn) as u64
     } else {
         16 * (un + vn) as u64 + 24 * (un + vn) as u64
