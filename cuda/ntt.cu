@@ -132,33 +132,36 @@ extern "C" __global__ void cugmp_ntt_radix5_wide(u32 *a, const limb_t *__restric
 // transforms of length N one after another (and b, a turn's other
 // operand, the same way), and tab the three tables, NTT_TABLE_STRIDE apart.
 // kind: NTT_FORWARD, NTT_INVERSE or NTT_TURN (ntt_pass.cuh); wide: the wide
-// sets' primes (five, so the grid's y goes up to 5 * radix).
+// sets' primes (five, so the grid's y goes up to 5 * radix). first_y: the
+// grid's first y, where a launch takes one prime's blocks (a lane's,
+// src/gpu/ntt/transform.rs, `Primes`), else 0.
 template <int LIMBS>
 __device__ __forceinline__ void ntt_pass_kernel(u32 *a, const limb_t *limbs, u64 xn, const u32 *b, const u32 *tab,
                                                 u32 log_n, u32 h, u32 log_t, u32 log_s, u32 k, u32 kind, u32 radix,
-                                                u32 wide) {
+                                                u32 wide, u32 first_y) {
     extern __shared__ u32 tile[];
-    const u32 prime = blockIdx.y / radix;
-    // 32 bits: blockIdx.y < 5 * 5 and N <= 2^25, 2^23 where it is 15 and
+    const u32 y = blockIdx.y + first_y;
+    const u32 prime = y / radix;
+    // 32 bits: y < 5 * 5 and N <= 2^25, 2^23 where it is 15 and
     // 2^22 where it is 25 (a 64-bit offset made every element's address a
     // 64-bit sum of three terms).
-    const u32 offset = blockIdx.y << log_n;
+    const u32 offset = y << log_n;
     ntt_pass_block<LIMBS>(a, offset, limbs, xn, b, tab + prime * NTT_TABLE_STRIDE(log_n, h, radix),
                           ntt_prime(radix, prime, wide != 0), log_n, h, log_t, log_s, k, kind, blockIdx.x, threadIdx.x,
                           blockDim.x, ntt_group_log(log_t, blockDim.x), tile);
 }
 extern "C" __global__ void __launch_bounds__(512, 3)
     cugmp_ntt_pass(u32 *a, const limb_t *__restrict__ limbs, u64 xn, const u32 *b, const u32 *__restrict__ tab,
-                   u32 log_n, u32 h, u32 log_t, u32 log_s, u32 k, u32 kind, u32 radix, u32 wide) {
-    ntt_pass_kernel<NTT_LOAD_LIMBS>(a, limbs, xn, b, tab, log_n, h, log_t, log_s, k, kind, radix, wide);
+                   u32 log_n, u32 h, u32 log_t, u32 log_s, u32 k, u32 kind, u32 radix, u32 wide, u32 first_y) {
+    ntt_pass_kernel<NTT_LOAD_LIMBS>(a, limbs, xn, b, tab, log_n, h, log_t, log_s, k, kind, radix, wide, first_y);
 }
 // The wide sets' passes that read limbs, whole coefficients (the first pass
 // of a transform of 2^k points, or its turn); their other passes are
 // cugmp_ntt_pass's.
 extern "C" __global__ void __launch_bounds__(512, 3)
     cugmp_ntt_pass_wide(u32 *a, const limb_t *__restrict__ limbs, u64 xn, const u32 *b, const u32 *__restrict__ tab,
-                        u32 log_n, u32 h, u32 log_t, u32 log_s, u32 k, u32 kind, u32 radix, u32 wide) {
-    ntt_pass_kernel<NTT_LOAD_LIMBS64>(a, limbs, xn, b, tab, log_n, h, log_t, log_s, k, kind, radix, wide);
+                        u32 log_n, u32 h, u32 log_t, u32 log_s, u32 k, u32 kind, u32 radix, u32 wide, u32 first_y) {
+    ntt_pass_kernel<NTT_LOAD_LIMBS64>(a, limbs, xn, b, tab, log_n, h, log_t, log_s, k, kind, radix, wide, first_y);
 }
 
 // The most products of forward transforms one cugmp_ntt_sum adds

@@ -68,6 +68,10 @@
 //!   operands, a chunk's, a product mod B^n - 1's n) take the NTT's wide
 //!   sets, five primes with a limb a coefficient, where those have a
 //!   transform; default `WIDE_FROM` (src/gpu/ntt/plan.rs).
+//! * `CUGMP_NTT_LANES=n` (points; 0: never; tests and tuning only): whole
+//!   products on transforms of n points and more run each prime's passes
+//!   on streams of their own (src/gpu/ntt/product.rs, `transforms_in_lanes`);
+//!   default `LANES_FROM` (src/gpu/ntt/plan.rs).
 //! * `CUGMP_NTT_PIECE=n` (limbs, tests and tuning only): the NTT makes every
 //!   product whose shorter operand has more than n limbs by pieces of n
 //!   limbs, as it makes those past its longest transform
@@ -152,6 +156,8 @@ pub struct Config {
     pub ntt_piece: Option<usize>,
     /// `CUGMP_NTT_WIDE` as set (0: never).
     pub ntt_wide: Option<usize>,
+    /// `CUGMP_NTT_LANES` as set (0: never).
+    pub ntt_lanes: Option<usize>,
 }
 
 /// Default of `CUGMP_GPU_QUEUES`.
@@ -213,6 +219,7 @@ impl Config {
         let gpu_from_internal = count("CUGMP_GPU_FROM_INTERNAL");
         let ntt_piece = count("CUGMP_NTT_PIECE").filter(|&n| n > 0);
         let ntt_wide = count("CUGMP_NTT_WIDE");
+        let ntt_lanes = count("CUGMP_NTT_LANES");
         Config {
             gpu,
             log: flag("CUGMP_LOG"),
@@ -238,6 +245,7 @@ impl Config {
             product,
             ntt_piece,
             ntt_wide,
+            ntt_lanes,
         }
     }
 }

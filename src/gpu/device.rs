@@ -164,6 +164,10 @@ pub(super) struct Queue {
     /// (src/gpu/ntt/product.rs, `product_transforms`); None if it could not be
     /// made.
     pub(super) upload: Option<Arc<CudaStream>>,
+    /// Streams on which a large product runs each prime's transforms beside
+    /// the others' (src/gpu/ntt/product.rs, `transforms_in_lanes`), made at
+    /// the first such product; none where the driver gave none.
+    pub(super) lanes: OnceLock<Vec<Arc<CudaStream>>>,
     /// The add/sub kernels' scan state (cuda/linear.cu), kept across calls:
     /// one a queue, for kernels of two queues may run at once.
     pub(super) scan: Mutex<linear::ScanState>,
@@ -536,7 +540,7 @@ fn open(ordinal: usize) -> Result<Gpu, GpuError> {
                 None
             }
         };
-        queues.push(Queue { stream, upload, scan: Mutex::new(linear::ScanState::default()), busy: Busy::default() });
+        queues.push(Queue { stream, upload, lanes: Default::default(), scan: Mutex::new(linear::ScanState::default()), busy: Busy::default() });
     }
     phases.mark("streams and pool");
     log!("GPU {ordinal} opening: {}", phases.line);
@@ -647,6 +651,18 @@ impl Gpu {
     /// This thread's queue's stream.
     pub(super) fn stream(&self) -> Arc<CudaStream> {
         self.queue().stream.clone()
+    }
+
+    /// This thread's queue's lanes (`Queue::lanes`), made on first use:
+    /// ntt::LANES of them, or none where the driver would not make them.
+    pub(super) fn lanes(&self) -> &[Arc<CudaStream>] {
+        self.queue().lanes.get_or_init(|| {
+            let made: Result<Vec<_>, _> = (0..ntt::LANES).map(|_| self.ctx.new_stream()).collect();
+            made.unwrap_or_else(|e| {
+                log!("GPU: no lanes ({e}); each transform's primes in one launch");
+                Vec::new()
+            })
+        })
     }
 
     /// The first queue's stream, for work of no thread's own.

@@ -37,6 +37,7 @@ mod model;
 
 pub use plan::{bytes_moved, cyclic_shape, cyclic_size};
 pub(crate) use plan::{tile_bytes, TILE_LOG};
+pub(super) use plan::LANES;
 pub(super) use product::{claim, wide_from, Second};
 pub(super) use small::Slots;
 pub(super) use transform::Tables;

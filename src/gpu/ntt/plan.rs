@@ -25,6 +25,16 @@ pub(super) const WIDE_MAX_LOG5: u32 = 22;
 /// mod B^rn - 1) and more take the wide sets where they have a transform
 /// (`base_plan`, `cyclic_shape_from`; CUGMP_NTT_WIDE sets it).
 pub(super) const WIDE_FROM: usize = 1 << 12;
+/// Whole products on transforms of this many points and more (radix
+/// blocks included) run each prime's passes on lanes of their own
+/// (src/gpu/ntt/product.rs, `transforms_in_lanes`; CUGMP_NTT_LANES sets
+/// it). At 2^19 points the lanes' launches and events took longer than the
+/// device's work and the product was slower, 0.144 to 0.182 ms against
+/// 0.126; from 2^20 they gain (RESULTS.md, "Primes on lanes").
+pub(super) const LANES_FROM: usize = 1 << 20;
+/// Lanes a queue keeps: two a prime of the wide sets, one for each operand's
+/// transform.
+pub(in crate::gpu) const LANES: usize = 2 * WIDE_PRIMES;
 /// Longest transform: 3 * 2^25 (NTT_MAX_LOG: 3 * 2^25 divides every p - 1).
 pub(super) const MAX_LOG: u32 = 25;
 /// Longest transform of radix 5: 5 * 2^23 (5 * 2^23 divides every q - 1 of

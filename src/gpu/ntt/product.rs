@@ -9,13 +9,24 @@
 //! it the product.
 
 use super::small;
-use super::plan::{cyclic_device_bytes, cyclic_shape_from, device_bytes, pieces_of, product_plan_from, sum_place, sums, Plan, Shape, WIDE_FROM};
-use super::transform::Table;
+use super::plan::{cyclic_device_bytes, cyclic_shape_from, device_bytes, pieces_of, product_plan_from, sum_place, sums, Plan, Shape, LANES_FROM, WIDE_FROM};
+use super::transform::{Primes, Table};
 use crate::config::{Fault, ProductEngine};
 use crate::gpu::gfp;
 use crate::gpu::device::{addr, guarded, injected, reserve, Gpu, GpuError, Reservation};
 use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, DevicePtr};
 use std::sync::Arc;
+
+/// Whole products on transforms of this many points and more run in lanes
+/// (`Gpu::transforms_in_lanes`): CUGMP_NTT_LANES (0: never), else plan.rs's
+/// LANES_FROM.
+fn lanes_from() -> usize {
+    match crate::config::get().ntt_lanes {
+        Some(0) => usize::MAX,
+        Some(n) => n,
+        None => LANES_FROM,
+    }
+}
 
 /// Products whose buffers take at most this much skip the free-memory query.
 const SMALL_PRODUCT_BYTES: usize = 64 << 20;
@@ -287,6 +298,12 @@ impl Gpu {
     /// main stream runs what was queued before (the first operand's
     /// transform).
     fn product_transforms(&self, stream: &Arc<CudaStream>, table: &Table, (up, un): (u64, usize), v: Second<'_>) -> Result<CudaSlice<u32>, GpuError> {
+        if table.shape.len() >= lanes_from() {
+            let lanes = self.lanes();
+            if lanes.len() >= 2 * table.shape.primes() {
+                return self.transforms_in_lanes(stream, lanes, table, (up, un), v);
+            }
+        }
         let first = match v {
             Second::Square => None,
             _ => Some(self.forward(stream, table, up, un)?),
@@ -313,6 +330,72 @@ impl Gpu {
                 let d = beside.buf.as_ref().ok_or(GpuError::TooLarge)?;
                 turn((addr(d, stream), x.len()))
                 // `beside` drops here, after the transforms that read it are queued.
+            }
+        }
+    }
+
+    /// `product_transforms` with each prime's passes on lanes of their own
+    /// (`Gpu::lanes`), the first operand's on lane 2p, the second's (and
+    /// the turn and the inverse, after the first's) on lane 2p + 1, beside
+    /// one another; the radix steps, of all primes, on `stream` before
+    /// them, and `stream` waits for them all. A pass's grid has a block a
+    /// tile: at 10^6 x 10^6 limbs 640 blocks of 2^14 elements, where the
+    /// H200 holds 396 at once (three an SM), so a pass ran one full round
+    /// and one 38% idle. Each prime's chain of passes depends on its own
+    /// alone, so the lanes' blocks fill one another's idle slots
+    /// (RESULTS.md, "Primes on lanes").
+    fn transforms_in_lanes(&self, stream: &Arc<CudaStream>, lanes: &[Arc<CudaStream>], table: &Table, (up, un): (u64, usize), v: Second<'_>) -> Result<CudaSlice<u32>, GpuError> {
+        let primes = table.shape.primes();
+        // The first operand's forward transforms, and when each is done.
+        let first = match v {
+            Second::Square => None,
+            _ => {
+                let f = self.transform_words(stream, table)?;
+                let fp = f.device_ptr(stream).0;
+                self.forward_radix_at(stream, table, fp, up, un)?;
+                let fork = stream.record_event(None)?;
+                let mut done = Vec::with_capacity(primes);
+                for (p, lane) in lanes.iter().step_by(2).take(primes).enumerate() {
+                    lane.wait(&fork)?;
+                    self.forward_prime_at(lane, table, fp, up, un, p)?;
+                    done.push(lane.record_event(None)?);
+                }
+                Some((f, done))
+            }
+        };
+        let turn = |(xp, xn): (u64, usize)| -> Result<CudaSlice<u32>, GpuError> {
+            let x = self.transform_words(stream, table)?;
+            let at = x.device_ptr(stream).0;
+            self.forward_radix_at(stream, table, at, xp, xn)?;
+            let fork = stream.record_event(None)?;
+            for (p, lane) in lanes.iter().skip(1).step_by(2).take(primes).enumerate() {
+                lane.wait(&fork)?;
+                let unfinished = self.forward_unfinished_of(lane, table, at, xp, xn, Primes::One(p))?;
+                let by = match &first {
+                    Some((f, done)) => {
+                        lane.wait(&done[p])?;
+                        f.device_ptr(stream).0
+                    }
+                    None => at,
+                };
+                self.turn_of(lane, table, at, unfinished, by, Primes::One(p))?;
+                stream.wait(&lane.record_event(None)?)?;
+            }
+            Ok(x)
+        };
+        // `first` is freed (on `stream`, after its waits) once `turn` is queued.
+        match v {
+            Second::Square => turn((up, un)),
+            Second::At(vp, vn) => turn((vp, vn)),
+            Second::Host(x) => {
+                let Some(side) = self.queue().upload.as_ref() else {
+                    let d = self.copy_to_device(stream, x)?;
+                    return turn((addr(&d, stream), x.len()));
+                };
+                let beside = Beside { buf: Some(self.copy_to_device(side, x)?), main: stream.clone(), side: side.clone() };
+                stream.wait(&side.record_event(None)?)?;
+                let d = beside.buf.as_ref().ok_or(GpuError::TooLarge)?;
+                turn((addr(d, stream), x.len()))
             }
         }
     }

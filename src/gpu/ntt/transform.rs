@@ -37,6 +37,15 @@ const TURN: u32 = 2;
 /// first; (0, 0) otherwise.
 pub(super) struct Unfinished(u64, u64);
 
+/// Which of a transform's primes a launch of its passes takes: all of them
+/// in one grid, or one prime's blocks alone (a lane's: src/gpu/ntt/product.rs,
+/// `transforms_in_lanes`).
+#[derive(Clone, Copy)]
+pub(super) enum Primes {
+    All,
+    One(usize),
+}
+
 /// Twiddle tables of one transform length and set of primes (cuda/ntt.cu,
 /// cugmp_ntt_tables), one a prime.
 pub(super) struct Table {
@@ -184,7 +193,23 @@ impl Gpu {
 
     /// `forward` into the primes * shape.len() words at device address `a`.
     pub(super) fn forward_at(&self, stream: &Arc<CudaStream>, table: &Table, a: u64, limbs: u64, xn: usize) -> Result<(), GpuError> {
-        self.forward_passes_at(stream, table, a, limbs, xn as u64, false).map(|_| ())
+        self.forward_passes_at(stream, table, a, limbs, xn as u64, false, Primes::All).map(|_| ())
+    }
+
+    /// One prime's `forward_at`, its radix step, if any, made already
+    /// (`forward_radix_at`).
+    pub(super) fn forward_prime_at(&self, stream: &Arc<CudaStream>, table: &Table, a: u64, limbs: u64, xn: usize, prime: usize) -> Result<(), GpuError> {
+        self.forward_passes_at(stream, table, a, limbs, xn as u64, false, Primes::One(prime)).map(|_| ())
+    }
+
+    /// The forward transform's radix step, all primes, where its length has
+    /// one: what the transforms of one prime each (`Primes::One`) need
+    /// first.
+    pub(super) fn forward_radix_at(&self, stream: &Arc<CudaStream>, table: &Table, a: u64, limbs: u64, xn: usize) -> Result<(), GpuError> {
+        if table.shape.radix != 1 {
+            self.radix_step(stream, table, a, limbs, xn as u64, false)?;
+        }
+        Ok(())
     }
 
     /// `forward` but its last pass, which the product's turn takes
@@ -199,7 +224,13 @@ impl Gpu {
     /// `forward_unfinished` into the primes * shape.len() words at device
     /// address `a`.
     pub(super) fn forward_unfinished_at(&self, stream: &Arc<CudaStream>, table: &Table, a: u64, limbs: u64, xn: usize) -> Result<Unfinished, GpuError> {
-        let count = self.forward_passes_at(stream, table, a, limbs, xn as u64, true)?;
+        self.forward_unfinished_of(stream, table, a, limbs, xn, Primes::All)
+    }
+
+    /// `forward_unfinished_at` for `primes`; one prime's transform has had
+    /// its radix step, if any, already (`forward_radix_at`).
+    pub(super) fn forward_unfinished_of(&self, stream: &Arc<CudaStream>, table: &Table, a: u64, limbs: u64, xn: usize, primes: Primes) -> Result<Unfinished, GpuError> {
+        let count = self.forward_passes_at(stream, table, a, limbs, xn as u64, true, primes)?;
         // The turn is the transform's first pass: it cuts the limbs.
         let uncut = table.shape.radix == 1 && count == 0;
         Ok(if uncut { Unfinished(limbs, xn as u64) } else { Unfinished(0, 0) })
@@ -207,21 +238,24 @@ impl Gpu {
 
     /// Words for one transform, all primes: the radix step or the first pass
     /// writes every one.
-    fn transform_words(&self, stream: &Arc<CudaStream>, table: &Table) -> Result<CudaSlice<u32>, GpuError> {
+    pub(super) fn transform_words(&self, stream: &Arc<CudaStream>, table: &Table) -> Result<CudaSlice<u32>, GpuError> {
         Ok(unsafe { stream.alloc::<u32>(table.shape.primes() * table.shape.len()) }?)
     }
 
-    /// The forward transform's radix step, if any, and its passes but the
+    /// The forward transform's radix step, if any (of all primes only: one
+    /// prime's had it already, `forward_radix_at`), and its passes but the
     /// last where `unfinished`, at device address `a`; returns how many
     /// passes ran.
-    fn forward_passes_at(&self, stream: &Arc<CudaStream>, table: &Table, a: u64, limbs: u64, xn: u64, unfinished: bool) -> Result<usize, GpuError> {
+    fn forward_passes_at(&self, stream: &Arc<CudaStream>, table: &Table, a: u64, limbs: u64, xn: u64, unfinished: bool, primes: Primes) -> Result<usize, GpuError> {
         let plan = table.shape.passes();
         let count = plan.len() - unfinished as usize;
         if table.shape.radix != 1 {
-            self.radix_step(stream, table, a, limbs, xn, false)?;
-            self.launch_passes(stream, table, a, FORWARD, &plan[..count], (0, 0, 0))?;
+            if let Primes::All = primes {
+                self.radix_step(stream, table, a, limbs, xn, false)?;
+            }
+            self.launch_passes(stream, table, a, FORWARD, &plan[..count], (0, 0, 0), primes)?;
         } else {
-            self.launch_passes(stream, table, a, FORWARD, &plan[..count], (limbs, xn, 0))?;
+            self.launch_passes(stream, table, a, FORWARD, &plan[..count], (limbs, xn, 0), primes)?;
         }
         Ok(count)
     }
@@ -277,11 +311,16 @@ impl Gpu {
     /// 2^k or 5 * 2^k still needs its radix step, which the combine takes
     /// (`combine_at`, `combine_small_at`), so only they may read the result.
     pub(super) fn turn_at(&self, stream: &Arc<CudaStream>, table: &Table, a: u64, unfinished: Unfinished, b: u64) -> Result<(), GpuError> {
+        self.turn_of(stream, table, a, unfinished, b, Primes::All)
+    }
+
+    /// `turn_at` for `primes`.
+    pub(super) fn turn_of(&self, stream: &Arc<CudaStream>, table: &Table, a: u64, unfinished: Unfinished, b: u64, primes: Primes) -> Result<(), GpuError> {
         let mut plan = table.shape.passes();
         plan.reverse();
         let Unfinished(limbs, xn) = unfinished;
-        self.launch_passes(stream, table, a, TURN, &plan[..1], (limbs, xn, b))?;
-        self.launch_passes(stream, table, a, INVERSE, &plan[1..], (0, 0, 0))
+        self.launch_passes(stream, table, a, TURN, &plan[..1], (limbs, xn, b), primes)?;
+        self.launch_passes(stream, table, a, INVERSE, &plan[1..], (0, 0, 0), primes)
     }
 
     /// The inverse passes of a scaled sum of pointwise products at device
@@ -290,28 +329,34 @@ impl Gpu {
     pub(super) fn inverse_passes_at(&self, stream: &Arc<CudaStream>, table: &Table, a: u64) -> Result<(), GpuError> {
         let mut plan = table.shape.passes();
         plan.reverse();
-        self.launch_passes(stream, table, a, INVERSE, &plan, (0, 0, 0))
+        self.launch_passes(stream, table, a, INVERSE, &plan, (0, 0, 0), Primes::All)
     }
 
     /// Launch `plan`'s passes (log2 of the smallest span, stages) of the
     /// length-2^log_n transforms over `a` (all the primes, all radix
     /// blocks), each of `kind`; the first gets `first` = (limbs, limb count,
     /// b) (cuda/ntt.cu, cugmp_ntt_pass), the others read `a` alone. A pass
-    /// of the wide sets that reads limbs is cugmp_ntt_pass_wide's.
-    fn launch_passes(&self, stream: &Arc<CudaStream>, table: &Table, a: u64, kind: u32, plan: &[(u32, u32)], first: (u64, u64, u64)) -> Result<(), GpuError> {
+    /// of the wide sets that reads limbs is cugmp_ntt_pass_wide's. Each
+    /// launch takes `primes`' blocks: all of them, or one prime's.
+    fn launch_passes(&self, stream: &Arc<CudaStream>, table: &Table, a: u64, kind: u32, plan: &[(u32, u32)], first: (u64, u64, u64), primes: Primes) -> Result<(), GpuError> {
         let (log_n, radix) = (table.shape.log_n, table.shape.radix);
         let log_t = table.shape.tile_log();
         let tile = 1usize << log_t;
         let blocks = ((1usize << log_n) / tile) as u32;
         let threads = pass_threads(log_t);
-        let (primes, wide) = (table.shape.primes() as u32, table.shape.wide as u32);
+        let wide = table.shape.wide as u32;
+        // The grid's y is prime * radix + radix block (cuda/ntt.cu).
+        let (ys, first_y) = match primes {
+            Primes::All => (table.shape.primes() as u32 * radix, 0),
+            Primes::One(p) => (radix, p as u32 * radix),
+        };
         for (i, &(log_s, k)) in plan.iter().enumerate() {
-            let cfg = LaunchConfig { grid_dim: (blocks, primes * radix, 1), block_dim: (threads, 1, 1), shared_mem_bytes: tile_bytes(log_t, log_s == 0) };
+            let cfg = LaunchConfig { grid_dim: (blocks, ys, 1), block_dim: (threads, 1, 1), shared_mem_bytes: tile_bytes(log_t, log_s == 0) };
             let (limbs, xn, b) = if i == 0 { first } else { (0, 0, 0) };
             if wide != 0 && limbs != 0 {
-                launch_with!(self, stream, ntt_pass_wide, cfg, &a, &limbs, &xn, &b, &table.words, &log_n, &table.h, &log_t, &log_s, &k, &kind, &radix, &wide);
+                launch_with!(self, stream, ntt_pass_wide, cfg, &a, &limbs, &xn, &b, &table.words, &log_n, &table.h, &log_t, &log_s, &k, &kind, &radix, &wide, &first_y);
             } else {
-                launch_with!(self, stream, ntt_pass, cfg, &a, &limbs, &xn, &b, &table.words, &log_n, &table.h, &log_t, &log_s, &k, &kind, &radix, &wide);
+                launch_with!(self, stream, ntt_pass, cfg, &a, &limbs, &xn, &b, &table.words, &log_n, &table.h, &log_t, &log_s, &k, &kind, &radix, &wide, &first_y);
             }
         }
         Ok(())
