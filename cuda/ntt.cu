@@ -274,6 +274,7 @@ extern "C" __global__ void __launch_bounds__(NTT_CARRY_THREADS)
     __shared__ u32 warp_gp[WARPS];
     __shared__ u64 warp_up[WARPS][2];
     __shared__ u32 below_gp;
+    __shared__ u64 below_t1, below_c3;
     if (threadIdx.x == 0) tile_s = atomicAdd(&state[0], 1ull);
     __syncthreads();
     const u64 tile = tile_s;
@@ -281,29 +282,35 @@ extern "C" __global__ void __launch_bounds__(NTT_CARRY_THREADS)
     const u32 base = (u32)tile * NTT_CARRY_TILE;
     const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const u32 e0 = base + threadIdx.x * NTT_WIDE_RUN;
+    // What passes into the tile's first two limbs, and the limb below it:
+    // its own word (t1) from the pair under the tile, what passes into it
+    // (c3) from the pair under that. The first tile has nothing below (a
+    // product's pair 0 receives nothing: ntt_fold_pair). Two threads of two
+    // warps make the two pairs before their runs, where one thread made
+    // both after its run while the block waited for it at the barrier
+    // (the kernel 31.3 -> 29.5 us at 10^6 x 10^6 limbs, RESULTS.md,
+    // "Primes on lanes").
+    u64 into0 = 0, into1 = 0;
+    if (threadIdx.x == 0) {
+        u64 t0 = 0, t1 = 0;
+        if (tile > 0) ntt_wide_pair_at(a, log_n, base - 2, &t0, &t1, &into0, &into1);
+        below_t1 = t1;
+    } else if (threadIdx.x == 32) {
+        u64 u0, u1, c2, c3 = 0;
+        if (tile > 0) ntt_wide_pair_at(a, log_n, base - 4, &u0, &u1, &c2, &c3);
+        below_c3 = c3;
+    }
     // (Past n the coefficients are zero, and 2^log_n is a multiple of the
     // tile: every run reads inside the transform.)
     u64 t[NTT_WIDE_RUN], c[NTT_WIDE_RUN], up[2];
     ntt_wide_run(a, log_n, e0, t, c, up);
-    // What passes into the tile's first two limbs, and the limb below it:
-    // its own word from the pair under the tile, what passes into it from
-    // the pair under that. The first tile has nothing below (a product's
-    // pair 0 receives nothing: ntt_fold_pair).
-    u64 into0 = 0, into1 = 0;
-    if (threadIdx.x == 0) {
-        u32 gp = 0;
-        if (tile > 0) {
-            u64 t0, t1, u0, u1, c2, c3;
-            ntt_wide_pair_at(a, log_n, base - 2, &t0, &t1, &into0, &into1);
-            ntt_wide_pair_at(a, log_n, base - 4, &u0, &u1, &c2, &c3);
-            const u64 below = t1 + c3;
-            gp = (u32)(below < t1) | (u32)(below == ~0ull) << 1;
-        }
-        below_gp = gp;
-    }
     u64 from0 = __shfl_up_sync(0xffffffffu, up[0], 1), from1 = __shfl_up_sync(0xffffffffu, up[1], 1);
     if (lane == 31) warp_up[warp][0] = up[0], warp_up[warp][1] = up[1];
     __syncthreads();
+    if (threadIdx.x == 0) {
+        const u64 t1 = below_t1, below = t1 + below_c3;
+        below_gp = tile > 0 ? (u32)(below < t1) | (u32)(below == ~0ull) << 1 : 0;
+    }
     if (lane == 0) {
         from0 = warp ? warp_up[warp - 1][0] : into0;
         from1 = warp ? warp_up[warp - 1][1] : into1;
