@@ -302,9 +302,12 @@ NTT_FN u32 ntt_bottom_stages(u32 k, u32 group_log, u32 log_c) {
 // go from the top down, inverse ones up. Every thread of the block takes
 // part (EACH_THREAD, thread_id of threads); the tile is complete before and
 // after.
+// (A turn's steps skip their bottom step, `skip_bottom`: ntt_turn_bottom
+// makes both directions' bottom steps and the pointwise product between
+// them in one.)
 template <bool INVERSE, bool PAD>
 NTT_FN void ntt_steps(u32 *tile, u32 T, u32 log_c, u32 k, u32 group_log, const u32 *tab, const NttPrime &q,
-                      u32 thread_id, u32 threads, u32 sh) {
+                      u32 thread_id, u32 threads, u32 sh, bool skip_bottom = false) {
     static_assert(NTT_GROUP_LOG <= 3, "the switch below has steps of 1 to 3 stages");
     const u32 b = ntt_bottom_stages(k, group_log, log_c);
     const u32 *roots = tab + (b ? NTT_LAYOUT_WORDS : 0) + (INVERSE ? NTT_ROOTS : 0);
@@ -315,6 +318,7 @@ NTT_FN void ntt_steps(u32 *tile, u32 T, u32 log_c, u32 k, u32 group_log, const u
         const u32 p = b ? (n ? b + (n - 1) * group_log : 0) : n * group_log;
         const u32 r = b && n == 0 ? b : k - p < group_log ? k - p : group_log;
         const bool bottom = p == 0;
+        if (bottom && skip_bottom) continue;
         const bool whole = bottom && log_c == 0 && r >= 2;
         // Groups of fewer than 8 (small tiles) start their steps at p that
         // are not multiples of three: their roots' slots are computed one by
@@ -334,6 +338,125 @@ NTT_FN void ntt_steps(u32 *tile, u32 T, u32 log_c, u32 k, u32 group_log, const u
         }
         BLOCK_SYNC();
     }
+}
+
+// A turn's bottom step (p = 0, C = 1: a group is 2^R consecutive tile
+// elements): on each group in registers, the forward's last R stages, the
+// pointwise product with the other operand's transform (tile element t at
+// bt[t]; bt null: the square, each element times itself; `last`: scaled,
+// the turn being the whole transform), and the inverse's first R stages.
+// One trip through shared memory and one barrier where the forward's bottom
+// step, the pointwise product and the inverse's bottom step made three and
+// three (RESULTS.md, "Primes on lanes"). The inverse's roots are the
+// forward's, mirrored: root c of the stage of order 2^(s+1) is w^-c =
+// -w^(2^s - c) (w^(2^s) = -1), so its butterfly (x0 + t, x0 - t), t = x1
+// w^-c, is (x0 - u, x0 + u) with u = x1 w^(2^s - c): the same residues,
+// from the forward's roots in registers.
+template <int R, bool WHOLE>
+NTT_FN void ntt_turn_group(u32 *tile, u32 w0, u32 dw, const u32 *bt, bool last, u32 scale, const u32 *bottom,
+                           const u32 *bottom_q, const NttPrime &q) {
+    constexpr int G = 1 << R;
+    static_assert(!WHOLE || G >= 4, "a whole group is moved in fours");
+    u32 x[G];
+    if (WHOLE) {
+#pragma unroll
+        for (int m = 0; m < G; m += 4) {
+            const uint4 v = *(const uint4 *)&tile[w0 + m];
+            x[m] = v.x, x[m + 1] = v.y, x[m + 2] = v.z, x[m + 3] = v.w;
+        }
+    } else {
+#pragma unroll
+        for (int m = 0; m < G; m++) x[m] = tile[w0 + m * dw];
+    }
+#pragma unroll
+    for (int s = R - 1; s >= 0; s--) {
+#pragma unroll
+        for (int c = 0; c < (1 << s); c++) {
+#pragma unroll
+            for (int m = c; m < G; m += 2 << s) {
+                const u32 x0 = x[m], x1 = x[m + (1 << s)];
+                x[m] = mod_add(x0, x1, q);
+                x[m + (1 << s)] = c == 0 ? mod_sub(x0, x1, q)
+                                         : shoup_mul(x0 - x1 + q.p, bottom[(1 << s) + c], bottom_q[(1 << s) + c], q);
+            }
+        }
+    }
+    u32 y[G];
+    if (!bt) {
+#pragma unroll
+        for (int m = 0; m < G; m++) y[m] = x[m];
+    } else if (WHOLE) {
+#pragma unroll
+        for (int m = 0; m < G; m += 4) {
+            const uint4 v = LDG((const uint4 *)&bt[m]);
+            y[m] = v.x, y[m + 1] = v.y, y[m + 2] = v.z, y[m + 3] = v.w;
+        }
+    } else {
+#pragma unroll
+        for (int m = 0; m < G; m++) y[m] = LDG(&bt[m]);
+    }
+#pragma unroll
+    for (int m = 0; m < G; m++) x[m] = last ? mont_mul(mont_mul_lazy(x[m], y[m], q), scale, q) : mont_mul(x[m], y[m], q);
+#pragma unroll
+    for (int s = 0; s < R; s++) {
+#pragma unroll
+        for (int c = 0; c < (1 << s); c++) {
+#pragma unroll
+            for (int m = c; m < G; m += 2 << s) {
+                const u32 x0 = x[m], x1 = x[m + (1 << s)];
+                if (c == 0) {
+                    x[m] = mod_add(x0, x1, q);
+                    x[m + (1 << s)] = mod_sub(x0, x1, q);
+                } else {
+                    const int f = (1 << s) + (1 << s) - c;  // w^(2^s - c)
+                    const u32 u = shoup_mul(x1, bottom[f], bottom_q[f], q);
+                    x[m] = mod_sub(x0, u, q);
+                    x[m + (1 << s)] = mod_add(x0, u, q);
+                }
+            }
+        }
+    }
+    if (WHOLE) {
+#pragma unroll
+        for (int m = 0; m < G; m += 4) *(uint4 *)&tile[w0 + m] = uint4{x[m], x[m + 1], x[m + 2], x[m + 3]};
+    } else {
+#pragma unroll
+        for (int m = 0; m < G; m++) tile[w0 + m * dw] = x[m];
+    }
+}
+
+// ntt_turn_group on every group of the tile (b: the other operand's
+// transform at the block's first element, null for a square), as ntt_step
+// walks a bottom step's groups, with the bottom step's stages and roots'
+// layout of ntt_steps.
+template <bool PAD>
+NTT_FN void ntt_turn_bottom(u32 *tile, u32 T, u32 k, u32 group_log, const u32 *tab, const NttPrime &q, u32 thread_id,
+                            u32 threads, u32 sh, const u32 *b, bool last, u32 scale) {
+    const u32 bs = ntt_bottom_stages(k, group_log, 0);
+    const u32 r = bs ? bs : k < group_log ? k : group_log;
+    const u32 *roots = tab + (bs ? NTT_LAYOUT_WORDS : 0);
+    NTT_OPAQUE(roots);
+    const u32 dw = tile_word<PAD>(1, sh);
+    EACH_THREAD(thread) {
+        u32 bottom[8], bottom_q[8];
+        for (u32 s = 1; s < r; s++) {
+            if (s == 1) ntt_stage_roots<true>(bottom, bottom_q, 1, roots, 0, 0);
+            if (s == 2) ntt_stage_roots<true>(bottom, bottom_q, 2, roots, 0, 0);
+        }
+        u32 low;
+        u32 t0 = group_start(thread, 0, k, 0, r, &low);
+        u32 w0 = tile_word<PAD>(t0, sh);
+        const u32 step = threads << r, wstep = tile_word<PAD>(step, sh);
+        for (u32 u = thread; u < (T >> r); u += threads, t0 += step, w0 += wstep) {
+            const u32 *bt = b ? b + t0 : nullptr;
+            switch (r) {
+            case 1: ntt_turn_group<1, false>(tile, w0, dw, bt, last, scale, bottom, bottom_q, q); break;
+            case 2: ntt_turn_group<2, true>(tile, w0, dw, bt, last, scale, bottom, bottom_q, q); break;
+            case 3: ntt_turn_group<3, true>(tile, w0, dw, bt, last, scale, bottom, bottom_q, q); break;
+            }
+        }
+    }
+    BLOCK_SYNC();
 }
 
 // One block's share of a pass over one prime's transform `a` (N words);
@@ -528,34 +651,16 @@ NTT_FN void ntt_pass_tile(u32 *a, u32 offset, const limb_t *limbs, u64 xn, const
     if (KIND != NTT_TURN) {
         ntt_steps<INVERSE, PAD>(tile, T, log_c, k, group_log, tab, q, thread_id, threads, sh);
     } else {
-        ntt_steps<false, PAD>(tile, T, log_c, k, group_log, tab, q, thread_id, threads, sh);
-        // The pointwise product: each element times the other operand's at
-        // the same place (b = a: itself, a square), scaled where the turn
-        // is the whole transform (`last`).
-        const bool square = b == a;
-        auto pointwise = [&](auto &&product) {
-            each_element(
-                [&](u32, u32 w0, u32 g0, u32) {
-                    if (square) {
-#pragma unroll
-                        for (int i = 0; i < NTT_BATCH; i++) product(w0 + i * stride, tile[w0 + i * stride]);
-                    } else {
-                        u32 v[NTT_BATCH];
-#pragma unroll
-                        for (int i = 0; i < NTT_BATCH; i++) v[i] = LDG(&b[g0 + lead[i]]);
-#pragma unroll
-                        for (int i = 0; i < NTT_BATCH; i++) product(w0 + i * stride, v[i]);
-                    }
-                },
-                [&](u32, u32 w, u32 g) { product(w, square ? tile[w] : LDG(&b[g])); });
-        };
-        if (last) {
-            pointwise([&](u32 w, u32 y) { tile[w] = mont_mul(mont_mul_lazy(tile[w], y, q), scale, q); });
-        } else {
-            pointwise([&](u32 w, u32 y) { tile[w] = mont_mul(tile[w], y, q); });
-        }
-        BLOCK_SYNC();
-        ntt_steps<true, PAD>(tile, T, log_c, k, group_log, tab, q, thread_id, threads, sh);
+        // The forward's stages, the pointwise product (each element times
+        // the other operand's at the same place, b = a: itself, a square;
+        // scaled where the turn is the whole transform, `last`) and the
+        // inverse's stages; the bottom steps and the product between them
+        // in one (ntt_turn_bottom). A turn has C = 1, so tile element t lies
+        // at place t: b's at offset + local0 + t.
+        ntt_steps<false, PAD>(tile, T, log_c, k, group_log, tab, q, thread_id, threads, sh, true);
+        ntt_turn_bottom<PAD>(tile, T, k, group_log, tab, q, thread_id, threads, sh, b == a ? nullptr : b + offset + local0,
+                             last, scale);
+        ntt_steps<true, PAD>(tile, T, log_c, k, group_log, tab, q, thread_id, threads, sh, true);
     }
 
     each_element(
