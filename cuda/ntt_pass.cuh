@@ -178,15 +178,24 @@ NTT_FN void ntt_stage_roots(u32 *w, u32 *wq, int s, const u32 *roots, u32 p, u32
 // of 8 multiply by 1. Those skip the product (a residue times 1 is itself;
 // going forward the difference is reduced by mod_sub instead): the same
 // residues, so the same transform, bit for bit.
-template <int R, bool INVERSE, bool WHOLE, bool BOTTOM, bool PACKED>
+//
+// HALF: the group's upper half is zero (the first step of a first forward
+// pass whose operand lies in the transform's lower half: ntt_pass_tile's
+// `half`), so it is not read, and the top stage's butterflies (x, 0) ->
+// (x, x w) are a product each.
+template <int R, bool INVERSE, bool WHOLE, bool BOTTOM, bool PACKED, bool HALF = false>
 NTT_FN void ntt_group(u32 *tile, u32 w0, u32 dw, u32 low, u32 p, const u32 *roots, const u32 *bottom,
                       const u32 *bottom_q, const NttPrime &q) {
     constexpr int G = 1 << R;
     static_assert(!WHOLE || G >= 4, "a whole group is moved in fours");
     static_assert(!WHOLE || BOTTOM, "a whole group is in the bottom step");
     static_assert(!BOTTOM || PACKED, "the bottom step's roots are consecutive");
+    static_assert(!HALF || (!INVERSE && !WHOLE && !BOTTOM), "a zero upper half is a forward pass's top step's");
     u32 x[G];
-    if (WHOLE) {
+    if (HALF) {
+#pragma unroll
+        for (int m = 0; m < G / 2; m++) x[m] = tile[w0 + m * dw];
+    } else if (WHOLE) {
 #pragma unroll
         for (int m = 0; m < G; m += 4) {
             const uint4 v = *(const uint4 *)&tile[w0 + m];
@@ -208,6 +217,11 @@ NTT_FN void ntt_group(u32 *tile, u32 w0, u32 dw, u32 low, u32 p, const u32 *root
             const u32 quot = one ? 0 : BOTTOM ? bottom_q[(1 << s) + c] : wq[(1 << s) + c];
 #pragma unroll
             for (int m = c; m < G; m += 2 << s) {
+                if (HALF && i == 0) {
+                    // (x[m], 0): x[m] stays, x[m] + p is x[m] times the root.
+                    x[m + (1 << s)] = shoup_mul(x[m], root, quot, q);
+                    continue;
+                }
                 const u32 x0 = x[m], x1 = x[m + (1 << s)];
                 if (INVERSE) {
                     const u32 t = one ? x1 : shoup_mul(x1, root, quot, q);
@@ -234,7 +248,7 @@ NTT_FN void ntt_group(u32 *tile, u32 w0, u32 dw, u32 low, u32 p, const u32 *root
 // (WHOLE: p = 0 and C = 1; BOTTOM: p = 0; PACKED: p a step's start in the
 // roots' layout; see ntt_group. PAD: the tile's layout, tile_word, with
 // `sh` its shift.)
-template <int R, bool INVERSE, bool WHOLE, bool BOTTOM, bool PACKED, bool PAD>
+template <int R, bool INVERSE, bool WHOLE, bool BOTTOM, bool PACKED, bool PAD, bool HALF = false>
 NTT_FN void ntt_step(u32 *tile, u32 T, u32 log_c, u32 k, u32 p, const u32 *roots, const NttPrime &q, u32 thread,
                      u32 threads, u32 sh) {
     const u32 dw = tile_word<PAD>((1u << p) << log_c, sh);
@@ -253,12 +267,12 @@ NTT_FN void ntt_step(u32 *tile, u32 T, u32 log_c, u32 k, u32 p, const u32 *roots
         const u32 step = tile_word<PAD>(threads << R, sh);
         u32 w0 = tile_word<PAD>(group_start(thread, log_c, k, p, R, &low), sh);
         for (u32 u = thread; u < (T >> R); u += threads, w0 += step)
-            ntt_group<R, INVERSE, WHOLE, BOTTOM, PACKED>(tile, w0, dw, low, p, roots, bottom, bottom_q, q);
+            ntt_group<R, INVERSE, WHOLE, BOTTOM, PACKED, HALF>(tile, w0, dw, low, p, roots, bottom, bottom_q, q);
     } else {
         for (u32 u = thread; u < (T >> R); u += threads) {
             u32 low;
             const u32 w0 = tile_word<PAD>(group_start(u, log_c, k, p, R, &low), sh);
-            ntt_group<R, INVERSE, WHOLE, BOTTOM, PACKED>(tile, w0, dw, low, p, roots, bottom, bottom_q, q);
+            ntt_group<R, INVERSE, WHOLE, BOTTOM, PACKED, HALF>(tile, w0, dw, low, p, roots, bottom, bottom_q, q);
         }
     }
 }
@@ -305,9 +319,11 @@ NTT_FN u32 ntt_bottom_stages(u32 k, u32 group_log, u32 log_c) {
 // (A turn's steps skip their bottom step, `skip_bottom`: ntt_turn_bottom
 // makes both directions' bottom steps and the pointwise product between
 // them in one.)
+// (`half`: the first step's groups have a zero upper half, ntt_group's
+// HALF; a forward pass's, of more than one step of whole groups of 8.)
 template <bool INVERSE, bool PAD>
 NTT_FN void ntt_steps(u32 *tile, u32 T, u32 log_c, u32 k, u32 group_log, const u32 *tab, const NttPrime &q,
-                      u32 thread_id, u32 threads, u32 sh, bool skip_bottom = false) {
+                      u32 thread_id, u32 threads, u32 sh, bool skip_bottom = false, bool half = false) {
     static_assert(NTT_GROUP_LOG <= 3, "the switch below has steps of 1 to 3 stages");
     const u32 b = ntt_bottom_stages(k, group_log, log_c);
     const u32 *roots = tab + (b ? NTT_LAYOUT_WORDS : 0) + (INVERSE ? NTT_ROOTS : 0);
@@ -324,6 +340,15 @@ NTT_FN void ntt_steps(u32 *tile, u32 T, u32 log_c, u32 k, u32 group_log, const u
         // are not multiples of three: their roots' slots are computed one by
         // one (ntt_stage_roots). Such steps have at most two stages.
         const bool loose = !bottom && group_log != NTT_GROUP_LOG;
+        if (!INVERSE && half && i == 0) {
+            EACH_THREAD(thread) switch (r) {
+            case 1: ntt_step<1, false, false, false, true, PAD, true>(tile, T, log_c, k, p, roots, q, thread, threads, sh); break;
+            case 2: ntt_step<2, false, false, false, true, PAD, true>(tile, T, log_c, k, p, roots, q, thread, threads, sh); break;
+            case 3: ntt_step<3, false, false, false, true, PAD, true>(tile, T, log_c, k, p, roots, q, thread, threads, sh); break;
+            }
+            BLOCK_SYNC();
+            continue;
+        }
         EACH_THREAD(thread) switch (r + 3 * bottom + 3 * whole + 10 * loose) {
         case 1: ntt_step<1, INVERSE, false, false, true, PAD>(tile, T, log_c, k, p, roots, q, thread, threads, sh); break;
         case 2: ntt_step<2, INVERSE, false, false, true, PAD>(tile, T, log_c, k, p, roots, q, thread, threads, sh); break;
@@ -603,18 +628,29 @@ NTT_FN void ntt_pass_tile(u32 *a, u32 offset, const limb_t *limbs, u64 xn, const
     // The padding's shift (tile_word): by where the steps start.
     const u32 sh = ntt_bottom_stages(k, group_log, log_c) ? 5 : 6;
     const u32 stride = tile_word<PAD>(threads, sh);
-    auto each_element = [&](auto &&batch, auto &&one) {
+    // (Tile elements below `end`.)
+    auto each_element = [&](auto &&batch, auto &&one, u32 end) {
         EACH_THREAD(thread) {
             const u32 mine = offset + local0 + place(thread);
             if (batches) {
                 u32 w0 = tile_word<PAD>(thread, sh);
-                for (u32 s0 = 0; s0 < T; s0 += NTT_BATCH * threads, w0 += NTT_BATCH * stride)
+                for (u32 s0 = 0; s0 < end; s0 += NTT_BATCH * threads, w0 += NTT_BATCH * stride)
                     batch(thread + s0, w0, mine + place(s0), thread);
             } else {
-                for (u32 t = thread; t < T; t += threads) one(t, tile_word<PAD>(t, sh), offset + local0 + place(t));
+                for (u32 t = thread; t < end; t += threads) one(t, tile_word<PAD>(t, sh), offset + local0 + place(t));
             }
         }
     };
+    // A transform's first forward pass of more than one step whose operand
+    // lies in the transform's lower half (count <= N / 2: the balanced
+    // products): its groups' elements j >= 2^(k-1) are past the operand,
+    // zero, and they are the tile's upper half (the pass's first, so C = T /
+    // 2^k and a tile is one group of groups). The load phase leaves them
+    // out, and the first step's groups (ntt_group's HALF) neither read them
+    // nor add them (RESULTS.md, "Primes on lanes").
+    const bool half = KIND == NTT_FORWARD && LOAD != NTT_LOAD_PLAIN && TWIST && log_s + k == log_n &&
+                      count <= (1u << (log_n - 1)) && group_log == NTT_GROUP_LOG && k > NTT_GROUP_LOG;
+    const u32 load_end = half && (!batches || (T / 2) % (NTT_BATCH * threads) == 0) ? T / 2 : T;
     each_element(
         [&](u32 t0, u32 w0, u32 g0, u32 thread) {
             u32 v[NTT_BATCH];
@@ -645,11 +681,11 @@ NTT_FN void ntt_pass_tile(u32 *a, u32 offset, const limb_t *limbs, u64 xn, const
                 for (int i = 0; i < NTT_BATCH; i++) enter(t0 + i * threads, w0 + i * stride, v[i]);
             }
         },
-        [&](u32 t, u32 w, u32 g) { enter(t, w, load(g)); });
+        [&](u32 t, u32 w, u32 g) { enter(t, w, load(g)); }, load_end);
     BLOCK_SYNC();
 
     if (KIND != NTT_TURN) {
-        ntt_steps<INVERSE, PAD>(tile, T, log_c, k, group_log, tab, q, thread_id, threads, sh);
+        ntt_steps<INVERSE, PAD>(tile, T, log_c, k, group_log, tab, q, thread_id, threads, sh, false, half);
     } else {
         // The forward's stages, the pointwise product (each element times
         // the other operand's at the same place, b = a: itself, a square;
@@ -672,7 +708,7 @@ NTT_FN void ntt_pass_tile(u32 *a, u32 offset, const limb_t *limbs, u64 xn, const
                 for (int i = 0; i < NTT_BATCH; i++) leave(t0 + i * threads, w0 + i * stride, g0 + lead[i]);
             }
         },
-        leave);
+        leave, T);
 }
 
 // A pass (ntt_pass_tile) with its template parameters from the run-time
