@@ -17,7 +17,7 @@ use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use cudarc::driver::{CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr, DriverError, LaunchConfig};
+use cudarc::driver::{CudaContext, CudaEvent, CudaFunction, CudaSlice, CudaStream, DevicePtr, DriverError, LaunchConfig};
 
 /// The kernels, compiled by build.rs from `cuda/*.cu` into one fatbin.
 #[cfg(cugmp_kernels)]
@@ -166,14 +166,31 @@ pub(super) struct Queue {
     pub(super) upload: Option<Arc<CudaStream>>,
     /// Streams on which a large product runs each prime's transforms beside
     /// the others' (src/gpu/ntt/product.rs, `transforms_in_lanes`), made at
-    /// the first such product; none where the driver gave none.
-    pub(super) lanes: OnceLock<Vec<Arc<CudaStream>>>,
+    /// the first such product; None where the driver gave none.
+    pub(super) lanes: OnceLock<Option<Lanes>>,
     /// The add/sub kernels' scan state (cuda/linear.cu), kept across calls:
     /// one a queue, for kernels of two queues may run at once.
     pub(super) scan: Mutex<linear::ScanState>,
     /// Products from host limbs to host limbs in progress on the queue, for
     /// the routing (`Gpu::in_flight`).
     pub(super) busy: Busy,
+}
+
+/// A queue's lanes (`Queue::lanes`) and the events that order a product's
+/// work on them after the queue's stream (`fork`) and the stream after each
+/// lane (`join`). Each product records them again, holding the lock from
+/// its first record to its last wait, so that two threads of one queue
+/// never wait on each other's records; made once, where an event a product
+/// cost a create and a destroy on the caller's thread (RESULTS.md, "Primes
+/// on lanes").
+pub(super) struct Lanes {
+    pub(super) streams: Vec<Arc<CudaStream>>,
+    pub(super) events: Mutex<LaneEvents>,
+}
+
+pub(super) struct LaneEvents {
+    pub(super) fork: CudaEvent,
+    pub(super) join: Vec<CudaEvent>,
 }
 
 thread_local! {
@@ -654,15 +671,19 @@ impl Gpu {
     }
 
     /// This thread's queue's lanes (`Queue::lanes`), made on first use:
-    /// ntt::LANES of them, or none where the driver would not make them.
-    pub(super) fn lanes(&self) -> &[Arc<CudaStream>] {
-        self.queue().lanes.get_or_init(|| {
-            let made: Result<Vec<_>, _> = (0..ntt::LANES).map(|_| self.ctx.new_stream()).collect();
-            made.unwrap_or_else(|e| {
-                log!("GPU: no lanes ({e}); each transform's primes in one launch");
-                Vec::new()
+    /// ntt::LANES of them, or None where the driver would not make them.
+    pub(super) fn lanes(&self) -> Option<&Lanes> {
+        self.queue()
+            .lanes
+            .get_or_init(|| {
+                let made = || -> Result<Lanes, DriverError> {
+                    let streams = (0..ntt::LANES).map(|_| self.ctx.new_stream()).collect::<Result<Vec<_>, _>>()?;
+                    let join = (0..ntt::LANES).map(|_| self.ctx.new_event(None)).collect::<Result<Vec<_>, _>>()?;
+                    Ok(Lanes { streams, events: Mutex::new(LaneEvents { fork: self.ctx.new_event(None)?, join }) })
+                };
+                made().map_err(|e| log!("GPU: no lanes ({e}); each transform's primes in one launch")).ok()
             })
-        })
+            .as_ref()
     }
 
     /// The first queue's stream, for work of no thread's own.

@@ -32,9 +32,8 @@ pub(super) const WIDE_FROM: usize = 1 << 12;
 /// device's work and the product was slower, 0.144 to 0.182 ms against
 /// 0.126; from 2^20 they gain (RESULTS.md, "Primes on lanes").
 pub(super) const LANES_FROM: usize = 1 << 20;
-/// Lanes a queue keeps: two a prime of the wide sets, one for each operand's
-/// transform.
-pub(in crate::gpu) const LANES: usize = 2 * WIDE_PRIMES;
+/// Lanes a queue keeps: one a prime of the wide sets.
+pub(in crate::gpu) const LANES: usize = WIDE_PRIMES;
 /// Longest transform: 3 * 2^25 (NTT_MAX_LOG: 3 * 2^25 divides every p - 1).
 pub(super) const MAX_LOG: u32 = 25;
 /// Longest transform of radix 5: 5 * 2^23 (5 * 2^23 divides every q - 1 of

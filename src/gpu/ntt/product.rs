@@ -13,7 +13,7 @@ use super::plan::{cyclic_device_bytes, cyclic_shape_from, device_bytes, pieces_o
 use super::transform::{Primes, Table};
 use crate::config::{Fault, ProductEngine};
 use crate::gpu::gfp;
-use crate::gpu::device::{addr, guarded, injected, reserve, Gpu, GpuError, Reservation};
+use crate::gpu::device::{addr, guarded, injected, reserve, Gpu, GpuError, LaneEvents, Lanes, Reservation};
 use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, DevicePtr};
 use std::sync::Arc;
 
@@ -299,8 +299,7 @@ impl Gpu {
     /// transform).
     fn product_transforms(&self, stream: &Arc<CudaStream>, table: &Table, (up, un): (u64, usize), v: Second<'_>) -> Result<CudaSlice<u32>, GpuError> {
         if table.shape.len() >= lanes_from() {
-            let lanes = self.lanes();
-            if lanes.len() >= 2 * table.shape.primes() {
+            if let Some(lanes) = self.lanes() {
                 return self.transforms_in_lanes(stream, lanes, table, (up, un), v);
             }
         }
@@ -334,70 +333,87 @@ impl Gpu {
         }
     }
 
-    /// `product_transforms` with each prime's passes on lanes of their own
-    /// (`Gpu::lanes`), the first operand's on lane 2p, the second's (and
-    /// the turn and the inverse, after the first's) on lane 2p + 1, beside
-    /// one another; the radix steps, of all primes, on `stream` before
-    /// them, and `stream` waits for them all. A pass's grid has a block a
-    /// tile: at 10^6 x 10^6 limbs 640 blocks of 2^14 elements, where the
-    /// H200 holds 396 at once (three an SM), so a pass ran one full round
-    /// and one 38% idle. Each prime's chain of passes depends on its own
-    /// alone, so the lanes' blocks fill one another's idle slots
-    /// (RESULTS.md, "Primes on lanes").
-    fn transforms_in_lanes(&self, stream: &Arc<CudaStream>, lanes: &[Arc<CudaStream>], table: &Table, (up, un): (u64, usize), v: Second<'_>) -> Result<CudaSlice<u32>, GpuError> {
+    /// `product_transforms` with each prime's passes on a lane of its own
+    /// (`Gpu::lanes`): lane p makes the first operand's forward transform
+    /// for prime p, then the second's, the turn and the inverse; the radix
+    /// steps, of all primes, on `stream` before them, and `stream` waits
+    /// for every lane. A pass's grid has a block a tile: at 10^6 x 10^6
+    /// limbs 640 blocks of 2^14 elements, where the H200 holds 396 at once
+    /// (three an SM), so a pass ran one full round and one 38% idle. Each
+    /// prime's chain of passes depends on its own alone, so the lanes'
+    /// blocks fill one another's idle slots (RESULTS.md, "Primes on lanes").
+    fn transforms_in_lanes(&self, stream: &Arc<CudaStream>, lanes: &Lanes, table: &Table, (up, un): (u64, usize), v: Second<'_>) -> Result<CudaSlice<u32>, GpuError> {
         let primes = table.shape.primes();
-        // The first operand's forward transforms, and when each is done.
-        let first = match v {
-            Second::Square => None,
-            _ => {
-                let f = self.transform_words(stream, table)?;
-                let fp = f.device_ptr(stream).0;
-                self.forward_radix_at(stream, table, fp, up, un)?;
-                let fork = stream.record_event(None)?;
-                let mut done = Vec::with_capacity(primes);
-                for (p, lane) in lanes.iter().step_by(2).take(primes).enumerate() {
-                    lane.wait(&fork)?;
-                    self.forward_prime_at(lane, table, fp, up, un, p)?;
-                    done.push(lane.record_event(None)?);
-                }
-                Some((f, done))
+        let square = matches!(v, Second::Square);
+        // The first operand's transform (none for a square), and the
+        // second's, which the turn and the inverse take over.
+        let first = if square { None } else { Some(self.transform_words(stream, table)?) };
+        let x = self.transform_words(stream, table)?;
+        let at = x.device_ptr(stream).0;
+        let fp = first.as_ref().map_or(at, |f| f.device_ptr(stream).0);
+        // Each product records the lanes' events again, and waits on them,
+        // under their lock (`Lanes`).
+        let lock = || lanes.events.lock().unwrap_or_else(|p| p.into_inner());
+        // `stream`'s work so far before the lanes' next.
+        let fork = |events: &LaneEvents| -> Result<(), GpuError> {
+            events.fork.record(stream)?;
+            for lane in lanes.streams.iter().take(primes) {
+                lane.wait(&events.fork)?;
             }
+            Ok(())
         };
-        let turn = |(xp, xn): (u64, usize)| -> Result<CudaSlice<u32>, GpuError> {
-            let x = self.transform_words(stream, table)?;
-            let at = x.device_ptr(stream).0;
-            self.forward_radix_at(stream, table, at, xp, xn)?;
-            let fork = stream.record_event(None)?;
-            for (p, lane) in lanes.iter().skip(1).step_by(2).take(primes).enumerate() {
-                lane.wait(&fork)?;
-                let unfinished = self.forward_unfinished_of(lane, table, at, xp, xn, Primes::One(p))?;
-                let by = match &first {
-                    Some((f, done)) => {
-                        lane.wait(&done[p])?;
-                        f.device_ptr(stream).0
-                    }
-                    None => at,
-                };
-                self.turn_of(lane, table, at, unfinished, by, Primes::One(p))?;
-                stream.wait(&lane.record_event(None)?)?;
-            }
-            Ok(x)
+        let on_device = match v {
+            Second::Square => Some((up, un)),
+            Second::At(vp, vn) => Some((vp, vn)),
+            Second::Host(_) => None,
         };
-        // `first` is freed (on `stream`, after its waits) once `turn` is queued.
-        match v {
-            Second::Square => turn((up, un)),
-            Second::At(vp, vn) => turn((vp, vn)),
-            Second::Host(x) => {
-                let Some(side) = self.queue().upload.as_ref() else {
-                    let d = self.copy_to_device(stream, x)?;
-                    return turn((addr(&d, stream), x.len()));
-                };
-                let beside = Beside { buf: Some(self.copy_to_device(side, x)?), main: stream.clone(), side: side.clone() };
-                stream.wait(&side.record_event(None)?)?;
-                let d = beside.buf.as_ref().ok_or(GpuError::TooLarge)?;
-                turn((addr(d, stream), x.len()))
+        if !square {
+            self.forward_radix_at(stream, table, fp, up, un)?;
+        }
+        if let Some((vp, vn)) = on_device {
+            self.forward_radix_at(stream, table, at, vp, vn)?;
+        }
+        let mut events = None;
+        if !square {
+            fork(events.insert(lock()))?;
+            for (p, lane) in lanes.streams.iter().take(primes).enumerate() {
+                self.forward_prime_at(lane, table, fp, up, un, p)?;
             }
         }
+        // A host operand goes up on the upload stream while the lanes run
+        // the first's transforms (the lock let go meanwhile), then the lanes
+        // wait for it and its radix step.
+        let mut beside = None;
+        let (vp, vn) = match (on_device, v) {
+            (Some(device), _) => device,
+            (None, Second::Host(x)) => {
+                drop(events.take());
+                let side = self.queue().upload.clone().unwrap_or_else(|| stream.clone());
+                let b = beside.insert(Beside { buf: Some(self.copy_to_device(&side, x)?), main: stream.clone(), side: side.clone() });
+                stream.wait(&side.record_event(None)?)?;
+                let vp = addr(b.buf.as_ref().ok_or(GpuError::TooLarge)?, stream);
+                self.forward_radix_at(stream, table, at, vp, x.len())?;
+                (vp, x.len())
+            }
+            (None, _) => return Err(GpuError::TooLarge),
+        };
+        let events = match events {
+            Some(held) => held,
+            None => {
+                let held = lock();
+                fork(&held)?;
+                held
+            }
+        };
+        for (p, (lane, join)) in lanes.streams.iter().zip(&events.join).take(primes).enumerate() {
+            let unfinished = self.forward_unfinished_of(lane, table, at, vp, vn, Primes::One(p))?;
+            self.turn_of(lane, table, at, unfinished, fp, Primes::One(p))?;
+            join.record(lane)?;
+            stream.wait(join)?;
+        }
+        // `first` and the upload are freed (on `stream`, after its waits)
+        // once this returns.
+        Ok(x)
     }
 
     /// The product of the `un` limbs at device address `up` and `v`, `un +
