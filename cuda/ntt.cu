@@ -288,7 +288,7 @@ extern "C" __global__ void __launch_bounds__(NTT_CARRY_THREADS)
     // product's pair 0 receives nothing: ntt_fold_pair). Two threads of two
     // warps make the two pairs before their runs, where one thread made
     // both after its run while the block waited for it at the barrier
-    // (the kernel 31.3 -> 29.5 us at 10^6 x 10^6 limbs, RESULTS.md,
+    // (the kernel 30.8 to 31.7 -> 29.4 to 29.5 us at 10^6 x 10^6 limbs, RESULTS.md,
     // "Primes on lanes").
     u64 into0 = 0, into1 = 0;
     if (threadIdx.x == 0) {

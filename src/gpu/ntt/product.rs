@@ -339,7 +339,7 @@ impl Gpu {
     /// steps, of all primes, on `stream` before them, and `stream` waits
     /// for every lane. A pass's grid has a block a tile: at 10^6 x 10^6
     /// limbs 640 blocks of 2^14 elements, where the H200 holds 396 at once
-    /// (three an SM), so a pass ran one full round and one 38% idle. Each
+    /// (three an SM), so a pass ran one full wave and one 38% idle. Each
     /// prime's chain of passes depends on its own alone, so the lanes'
     /// blocks fill one another's idle slots (RESULTS.md, "Primes on lanes").
     fn transforms_in_lanes(&self, stream: &Arc<CudaStream>, lanes: &Lanes, table: &Table, (up, un): (u64, usize), v: Second<'_>) -> Result<CudaSlice<u32>, GpuError> {
