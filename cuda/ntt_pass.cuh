@@ -114,6 +114,35 @@ NTT_FN u32 ntt_group_log(u32 log_t, u32 launched) {
     return r > NTT_GROUP_LOG ? NTT_GROUP_LOG : r;
 }
 
+// A group's G elements between the tile and x (ntt_group's and
+// ntt_turn_group's): WHOLE, consecutive, moved four at a time; else dw
+// words apart.
+template <int G, bool WHOLE>
+NTT_FN void group_load(u32 *x, const u32 *tile, u32 w0, u32 dw) {
+    static_assert(!WHOLE || G % 4 == 0, "a whole group is moved in fours");
+    if (WHOLE) {
+#pragma unroll
+        for (int m = 0; m < G; m += 4) {
+            const uint4 v = *(const uint4 *)&tile[w0 + m];
+            x[m] = v.x, x[m + 1] = v.y, x[m + 2] = v.z, x[m + 3] = v.w;
+        }
+    } else {
+#pragma unroll
+        for (int m = 0; m < G; m++) x[m] = tile[w0 + m * dw];
+    }
+}
+template <int G, bool WHOLE>
+NTT_FN void group_store(u32 *tile, u32 w0, u32 dw, const u32 *x) {
+    static_assert(!WHOLE || G % 4 == 0, "a whole group is moved in fours");
+    if (WHOLE) {
+#pragma unroll
+        for (int m = 0; m < G; m += 4) *(uint4 *)&tile[w0 + m] = uint4{x[m], x[m + 1], x[m + 2], x[m + 3]};
+    } else {
+#pragma unroll
+        for (int m = 0; m < G; m++) tile[w0 + m * dw] = x[m];
+    }
+}
+
 // The roots of stages p .. p + R - 1 for one group (ntt_group): w[2^s + c]
 // gets root c of stage p + s (c < 2^s), the power low + c 2^p of the root of
 // order 2^(p+s+1), from the stage roots' table (ntt_root_slot), and wq[2^s +
@@ -193,17 +222,9 @@ NTT_FN void ntt_group(u32 *tile, u32 w0, u32 dw, u32 low, u32 p, const u32 *root
     static_assert(!HALF || (!INVERSE && !WHOLE && !BOTTOM), "a zero upper half is a forward pass's top step's");
     u32 x[G];
     if (HALF) {
-#pragma unroll
-        for (int m = 0; m < G / 2; m++) x[m] = tile[w0 + m * dw];
-    } else if (WHOLE) {
-#pragma unroll
-        for (int m = 0; m < G; m += 4) {
-            const uint4 v = *(const uint4 *)&tile[w0 + m];
-            x[m] = v.x, x[m + 1] = v.y, x[m + 2] = v.z, x[m + 3] = v.w;
-        }
+        group_load<G / 2, false>(x, tile, w0, dw);
     } else {
-#pragma unroll
-        for (int m = 0; m < G; m++) x[m] = tile[w0 + m * dw];
+        group_load<G, WHOLE>(x, tile, w0, dw);
     }
     u32 w[8], wq[8];
 #pragma unroll
@@ -235,13 +256,7 @@ NTT_FN void ntt_group(u32 *tile, u32 w0, u32 dw, u32 low, u32 p, const u32 *root
             }
         }
     }
-    if (WHOLE) {
-#pragma unroll
-        for (int m = 0; m < G; m += 4) *(uint4 *)&tile[w0 + m] = uint4{x[m], x[m + 1], x[m + 2], x[m + 3]};
-    } else {
-#pragma unroll
-        for (int m = 0; m < G; m++) tile[w0 + m * dw] = x[m];
-    }
+    group_store<G, WHOLE>(tile, w0, dw, x);
 }
 
 // One step of a pass: stages p .. p + R - 1 on every group of the tile.
@@ -383,16 +398,7 @@ NTT_FN void ntt_turn_group(u32 *tile, u32 w0, u32 dw, const u32 *bt, bool last, 
     constexpr int G = 1 << R;
     static_assert(!WHOLE || G >= 4, "a whole group is moved in fours");
     u32 x[G];
-    if (WHOLE) {
-#pragma unroll
-        for (int m = 0; m < G; m += 4) {
-            const uint4 v = *(const uint4 *)&tile[w0 + m];
-            x[m] = v.x, x[m + 1] = v.y, x[m + 2] = v.z, x[m + 3] = v.w;
-        }
-    } else {
-#pragma unroll
-        for (int m = 0; m < G; m++) x[m] = tile[w0 + m * dw];
-    }
+    group_load<G, WHOLE>(x, tile, w0, dw);
 #pragma unroll
     for (int s = R - 1; s >= 0; s--) {
 #pragma unroll
@@ -441,13 +447,7 @@ NTT_FN void ntt_turn_group(u32 *tile, u32 w0, u32 dw, const u32 *bt, bool last, 
             }
         }
     }
-    if (WHOLE) {
-#pragma unroll
-        for (int m = 0; m < G; m += 4) *(uint4 *)&tile[w0 + m] = uint4{x[m], x[m + 1], x[m + 2], x[m + 3]};
-    } else {
-#pragma unroll
-        for (int m = 0; m < G; m++) tile[w0 + m * dw] = x[m];
-    }
+    group_store<G, WHOLE>(tile, w0, dw, x);
 }
 
 // ntt_turn_group on every group of the tile (b: the other operand's
