@@ -17,7 +17,7 @@
 //!
 //! A 2^k transform runs as one to three passes of up to 14 radix-2 stages in
 //! shared memory (cuda/ntt.cu's cugmp_ntt_pass), all the primes in one
-//! launch, or from 2^20 points each prime's on a stream of its own (a lane,
+//! launch, or from 3 * 2^18 points each prime's on a stream of its own (a lane,
 //! `product::transforms_in_lanes`); a 3 * 2^k or 5 * 2^k one as a radix-3 or radix-5 step
 //! (cugmp_ntt_radix3, cugmp_ntt_radix5) and three or five of 2^k. The
 //! radix step or else the first forward pass cuts the limbs into

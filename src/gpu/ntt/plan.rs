@@ -28,10 +28,11 @@ pub(super) const WIDE_FROM: usize = 1 << 12;
 /// Whole products on transforms of this many points and more (radix
 /// blocks included) run each prime's passes on lanes of their own
 /// (src/gpu/ntt/product.rs, `transforms_in_lanes`; CUGMP_NTT_LANES sets
-/// it). At 2^19 points the lanes' launches and events took longer than the
-/// device's work and the product was slower, 0.144 to 0.182 ms against
-/// 0.126; from 2^20 they gain (RESULTS.md, "Primes on lanes").
-pub(super) const LANES_FROM: usize = 1 << 20;
+/// it). At 2^19 points the product was slower with them (0.142 and 0.167
+/// ms against 0.133 and 0.137); from 3 * 2^18 they gain (0.164 and 0.174
+/// against 0.179 and 0.180 at 3 * 2^18, 0.184 against 0.197 and 0.199 at
+/// 2^20; RESULTS.md, "Primes on lanes").
+pub(super) const LANES_FROM: usize = 3 << 18;
 /// Lanes a queue keeps: one a prime of the wide sets.
 pub(in crate::gpu) const LANES: usize = WIDE_PRIMES;
 /// Longest transform: 3 * 2^25 (NTT_MAX_LOG: 3 * 2^25 divides every p - 1).
