@@ -102,6 +102,22 @@ enum Pieces<'a> {
     OnHost(&'a [u64]),
 }
 
+/// Lanes that may still run a product's kernels while `stream` does not wait
+/// for them: where `transforms_in_lanes` stops part-way (an error, or a
+/// panic that `guarded` catches), dropping this waits for them on the host,
+/// before the product's buffers are freed on `stream` (stream-ordered, so
+/// otherwise free to be reused at once). Emptied once `stream` waits for
+/// them all.
+struct Unjoined<'a>(&'a [Arc<CudaStream>]);
+
+impl Drop for Unjoined<'_> {
+    fn drop(&mut self) {
+        for lane in self.0 {
+            let _ = lane.synchronize();
+        }
+    }
+}
+
 /// A device buffer allocated and filled on the upload stream and read on the
 /// main stream: on drop, the upload stream waits for the main stream's work
 /// so far before the buffer is freed (stream-ordered, on the upload stream),
@@ -351,6 +367,9 @@ impl Gpu {
         let x = self.transform_words(stream, table)?;
         let at = x.device_ptr(stream).0;
         let fp = first.as_ref().map_or(at, |f| f.device_ptr(stream).0);
+        // A host operand's upload (below), freed after the guard's wait.
+        let mut beside = None;
+        let mut unjoined = Unjoined(&lanes.streams);
         // Each product records the lanes' events again, and waits on them,
         // under their lock (`Lanes`).
         let lock = || lanes.events.lock().unwrap_or_else(|p| p.into_inner());
@@ -383,7 +402,6 @@ impl Gpu {
         // A host operand goes up on the upload stream while the lanes run
         // the first's transforms (the lock let go meanwhile), then the lanes
         // wait for it and its radix step.
-        let mut beside = None;
         let (vp, vn) = match (on_device, v) {
             (Some(device), _) => device,
             (None, Second::Host(x)) => {
@@ -411,8 +429,9 @@ impl Gpu {
             join.record(lane)?;
             stream.wait(join)?;
         }
-        // `first` and the upload are freed (on `stream`, after its waits)
-        // once this returns.
+        // `stream` waits for every lane: `first` and the upload are freed
+        // on it, after its waits, once this returns.
+        unjoined.0 = &[];
         Ok(x)
     }
 
