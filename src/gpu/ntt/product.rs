@@ -334,19 +334,27 @@ impl Gpu {
             Second::Square => turn((up, un)),
             Second::At(vp, vn) => turn((vp, vn)),
             Second::Host(x) => {
-                let Some(side) = self.queue().upload.as_ref() else {
-                    let d = self.copy_to_device(stream, x)?;
-                    return turn((addr(&d, stream), x.len()));
-                };
-                let beside = Beside { buf: Some(self.copy_to_device(side, x)?), main: stream.clone(), side: side.clone() };
-                // The large copies were waited for on the host already; the
-                // driver's own path for small ones may not have been.
-                stream.wait(&side.record_event(None)?)?;
-                let d = beside.buf.as_ref().ok_or(GpuError::TooLarge)?;
-                turn((addr(d, stream), x.len()))
+                let (beside, vp) = self.upload_beside(stream, x)?;
+                let x = turn((vp, x.len()));
                 // `beside` drops here, after the transforms that read it are queued.
+                drop(beside);
+                x
             }
         }
+    }
+
+    /// `x` uploaded on the upload stream (the queue's stream where there is
+    /// none) while `stream` runs what was queued on it, and `stream` made to
+    /// wait for it: the buffer and its device address. Dropped after the
+    /// work that reads it is queued (`Beside`).
+    fn upload_beside(&self, stream: &Arc<CudaStream>, x: &[u64]) -> Result<(Beside, u64), GpuError> {
+        let side = self.queue().upload.clone().unwrap_or_else(|| stream.clone());
+        let beside = Beside { buf: Some(self.copy_to_device(&side, x)?), main: stream.clone(), side: side.clone() };
+        // The large copies were waited for on the host already; the
+        // driver's own path for small ones may not have been.
+        stream.wait(&side.record_event(None)?)?;
+        let at = addr(beside.buf.as_ref().ok_or(GpuError::TooLarge)?, stream);
+        Ok((beside, at))
     }
 
     /// `product_transforms` with each prime's passes on a lane of its own
@@ -367,8 +375,9 @@ impl Gpu {
         let x = self.transform_words(stream, table)?;
         let at = x.device_ptr(stream).0;
         let fp = first.as_ref().map_or(at, |f| f.device_ptr(stream).0);
-        // A host operand's upload (below), freed after the guard's wait.
-        let mut beside = None;
+        // A host operand's upload (below), kept to here so that it is freed
+        // after the guard's wait.
+        let mut _beside = None;
         let mut unjoined = Unjoined(&lanes.streams);
         // Each product records the lanes' events again, and waits on them,
         // under their lock (`Lanes`).
@@ -406,10 +415,8 @@ impl Gpu {
             (Some(device), _) => device,
             (None, Second::Host(x)) => {
                 drop(events.take());
-                let side = self.queue().upload.clone().unwrap_or_else(|| stream.clone());
-                let b = beside.insert(Beside { buf: Some(self.copy_to_device(&side, x)?), main: stream.clone(), side: side.clone() });
-                stream.wait(&side.record_event(None)?)?;
-                let vp = addr(b.buf.as_ref().ok_or(GpuError::TooLarge)?, stream);
+                let (uploaded, vp) = self.upload_beside(stream, x)?;
+                _beside = Some(uploaded);
                 self.forward_radix_at(stream, table, at, vp, x.len())?;
                 (vp, x.len())
             }

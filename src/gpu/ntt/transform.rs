@@ -249,14 +249,12 @@ impl Gpu {
     fn forward_passes_at(&self, stream: &Arc<CudaStream>, table: &Table, a: u64, limbs: u64, xn: u64, unfinished: bool, primes: Primes) -> Result<usize, GpuError> {
         let plan = table.shape.passes();
         let count = plan.len() - unfinished as usize;
-        if table.shape.radix != 1 {
-            if let Primes::All = primes {
-                self.radix_step(stream, table, a, limbs, xn, false)?;
-            }
-            self.launch_passes(stream, table, a, FORWARD, &plan[..count], (0, 0, 0), primes)?;
-        } else {
-            self.launch_passes(stream, table, a, FORWARD, &plan[..count], (limbs, xn, 0), primes)?;
+        if let Primes::All = primes {
+            self.forward_radix_at(stream, table, a, limbs, xn as usize)?;
         }
+        // The radix step cut the limbs, or else the first pass does.
+        let first = if table.shape.radix != 1 { (0, 0, 0) } else { (limbs, xn, 0) };
+        self.launch_passes(stream, table, a, FORWARD, &plan[..count], first, primes)?;
         Ok(count)
     }
 
