@@ -5,8 +5,10 @@
 //!   supports to it, whatever the size (the tests use it); `off` never touches
 //!   the driver.
 //! * `CUGMP_LOG=1`: device found, kernels loaded, each routing decision, to stderr.
-//! * `CUGMP_FAULT=mul|gpu-oom|gpu-launch`: deliberately corrupt or fail, to prove
-//!   the tests and the fallbacks catch it. Never set in production.
+//! * `CUGMP_FAULT=mul|gpu-oom|gpu-launch|gpu-lanes`: deliberately corrupt or
+//!   fail, to prove the tests and the fallbacks catch it (`gpu-lanes`: a
+//!   product on lanes fails once their kernels are queued). Never set in
+//!   production.
 //! * `CUGMP_CHECK=1`: recompute every GPU result on the CPU and abort on a mismatch.
 //! * `CUGMP_GPU_MEM_LIMIT=bytes` (suffixes K, M, G: powers of 1024): the most
 //!   device memory cuGMP's operations may hold at once; an operation that
@@ -101,6 +103,10 @@ pub enum Fault {
     GpuOom,
     /// Pretend every kernel launch fails.
     GpuLaunch,
+    /// Fail every product on lanes after the lanes' first kernels are
+    /// queued (src/gpu/ntt/product.rs, `transforms_in_lanes`), so that its
+    /// buffers are freed while those kernels may still run.
+    GpuLanes,
 }
 
 /// The GPU engine of whole products (`CUGMP_PRODUCT`).
@@ -187,9 +193,10 @@ impl Config {
             Ok("mul") => Some(Fault::Mul),
             Ok("gpu-oom") => Some(Fault::GpuOom),
             Ok("gpu-launch") => Some(Fault::GpuLaunch),
+            Ok("gpu-lanes") => Some(Fault::GpuLanes),
             Ok("") | Err(_) => None,
             Ok(other) => {
-                eprintln!("cugmp: CUGMP_FAULT={other:?} is not mul, gpu-oom or gpu-launch; ignored");
+                eprintln!("cugmp: CUGMP_FAULT={other:?} is not mul, gpu-oom, gpu-launch or gpu-lanes; ignored");
                 None
             }
         };

@@ -330,6 +330,47 @@ fn mem_limit(api: &Api) -> String {
     "100000-limb product refused by the GPU and made on the CPU, 100-limb product on the GPU".into()
 }
 
+/// `CUGMP_FAULT=gpu-lanes`: every product on lanes fails after the first
+/// lane's kernels are queued, so its buffers are freed while they may still
+/// run (`transforms_in_lanes`' `Unjoined` waits for them first). Each such
+/// product must come from the CPU, equal to GMP's, and products past it
+/// (on the GPU, below the lanes, reusing the freed memory at once) must be
+/// right too. Run under compute-sanitizer memcheck, a kernel writing freed
+/// memory shows as an error.
+fn lanes_failure(api: &Api) -> String {
+    let mut rng = RandState::new();
+    let (ops, fallbacks) = (|| unsafe { (api.gpu_operations)() }, || unsafe { (api.gpu_fallbacks)() });
+    let (mut failed, mut on_gpu) = (0, 0);
+    // Products of 800,000 limbs and more take transforms of 2^20 points and
+    // more on the wide sets (a limb a point): lanes (LANES_FROM, 3 * 2^18);
+    // those of 200,000 limbs take 5 * 2^15 points: none.
+    for &(un, vn, square) in &[(450_000u32, 450_000u32, false), (400_000, 400_000, true), (100_000, 100_000, false), (600_000, 500_000, false), (100_000, 90_000, false)] {
+        for pattern in 0..2 {
+            let a = operand(un, pattern, &mut rng);
+            let b = if square { a.clone() } else { -operand(vn, pattern + 1, &mut rng) };
+            let (before, refused) = (ops(), fallbacks());
+            let got = if square {
+                let mut sq = to_mpz(api, &a);
+                unsafe { (api.mul)(&mut *sq, &*sq, &*sq) };
+                let v = from_mpz(&sq);
+                unsafe { (api.clear)(&mut *sq) };
+                v
+            } else {
+                mpz_product(api, &a, &b)
+            };
+            assert!(got == Integer::from(&a * &b), "MISMATCH: {un}x{vn}-limb product (square {square}) under CUGMP_FAULT=gpu-lanes");
+            if un >= 400_000 {
+                assert!(fallbacks() > refused, "a {un}x{vn}-limb product on lanes did not fail under CUGMP_FAULT=gpu-lanes");
+                failed += 1;
+            } else {
+                assert_eq!((ops(), fallbacks()), (before + 1, refused), "a {un}x{vn}-limb product below the lanes did not run on the GPU");
+                on_gpu += 1;
+            }
+        }
+    }
+    format!("{failed} products on lanes failed part-way and came from the CPU, {on_gpu} below the lanes from the GPU, all equal to GMP's")
+}
+
 /// The process uses the GPU, forks; the child computes (on the CPU engine:
 /// the parent's context is not valid there) and must be right and not hang;
 /// the parent goes on using the GPU.
@@ -1086,6 +1127,7 @@ const TESTS: &[(&str, &[(&str, &str)])] = &[
     // The fallback does not depend on size: these stop at 2^20 limbs.
     ("gpu_oom_falls_back_to_cpu", &[("CUGMP_FAULT", "gpu-oom"), ("CUGMP_TEST_MAX_LIMBS", "1048576")]),
     ("gpu_launch_failure_falls_back_to_cpu", &[("CUGMP_FAULT", "gpu-launch"), ("CUGMP_TEST_MAX_LIMBS", "1048576")]),
+    ("gpu_lanes_failure_falls_back_to_cpu", &[("CUGMP_FAULT", "gpu-lanes")]),
     ("gpu_check_mode_passes", &[("CUGMP_CHECK", "1")]),
     ("gpu_hooks_match_gmp", &[]),
     ("gpu_roots_match_gmp", &[]),
@@ -1124,6 +1166,7 @@ fn child(name: &str) {
     assert_eq!(unsafe { (api.gpu_in_use)() }, 1, "no GPU in the child");
     let special: Option<fn(&Api) -> String> = match name {
         "gpu_mem_limit_falls_back" => Some(mem_limit),
+        "gpu_lanes_failure_falls_back_to_cpu" => Some(lanes_failure),
         "gpu_products_beyond_device_memory" => Some(beyond_device_memory),
         "gpu_fork_child_computes" => Some(fork_child),
         "gpu_threads_stress" => Some(threads),

@@ -433,6 +433,11 @@ impl Gpu {
         for (p, (lane, join)) in lanes.streams.iter().zip(&events.join).take(primes).enumerate() {
             let unfinished = self.forward_unfinished_of(lane, table, at, vp, vn, Primes::One(p))?;
             self.turn_of(lane, table, at, unfinished, fp, Primes::One(p))?;
+            if p == 0 {
+                // The first lane's kernels are queued and `stream` does not
+                // wait for them yet: the failure `unjoined` is there for.
+                injected(Fault::GpuLanes, "gpu-lanes")?;
+            }
             join.record(lane)?;
             stream.wait(join)?;
         }
