@@ -174,7 +174,10 @@ int cugmp_bench_resident(const char *op, size_t limbs, int reps, double *seconds
  reads and writes pinned host memory over PCIe), "pinned-operands" (DMA
  only, as if the operands lived in pinned memory), "registered" (the
  caller's buffers page-locked for the call, DMA straight from and to
- them, registration included). Returns as
+ them, registration included); or one transfer alone, staged by the
+ engine's copies: "up" (n host limbs to the device), "down" (n device
+ limbs into a host buffer already written), "up-gap" and "down-gap" (the
+ same with 300 us idle before each, untimed). Returns as
  `cugmp_bench_resident`.
  */
 int cugmp_bench_transfer(const char *how, size_t limbs, int reps, double *seconds);

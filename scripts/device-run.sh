@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine, over a tree packed by scripts/pack-device.sh:
-#   bash scripts/device-run.sh [gpu|differential|tests|gmp|bench|ab|perf|perf-ab|percall|mpfr|pi|processes|ops|python|batch|gf2x|beyond|gfp|devices|first|profile|radix|hostcopy|pipeline|phases|ncu|ncu-source|sanitize|fuzz|all]    (default: all)
+#   bash scripts/device-run.sh [gpu|differential|tests|gmp|bench|ab|perf|perf-ab|percall|mpfr|pi|processes|ops|python|batch|gf2x|beyond|gfp|devices|first|profile|radix|transfers|hostcopy|pipeline|phases|ncu|ncu-source|sanitize|fuzz|all]    (default: all)
 # gpu: the GPU tests alone; differential: the differential suite under
 # CUGMP_GPU=force and the C programs (cuGMP against static GMP); tests: both
 # of those; gmp: GMP's own tests/mpz, tests/mpn and tests/mpf on libcugmp.so; fuzz:
@@ -31,6 +31,8 @@
 # processes: several processes of pi.c at once on each library; radix: mpz_get_str over radix conversion's levels and against
 # pack/alt's libraries (radix.md; CUGMP_SWEEP_HOOK=sqrt or tdiv_qr times
 # that hook instead, the levels sweep then moot);
+# transfers: the engine's staged transfers one way at a time, and products
+# end to end (transfers.md);
 # hostcopy: the host-side copy rates alone (benches/host_copy.cu); pipeline:
 # whole staged transfers over the copy settings (benches/host_copy.cu);
 # phases: CUGMP_LOG's upload/product/download times of products; ncu: the
@@ -123,7 +125,8 @@ if [ "$what" = sanitize ] || [ "$what" = all ]; then
     # racecheck instruments every shared-memory access: smaller sizes.
     # The generalized-Fermat-prime kernels use no shared memory, and the
     # products by pieces add only the sum kernel to the passes: memcheck.
-    for run in memcheck:65536:gpu_matches_gmp racecheck:2049:gpu_matches_gmp memcheck:65536:gpu_gfp_matches_gmp memcheck:65536:gpu_pieces_match_gmp; do
+    for run in memcheck:65536:gpu_matches_gmp racecheck:2049:gpu_matches_gmp memcheck:65536:gpu_gfp_matches_gmp memcheck:65536:gpu_pieces_match_gmp \
+        memcheck:65536:gpu_lanes_failure_falls_back_to_cpu; do
         IFS=: read -r tool max test <<<"$run"
         CUGMP_TEST_MAX_LIMBS=$max compute-sanitizer --tool $tool --target-processes all --error-exitcode 9 \
             pack/deps/gpu "$test" >"$out/$tool-$test.log" 2>&1
@@ -179,6 +182,21 @@ if [ "$what" = radix ]; then
         done
     done
     note "radix: $out/radix.md"
+fi
+
+if [ "$what" = transfers ]; then
+    # The engine's staged transfers one way at a time, back to back and
+    # after idle time, and an mpz_add's (benches/programs/transfers.c), then
+    # products end to end at CUGMP_TRANSFER_PRODUCTS limbs (default 10^6),
+    # CUGMP_TRANSFER_PASSES times (default 2): one file, transfers.md.
+    for pass in $(seq "${CUGMP_TRANSFER_PASSES:-2}"); do
+        echo "== pass $pass" >>"$out/transfers.md"
+        pack/c/transfers-cugmp "${CUGMP_TRANSFER_SIZES:-1000000,2000000,10000000}" >>"$out/transfers.md" 2>&1
+        pack/bench/speedup --only mul --sizes "${CUGMP_TRANSFER_PRODUCTS:-1000000}" --no-gmp --reps 21 2>&1 |
+            grep -E '^\| (mul|sqr)|MISMATCH' >>"$out/transfers.md"
+    done
+    cat "$out/transfers.md"
+    note "transfers: $out/transfers.md"
 fi
 
 if [ "$what" = hostcopy ]; then

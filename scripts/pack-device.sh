@@ -12,7 +12,8 @@
 #   pack/c/           c_tests/mpz_ops.c and bad_input.c built on cuGMP (-cugmp,
 #                     through the installed tree) and on static GMP (-ref);
 #                     benches/programs/pi.c the same two ways; mpfr_ops on
-#                     pack/mpfr's libmpfr.so.6 and GMP's or the alias
+#                     pack/mpfr's libmpfr.so.6 and GMP's or the alias;
+#                     transfers (benches/programs/transfers.c) on cuGMP
 #   pack/mpfr/        libmpfr.so.6 (scripts/mpfr-build.sh) and gmp-real/libgmp.so.10
 #   pack/fuzz/        the fuzz targets (scripts/fuzz.sh) and their corpus
 #   pack/lib/         libgf2x.so.3, the binary-polynomial tests' reference
@@ -141,6 +142,9 @@ for prog in gcds growing; do
     cc -O2 -std=c11 -D_POSIX_C_SOURCE=200809L -I "$gmp_out/include" "benches/programs/$prog.c" "$gmp_out/lib/libgmp.a" -lpthread -o "pack/c/$prog-ref"
     cc -O2 -std=c11 -D_POSIX_C_SOURCE=200809L -I "$gmp_out/include" "benches/programs/$prog.c" -Lpack/deps -l:libcugmp.so -Wl,-rpath,'$ORIGIN/../deps' -lpthread -o "pack/c/$prog-cugmp"
 done
+
+# benches/programs/transfers.c (the engine's staged transfers alone) on cuGMP.
+cc -O2 -std=c11 -D_POSIX_C_SOURCE=200809L benches/programs/transfers.c -Lpack/deps -l:libcugmp.so -Wl,-rpath,'$ORIGIN/../deps' -o pack/c/transfers-cugmp
 
 # The fuzz targets (built here by scripts/fuzz.sh's recipe, run for 1 s to build them).
 bash scripts/fuzz.sh 1 >/dev/null

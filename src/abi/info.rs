@@ -130,7 +130,10 @@ pub unsafe extern "C" fn cugmp_bench_resident(op: *const c_char, limbs: size_t, 
 /// reads and writes pinned host memory over PCIe), "pinned-operands" (DMA
 /// only, as if the operands lived in pinned memory), "registered" (the
 /// caller's buffers page-locked for the call, DMA straight from and to
-/// them, registration included). Returns as
+/// them, registration included); or one transfer alone, staged by the
+/// engine's copies: "up" (n host limbs to the device), "down" (n device
+/// limbs into a host buffer already written), "up-gap" and "down-gap" (the
+/// same with 300 us idle before each, untimed). Returns as
 /// `cugmp_bench_resident`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cugmp_bench_transfer(how: *const c_char, limbs: size_t, reps: c_int, seconds: *mut f64) -> c_int {

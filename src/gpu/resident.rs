@@ -58,7 +58,19 @@ pub enum Transfer {
     /// then unregistered), DMA straight from and to them: what pinning the
     /// limbs in place, instead of copying them through slots, would cost.
     Registered,
+    /// One upload of n limbs by the engine's copies, no kernel: the rate
+    /// of a product's operand going up. `gap` leaves 300 us idle before
+    /// each one (untimed), as a product's kernels leave the copy threads
+    /// between its transfers.
+    Up { gap: bool },
+    /// One download of n limbs into a host buffer already written, the
+    /// same way.
+    Down { gap: bool },
 }
+
+/// The idle time before each transfer of `Transfer::Up` and `Down` with a
+/// gap: about a product's device time at 10^6 limbs.
+const GAP: std::time::Duration = std::time::Duration::from_micros(300);
 
 impl Transfer {
     /// The staging `cugmp_bench_transfer` names ("pageable" is "abi"'s
@@ -70,6 +82,10 @@ impl Transfer {
             b"zero-copy" => Transfer::ZeroCopy,
             b"pinned-operands" => Transfer::PinnedOperands,
             b"registered" => Transfer::Registered,
+            b"up" => Transfer::Up { gap: false },
+            b"up-gap" => Transfer::Up { gap: true },
+            b"down" => Transfer::Down { gap: false },
+            b"down-gap" => Transfer::Down { gap: true },
             _ => return None,
         })
     }
@@ -185,6 +201,29 @@ impl Gpu {
             if how == Transfer::AbiPath {
                 let (sa, sb) = (super::linear::Signed { negative: false, magnitude: &a }, super::linear::Signed { negative: false, magnitude: &b });
                 return mean_seconds(reps, || self.add(sa, sb).map(|r| drop(std::hint::black_box(r))));
+            }
+            if let Transfer::Up { gap } | Transfer::Down { gap } = how {
+                let dev = stream.clone_htod(&a)?;
+                let mut host = b.clone();
+                let mut once = || -> Result<(), GpuError> {
+                    if matches!(how, Transfer::Up { .. }) {
+                        drop(self.copy_to_device(&stream, &a)?);
+                    } else {
+                        self.copy_from_device_into(&stream, &dev, &mut host)?;
+                    }
+                    Ok(())
+                };
+                once()?;
+                let mut seconds = 0.0;
+                for _ in 0..reps {
+                    if gap {
+                        std::thread::sleep(GAP);
+                    }
+                    let t = Instant::now();
+                    once()?;
+                    seconds += t.elapsed().as_secs_f64();
+                }
+                return Ok(seconds / reps as f64);
             }
             if how == Transfer::Registered {
                 let da = stream.alloc_zeros::<u64>(n)?;
