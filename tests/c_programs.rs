@@ -281,3 +281,29 @@ fn pi_program_matches_gmp() {
     }
     assert_eq!(digits(&reference, "3"), want);
 }
+
+/// benches/programs/transfers.c builds warning-free against libcugmp.so
+/// and tables every way of moving limbs it names; without a GPU
+/// (CUGMP_GPU=off) each cell says so rather than a rate.
+#[test]
+fn transfers_program_tables_every_way() {
+    let stage = common::stage();
+    let exe = stage.join("transfers-cugmp");
+    let lib = stage.join("lib");
+    let mut cc = Command::new("cc");
+    cc.args(["-O2", "-std=c11", "-D_POSIX_C_SOURCE=200809L", "-Wall", "-Werror"]);
+    cc.arg(common::manifest().join("benches/programs/transfers.c")).arg("-o").arg(&exe);
+    cc.arg(format!("-L{}", lib.display())).arg("-lcugmp").arg(format!("-Wl,-rpath,{}", lib.display()));
+    common::run_ok(&mut cc);
+    let mut cmd = common::program(&exe);
+    cmd.args(["4096,70000", "2"]).env("CUGMP_GPU", "off");
+    let out = String::from_utf8_lossy(&common::run_ok(&mut cmd).stdout).into_owned();
+    let header = out.lines().next().unwrap_or_default();
+    for how in ["up", "up-gap", "down", "down-gap", "abi", "pinned-operands"] {
+        assert!(header.contains(&format!(" {how} |")), "no column {how}: {out}");
+    }
+    for n in ["4096", "70000"] {
+        let row = out.lines().find(|l| l.starts_with(&format!("| {n} |"))).unwrap_or_else(|| panic!("no row for {n} limbs: {out}"));
+        assert_eq!(row.matches("(no GPU)").count(), 6, "{n} limbs without a GPU: {row}");
+    }
+}
