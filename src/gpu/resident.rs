@@ -203,13 +203,16 @@ impl Gpu {
                 return mean_seconds(reps, || self.add(sa, sb).map(|r| drop(std::hint::black_box(r))));
             }
             if let Transfer::Up { gap } | Transfer::Down { gap } = how {
-                let dev = stream.clone_htod(&a)?;
-                let mut host = b.clone();
+                // A download's source on the device, and `b` as its
+                // destination (written already, so no page faults in the copy).
+                let mut down = match how {
+                    Transfer::Down { .. } => Some((stream.clone_htod(&a)?, b)),
+                    _ => None,
+                };
                 let mut once = || -> Result<(), GpuError> {
-                    if matches!(how, Transfer::Up { .. }) {
-                        drop(self.copy_to_device(&stream, &a)?);
-                    } else {
-                        self.copy_from_device_into(&stream, &dev, &mut host)?;
+                    match &mut down {
+                        Some((dev, host)) => self.copy_from_device_into(&stream, dev, host)?,
+                        None => drop(self.copy_to_device(&stream, &a)?),
                     }
                     Ok(())
                 };
