@@ -36,6 +36,7 @@
 //! | 0     | `parallel`                 | a call's work on threads kept between calls or started for it         |
 //! | 0     | `helpers`                  | threads kept to take part of a short call's work                     |
 //! | 0     | `pages`                    | how large fresh buffers are backed (huge pages)                      |
+//! | 0     | `pinned`                   | page-locked blocks for large products' limbs, made once and reused   |
 //! | 0     | `testing`                  | the unit tests' shared helpers (test builds only)                    |
 
 pub mod abi;
@@ -46,6 +47,7 @@ pub mod gmp;
 pub mod gpu;
 pub mod helpers;
 pub mod pages;
+pub mod pinned;
 pub mod parallel;
 pub mod stats;
 #[cfg(test)]

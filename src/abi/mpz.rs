@@ -39,6 +39,14 @@ pub unsafe extern "C" fn __gmpz_bin_uiui(r: mpz_ptr, n: libc::c_ulong, k: libc::
     routed!("mpz_bin_uiui", mpz::bin_uiui_on_cpu(n, k) => embedded::mpz_bin_uiui(r, n, k), mpz::bin_uiui(r, n, k))
 }
 
+/// `mp_set_memory_functions` (kept with the `mpz` storage it serves): a
+/// NULL puts back cuGMP's default for that function, not GMP's plain one
+/// (src/gmp/memory.rs, `set_functions`).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __gmp_set_memory_functions(a: Option<embedded::AllocFn>, r: Option<embedded::ReallocFn>, f: Option<embedded::FreeFn>) {
+    boundary!("mp_set_memory_functions", unsafe { gmp::memory::set_functions(a, r, f) })
+}
+
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn __gmpz_get_str(s: *mut c_char, base: c_int, op: mpz_srcptr) -> *mut c_char {
     boundary!("mpz_get_str", unsafe { text::get_str(s, base, op) })

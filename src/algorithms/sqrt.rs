@@ -370,8 +370,9 @@ impl Temporaries {
         }
     }
 
-    /// Free the limbs by GMP's own default function, which allocated them,
-    /// whatever the program has set since.
+    /// Free the limbs by cuGMP's default function (src/gmp/memory.rs),
+    /// which allocated them (a pool block among them, maybe), whatever the
+    /// program has set since.
     fn free_by_default(self) {
         for mut z in [self.x, self.p, self.ap, self.e] {
             let alloc = z.0._mp_alloc as usize;
@@ -380,7 +381,7 @@ impl Temporaries {
             // its drop does not free.
             unsafe {
                 if alloc != 0 {
-                    embedded::gmp_default_free(z.0._mp_d.cast(), alloc * 8);
+                    crate::gmp::memory::free(z.0._mp_d.cast(), alloc * 8);
                 }
                 gmp::mpz::init(z.m());
             }

@@ -22,7 +22,7 @@ unsafe extern "C" {
     // Written once, by memory::install at load time.
     pub static mut __gmp_allocate_func: AllocFn;
     pub static mut __gmp_reallocate_func: ReallocFn;
-    pub static __gmp_free_func: FreeFn;
+    pub static mut __gmp_free_func: FreeFn;
     pub static __gmp_version: *const c_char;
     pub static __gmpn_bases: [bases; 257];
 

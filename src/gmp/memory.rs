@@ -23,11 +23,18 @@
 //! beside them on the build machine, a few percent on the H200's host
 //! (RESULTS.md, "Memory functions in a program of many small numbers").
 //!
+//! The limbs of large GPU products may lie in pinned blocks (src/pinned.rs),
+//! which only these functions free and grow: a block given to `free` or
+//! `reallocate` that is the pool's goes back to the pool. Every other
+//! block is malloc's. Only blocks of `pinned::MIN_BYTES` or more can be
+//! the pool's, so smaller ones never look it up.
+//!
 //! A program's own `mp_set_memory_functions` replaces them as it replaces
-//! GMP's; with NULLs it gets GMP's plain defaults back.
+//! GMP's; with NULLs it gets these back.
 
 use super::embedded;
 use crate::pages::prefer_huge_pages;
+use crate::pinned;
 use libc::{c_void, size_t};
 
 /// GMP's `__gmp_default_allocate`, then the advice.
@@ -60,6 +67,21 @@ const SLACK_UP_TO: size_t = 4096;
 /// # Safety
 /// `p` is a block of `old` bytes from these functions or GMP's defaults.
 pub unsafe extern "C" fn reallocate(p: *mut c_void, old: size_t, new: size_t) -> *mut c_void {
+    if old >= pinned::MIN_BYTES {
+        if let Some(room) = pinned::capacity(p as *const u8) {
+            // A pool block: kept while the new size fits it and is a pool
+            // size; else the limbs move to malloc's memory.
+            if new <= room && new >= pinned::MIN_BYTES {
+                return p;
+            }
+            // SAFETY: a fresh block of `new` bytes (GMP's allocation aborts
+            // on failure); both hold min(old, new) bytes.
+            let q = unsafe { allocate(new) };
+            unsafe { std::ptr::copy_nonoverlapping(p as *const u8, q as *mut u8, old.min(new)) };
+            pinned::give_back(p as *mut u8);
+            return q;
+        }
+    }
     let mut ask = new;
     if new > old && !p.is_null() {
         // SAFETY: a live block of malloc's (these functions and GMP's
@@ -79,32 +101,66 @@ pub unsafe extern "C" fn reallocate(p: *mut c_void, old: size_t, new: size_t) ->
     q
 }
 
-/// Makes `allocate` and `reallocate` the functions GMP calls, where GMP's
-/// own defaults are still in place. Called once, from the load-time
-/// constructor, before any other thread of the library runs.
+/// A pool block back to the pool, any other block to GMP's
+/// `__gmp_default_free` (malloc's free).
+///
+/// # Safety
+/// `p` is a block of `n` bytes from these functions or GMP's defaults.
+pub unsafe extern "C" fn free(p: *mut c_void, n: size_t) {
+    if n >= pinned::MIN_BYTES && pinned::give_back(p as *mut u8) {
+        return;
+    }
+    // SAFETY: a block of malloc's (GMP's contract).
+    unsafe { embedded::gmp_default_free(p, n) }
+}
+
+/// Makes `allocate`, `reallocate` and `free` the functions GMP calls,
+/// where GMP's own defaults are still in place. Called once, from the
+/// load-time constructor, before any other thread of the library runs.
 pub fn install() {
     // SAFETY: GMP's function pointers, written here only while they hold
     // GMP's defaults (no program has set its own yet), from the loader's
-    // thread; GMP's free is kept (the blocks are malloc's).
+    // thread.
     unsafe {
         let p = &raw mut embedded::__gmp_allocate_func;
         let r = &raw mut embedded::__gmp_reallocate_func;
-        if *p as *const () == embedded::gmp_default_allocate as *const () && *r as *const () == embedded::gmp_default_reallocate as *const () {
+        let f = &raw mut embedded::__gmp_free_func;
+        if *p as *const () == embedded::gmp_default_allocate as *const ()
+            && *r as *const () == embedded::gmp_default_reallocate as *const ()
+            && *f as *const () == embedded::gmp_default_free as *const ()
+        {
             p.write(allocate);
             r.write(reallocate);
+            f.write(free);
         }
     }
 }
 
-/// Whether GMP's memory functions are its defaults or those `install`
-/// put in their place (thread safe, malloc's blocks), not a program's.
+/// `mp_set_memory_functions`: a program's functions in place of these, and
+/// for each one given as NULL these again (where GMP puts back its plain
+/// defaults, whose free cannot give a pool block back).
+///
+/// # Safety
+/// GMP's contract: no number made with the functions replaced is still
+/// alive, and no other thread is inside GMP.
+pub unsafe fn set_functions(a: Option<embedded::AllocFn>, r: Option<embedded::ReallocFn>, f: Option<embedded::FreeFn>) {
+    // SAFETY: GMP's function pointers, written as GMP's own setter writes
+    // them (the caller's contract covers the threads).
+    unsafe {
+        (&raw mut embedded::__gmp_allocate_func).write(a.unwrap_or(allocate));
+        (&raw mut embedded::__gmp_reallocate_func).write(r.unwrap_or(reallocate));
+        (&raw mut embedded::__gmp_free_func).write(f.unwrap_or(free));
+    }
+}
+
+/// Whether GMP's memory functions are those `install` put in place
+/// (thread safe, malloc's blocks or the pool's), not a program's: only then
+/// may limbs come from the pool (`pinned_in_use`).
 pub fn defaults_in_place() -> bool {
     // SAFETY: reads of GMP's function pointers.
     unsafe {
         let (a, r, f) = (embedded::__gmp_allocate_func as *const (), embedded::__gmp_reallocate_func as *const (), embedded::__gmp_free_func as *const ());
-        (a == embedded::gmp_default_allocate as *const () || a == allocate as *const ())
-            && (r == embedded::gmp_default_reallocate as *const () || r == reallocate as *const ())
-            && f == embedded::gmp_default_free as *const ()
+        a == allocate as *const () && r == reallocate as *const () && f == free as *const ()
     }
 }
 
@@ -162,6 +218,111 @@ mod tests {
             assert!(libc::malloc_usable_size(t) < large, "shrinking kept the whole block");
             libc::free(t);
         }
+    }
+
+    /// A pinner that pins nothing (no device here): the pool's bookkeeping
+    /// alone, which is what GMP's memory functions meet.
+    fn pool_without_device() {
+        crate::pinned::install(crate::pinned::Pinner { pin: |_, _| true, unpin: |_, _| {} });
+    }
+
+    /// A pool block of `bytes` bytes, once the pool's thread has made one
+    /// for the request that found none.
+    fn pool_block(bytes: usize) -> (*mut u8, usize) {
+        pool_without_device();
+        let asked = std::time::Instant::now();
+        loop {
+            if let Some(b) = crate::pinned::take(bytes) {
+                return b;
+            }
+            assert!(asked.elapsed().as_secs() < 10, "no pool block of {bytes} bytes after 10 s");
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    }
+
+    /// GMP's functions grow, shrink and free a pool block as the pool's:
+    /// growth within it keeps it, growth past it and shrinking below the
+    /// pool's sizes move the limbs (kept whole) to malloc's memory and give
+    /// the block back, freeing gives it back, and a block given back is
+    /// the next one of its size handed out.
+    #[test]
+    fn pool_blocks_grow_shrink_and_free_as_the_pools() {
+        let (p, room) = pool_block(3 << 20);
+        assert_eq!(room, 4 << 20, "3 MiB asked: a block of the 4 MiB size");
+        assert!(crate::pinned::holds(p, room) && !crate::pinned::holds(p, room + 8));
+        let limbs = room / 8;
+        unsafe {
+            let x = std::slice::from_raw_parts_mut(p as *mut u64, limbs);
+            for (i, l) in x.iter_mut().enumerate() {
+                *l = (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            }
+            let same = (embedded::__gmp_reallocate_func)(p.cast(), 3 << 20, room);
+            assert_eq!(same as *mut u8, p, "a growth within the block moved it");
+            let grown = (embedded::__gmp_reallocate_func)(p.cast(), room, 2 * room) as *mut u64;
+            assert_ne!(grown as *mut u8, p);
+            assert!(!crate::pinned::holds(p, 8), "the block is still in use after its limbs moved");
+            for i in (0..limbs).step_by(4093) {
+                assert_eq!(grown.add(i).read(), (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15), "limb {i} lost in the move");
+            }
+            (embedded::__gmp_free_func)(grown.cast(), 2 * room);
+            let (again, _) = pool_block(room);
+            assert_eq!(again, p, "the block given back was not handed out again");
+            let small = (embedded::__gmp_reallocate_func)(again.cast(), room, 64) as *mut u64;
+            assert_eq!(small.read(), 0, "limb 0 lost when shrinking out of the block");
+            assert_eq!(small.add(7).read(), 7u64.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+            assert!(libc::malloc_usable_size(small.cast()) >= 64, "shrinking left the limbs outside malloc's memory");
+            (embedded::__gmp_free_func)(small.cast(), 64);
+            let (last, _) = pool_block(room);
+            assert_eq!(last, p);
+            (embedded::__gmp_free_func)(last.cast(), room);
+            assert!(!crate::pinned::holds(p, 8));
+        }
+    }
+
+    /// A forked child reads the numbers in pool blocks and frees them
+    /// (unmapped there, not given to a pool it cannot pin for), and its
+    /// writes never reach the parent's limbs.
+    #[test]
+    fn a_forked_child_reads_and_frees_pool_blocks() {
+        let (p, room) = pool_block(6 << 20);
+        let x = p as *mut u64;
+        unsafe {
+            for i in 0..room / 8 {
+                x.add(i).write(!(i as u64));
+            }
+            let pid = libc::fork();
+            assert!(pid >= 0, "fork failed");
+            if pid == 0 {
+                let seen = (0..room / 8).step_by(511).all(|i| x.add(i).read() == !(i as u64));
+                x.write(42);
+                (embedded::__gmp_free_func)(p.cast(), room);
+                libc::_exit(if seen { 0 } else { 1 });
+            }
+            let mut status = 0;
+            libc::waitpid(pid, &mut status, 0);
+            assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "the child could not read or free the block: {status:#x}");
+            assert_eq!(x.read(), !0u64, "the child's write reached the parent");
+            assert!(crate::pinned::holds(p, room), "the child's free took the parent's block");
+            (embedded::__gmp_free_func)(p.cast(), room);
+        }
+    }
+
+    /// `mp_set_memory_functions` with NULLs puts cuGMP's functions back,
+    /// whose free knows the pool's blocks; a program's own replace them.
+    #[test]
+    fn null_memory_functions_are_cugmps() {
+        unsafe extern "C" fn counted(n: size_t) -> *mut c_void {
+            unsafe { libc::malloc(n) }
+        }
+        // The other tests of this binary may allocate meanwhile: malloc's
+        // blocks, which cuGMP's functions grow and free as their own.
+        unsafe {
+            set_functions(Some(counted), None, None);
+            assert!(!defaults_in_place());
+            assert!(embedded::__gmp_allocate_func as *const () == counted as *const ());
+            set_functions(None, None, None);
+        }
+        assert!(defaults_in_place());
     }
 
     /// The load-time constructor installed the functions (the test binary
