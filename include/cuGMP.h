@@ -155,6 +155,13 @@ unsigned long cugmp_gpu_fallbacks(void);
 unsigned long cugmp_gpu_operations(void);
 
 /*
+ How many transfers between host and device this process has made by DMA
+ alone, their limbs lying in pinned blocks (the large products' limbs;
+ `CUGMP_PINNED`), and so with no copy on the host.
+ */
+unsigned long cugmp_pinned_transfers(void);
+
+/*
  Benchmark support: the mean time in seconds of `op` ("copy" (a
  device-to-device copy, the bandwidth ceiling), "add", "sub", "shl", "shr",
  "and", "mul", "sqr") on `limbs`-limb operands already in device memory,

@@ -32,6 +32,9 @@
 //!   products on processors with AVX-512 IFMA, instead of its schoolbook
 //!   kernel on those instructions (src/cpu/ifma.rs; on by default, with or
 //!   without a GPU).
+//! * `CUGMP_PINNED=0`: large GPU products never take pinned blocks for
+//!   their limbs (src/pinned.rs); by default they do wherever a device
+//!   serves the process, so that their transfers are DMA alone.
 //! * `CUGMP_CPU_STEP_BACK=0` (tuning only): the helper threads never step
 //!   back from a busy host (src/helpers.rs); by default they sleep for a
 //!   while when the scheduler takes their cores for other threads.
@@ -142,6 +145,8 @@ pub struct Config {
     pub cpu_helpers: Option<usize>,
     /// `CUGMP_CPU_STEP_BACK`: false where set to 0 or off.
     pub cpu_step_back: bool,
+    /// `CUGMP_PINNED`: false where set to 0 or off.
+    pub pinned: bool,
     /// `CUGMP_HGCD_THRESHOLD` as set (Some(0): GMP's own half-gcd); None
     /// for the default.
     pub hgcd_threshold: Option<usize>,
@@ -242,6 +247,7 @@ impl Config {
             cpu_ifma: !matches!(std::env::var("CUGMP_CPU_IFMA").as_deref(), Ok("0") | Ok("off")),
             cpu_helpers,
             cpu_step_back: !matches!(std::env::var("CUGMP_CPU_STEP_BACK").as_deref(), Ok("0") | Ok("off")),
+            pinned: !matches!(std::env::var("CUGMP_PINNED").as_deref(), Ok("0") | Ok("off")),
             hgcd_threshold,
             cpu_share_twice,
             gpu_queues,

@@ -516,6 +516,21 @@ pub fn slow_device_to_cpu() {
     SLOW_DEVICE_TO_CPU.fetch_add(1, Relaxed);
 }
 
+/// Transfers that went by DMA alone from or to a pinned block of the pool
+/// (src/pinned.rs), and their bytes.
+static PINNED: [AtomicU64; 2] = [const { AtomicU64::new(0) }; 2];
+
+/// A transfer of `bytes` by DMA alone (its limbs in a pinned block).
+pub fn pinned_transfer(bytes: usize) {
+    PINNED[0].fetch_add(1, Relaxed);
+    PINNED[1].fetch_add(bytes as u64, Relaxed);
+}
+
+/// (transfers, bytes) by DMA alone so far.
+pub fn pinned_transfers() -> (u64, u64) {
+    (PINNED[0].load(Relaxed), PINNED[1].load(Relaxed))
+}
+
 /// The lines both tables end with: products the thresholds gave the GPU
 /// that the routing left to the CPU, and why (none where there were none).
 fn left_to_cpu(t: &mut String) {
@@ -525,6 +540,10 @@ fn left_to_cpu(t: &mut String) {
         if n > 0 {
             let _ = writeln!(t, "products the thresholds gave the GPU left to the CPU because {why}: {n}");
         }
+    }
+    let (n, bytes) = pinned_transfers();
+    if n > 0 {
+        let _ = writeln!(t, "transfers by DMA alone, the limbs in pinned blocks: {n}, {:.1} MiB", bytes as f64 / 1048576.0);
     }
 }
 

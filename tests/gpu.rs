@@ -372,6 +372,56 @@ fn lanes_failure(api: &Api) -> String {
     format!("{failed} products on lanes failed part-way and came from the CPU, {on_gpu} below the lanes from the GPU, all equal to GMP's")
 }
 
+/// Products whose limbs the pool of pinned blocks holds (src/pinned.rs):
+/// chains of products, each taking earlier ones as operands (into a result
+/// with room, into an operand, negative), equal to GMP's every time; with
+/// the pool on, the last round's product of two pinned operands makes its
+/// three transfers by DMA alone, and with `CUGMP_PINNED=0` none at all.
+fn pinned_products(api: &Api) -> String {
+    let on = std::env::var("CUGMP_PINNED").as_deref() != Ok("0");
+    let mut rng = RandState::new();
+    let (mut checked, mut last) = (0, 0);
+    let dma = || unsafe { (api.pinned_transfers)() };
+    let start = dma();
+    for n in [150_000u32, 400_000] {
+        let leaves: Vec<Integer> = (0..4).map(|k| operand(n, k % 3, &mut rng)).collect();
+        let (a, b, c, d) = (to_mpz(api, &leaves[0]), to_mpz(api, &-leaves[1].clone()), to_mpz(api, &leaves[2]), to_mpz(api, &leaves[3]));
+        let (mut x, mut y, mut z) = (to_mpz(api, &Integer::new()), to_mpz(api, &Integer::new()), to_mpz(api, &Integer::new()));
+        let (wx, wy) = (Integer::from(&leaves[0] * &-leaves[1].clone()), Integer::from(&leaves[2] * &leaves[3]));
+        let wz = Integer::from(&wx * &wy);
+        for round in 0..8 {
+            unsafe {
+                (api.mul)(&mut *x, &*a, &*b);
+                (api.mul)(&mut *y, &*c, &*d);
+            }
+            assert!(from_mpz(&x) == wx && from_mpz(&y) == wy, "MISMATCH: leaves' product of {n} limbs, round {round}");
+            let before = dma();
+            unsafe { (api.mul)(&mut *z, &*x, &*y) };
+            last = dma() - before;
+            assert!(from_mpz(&z) == wz, "MISMATCH: product of two products of {n} limbs, round {round}");
+            // The result one of the operands, then a square of it.
+            let xr: *mut Mpz = &mut *x;
+            unsafe { (api.mul)(xr, xr, &*y) };
+            assert!(from_mpz(&x) == wz, "MISMATCH: x = x y, {n} limbs, round {round}");
+            unsafe { (api.mul)(&mut *z, &*y, &*y) };
+            assert!(from_mpz(&z) == Integer::from(wy.square_ref()), "MISMATCH: y^2 of {n} limbs, round {round}");
+            checked += 4;
+            // The pool's thread makes the blocks the misses asked for.
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        for mut m in [a, b, c, d, x, y, z] {
+            unsafe { (api.clear)(&mut *m) };
+        }
+    }
+    let all = dma() - start;
+    if on {
+        assert!(last >= 3, "the last product of two pinned operands made {last} transfers by DMA alone, not its three");
+    } else {
+        assert_eq!(all, 0, "CUGMP_PINNED=0, yet {all} transfers went by DMA alone");
+    }
+    format!("{checked} products on pinned limbs equal to GMP's; {all} transfers by DMA alone ({last} in the last product of two products)")
+}
+
 /// The process uses the GPU, forks; the child computes (on the CPU engine:
 /// the parent's context is not valid there) and must be right and not hang;
 /// the parent goes on using the GPU.
@@ -1120,6 +1170,8 @@ const TESTS: &[(&str, &[(&str, &str)])] = &[
     ("gpu_mem_limit_falls_back", &[("CUGMP_GPU_MEM_LIMIT", "1M")]),
     ("gpu_products_beyond_device_memory", &[("CUGMP_GPU_MEM_LIMIT", "32M")]),
     ("gpu_fork_child_computes", &[]),
+    ("gpu_pinned_products_match_gmp", &[]),
+    ("gpu_pinned_off_stages", &[("CUGMP_PINNED", "0")]),
     ("gpu_matches_gmp", &[]),
     ("gpu_gfp_matches_gmp", &[]),
     ("gpu_pieces_match_gmp", &[]),
@@ -1170,6 +1222,7 @@ fn child(name: &str) {
         "gpu_lanes_failure_falls_back_to_cpu" => Some(lanes_failure),
         "gpu_products_beyond_device_memory" => Some(beyond_device_memory),
         "gpu_fork_child_computes" => Some(fork_child),
+        "gpu_pinned_products_match_gmp" | "gpu_pinned_off_stages" => Some(pinned_products),
         "gpu_threads_stress" => Some(threads),
         "gpu_memory_held_elsewhere" => Some(memory_held_elsewhere),
         "gpu_hooks_match_gmp" => Some(hooks),

@@ -94,6 +94,14 @@ pub extern "C" fn cugmp_gpu_operations() -> libc::c_ulong {
     crate::stats::gpu_total() as libc::c_ulong
 }
 
+/// How many transfers between host and device this process has made by DMA
+/// alone, their limbs lying in pinned blocks (the large products' limbs;
+/// `CUGMP_PINNED`), and so with no copy on the host.
+#[unsafe(no_mangle)]
+pub extern "C" fn cugmp_pinned_transfers() -> libc::c_ulong {
+    crate::stats::pinned_transfers().0 as libc::c_ulong
+}
+
 /// Benchmark support: the mean time in seconds of `op` ("copy" (a
 /// device-to-device copy, the bandwidth ceiling), "add", "sub", "shl", "shr",
 /// "and", "mul", "sqr") on `limbs`-limb operands already in device memory,

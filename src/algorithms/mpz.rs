@@ -174,7 +174,7 @@ pub unsafe fn mul(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
         let (long, short) = if la.len() >= lb.len() { (la, lb) } else { (lb, la) };
         let n = long.len() + short.len();
         let on_gpu = product_route(Op::Mul, long.len(), short.len()).is_some_and(|g| {
-            product_in_place(r, a, b, n, negative, |out| product_into(g, Op::Mul, "mpz_mul", (long.as_ptr(), long.len()), (short.as_ptr(), short.len()), out))
+            product_in_place(r, a, b, n, negative, Room::Pinned, |out| product_into(g, Op::Mul, "mpz_mul", (long.as_ptr(), long.len()), (short.as_ptr(), short.len()), out))
         });
         if !on_gpu {
             stats::on_cpu(Op::Mul, short.len(), || mul_on_cpu(r, a, b));
@@ -196,20 +196,39 @@ pub unsafe fn mul_routed(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
     }
 }
 
+/// Where a product's limbs may go: any memory (a product on the CPU), or
+/// a pinned block of the pool where one is kept (a product the device
+/// makes, whose download is then a DMA alone, as is its upload when a
+/// later product takes it).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Room {
+    Any,
+    Pinned,
+}
+
 /// A product of `n` limbs and sign `negative` of `a` and `b` computed by
 /// `compute` into r's limbs, or into fresh ones handed to r where r is
 /// `a` or `b` or has fewer than n limbs of room (GMP's reallocation would
-/// copy limbs about to be overwritten). r's size is set when `compute`
-/// says it succeeded; else r is unchanged, or its limbs hold anything
-/// (r not an operand), and the caller computes r again.
-unsafe fn product_in_place(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr, n: usize, negative: bool, compute: impl FnOnce(&mut [mp_limb_t]) -> bool) -> bool {
+/// copy limbs about to be overwritten), or, for `Room::Pinned`, where r's
+/// limbs are not pinned and the pool has a block for n. r's size is set
+/// when `compute` says it succeeded; else r is unchanged, or its limbs
+/// hold anything (r not an operand), and the caller computes r again.
+unsafe fn product_in_place(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr, n: usize, negative: bool, room: Room, compute: impl FnOnce(&mut [mp_limb_t]) -> bool) -> bool {
     unsafe {
-        if std::ptr::eq(r, a) || std::ptr::eq(r, b) || ((*r)._mp_alloc as usize) < n {
+        let operand = std::ptr::eq(r, a) || std::ptr::eq(r, b);
+        let fits = ((*r)._mp_alloc as usize) >= n;
+        let pinnable = room == Room::Pinned && 8 * n >= crate::pinned::MIN_BYTES;
+        let block = if pinnable && (operand || !fits || !crate::pinned::holds((*r)._mp_d as *const u8, 8 * n)) {
+            // A limb to spare, as below.
+            mpz::pinned_limbs(n + 1)
+        } else {
+            None
+        };
+        if operand || !fits || block.is_some() {
             // A limb to spare: the sum a program then makes into the product
             // (pi.c's T = T1 Q2 + P1 T2) has room without GMP's reallocation,
             // which would copy it.
-            let room = n + 1;
-            let p = mpz::allocate_limbs(room);
+            let (p, room) = block.unwrap_or_else(|| (mpz::allocate_limbs(n + 1), n + 1));
             if !compute(std::slice::from_raw_parts_mut(p, n)) {
                 mpz::free_limbs(p, room);
                 return false;
@@ -245,7 +264,7 @@ unsafe fn mul_on_cpu(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
             // Same limbs (a == b) square.
             let (n, negative) = (la.len() + lb.len(), sa.negative != sb.negative);
             let twice = shared_twice(la.len().min(lb.len()));
-            product_in_place(r, a, b, n, negative, |out| {
+            product_in_place(r, a, b, n, negative, Room::Any, |out| {
                 stats::shared(stats::Shared::Product, cpu::mul_on_cores(out, la, lb, twice));
                 true
             });

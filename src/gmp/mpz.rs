@@ -92,6 +92,24 @@ pub unsafe fn allocate_limbs(n: usize) -> *mut mp_limb_t {
     unsafe { (embedded::__gmp_allocate_func)(n.max(1) * std::mem::size_of::<mp_limb_t>()) as *mut mp_limb_t }
 }
 
+/// Room for at least `n` limbs in a pinned block of the pool
+/// (src/pinned.rs), as (address, limbs of room), for a product the device
+/// makes: its download, and its upload when it is an operand later, then
+/// move by DMA alone. None where the pool has no block of that size kept
+/// or cuGMP's memory functions are not GMP's (a program's own free could
+/// not give the block back). Given back by [`free_limbs`] with its room,
+/// or handed to an `mpz_t` by [`adopt`].
+pub fn pinned_limbs(n: usize) -> Option<(*mut mp_limb_t, usize)> {
+    let bytes = n.checked_mul(std::mem::size_of::<mp_limb_t>())?;
+    if bytes < crate::pinned::MIN_BYTES || !super::memory::defaults_in_place() {
+        return None;
+    }
+    let (p, room) = crate::pinned::take(bytes)?;
+    // A block beyond INT_MAX limbs is counted as INT_MAX (GMP's bound on
+    // _mp_alloc); it still frees as the pool's by its address.
+    Some((p as *mut mp_limb_t, (room / std::mem::size_of::<mp_limb_t>()).min(c_int::MAX as usize)))
+}
+
 /// Gives back room `allocate_limbs(n)` made.
 ///
 /// # Safety
@@ -106,7 +124,8 @@ pub unsafe fn free_limbs(p: *mut mp_limb_t, n: usize) {
 /// result is one of its operands or needs more room.
 ///
 /// # Safety
-/// `r` is an initialised `mpz_t`; `p` came from `allocate_limbs(room)`.
+/// `r` is an initialised `mpz_t`; `p` came from `allocate_limbs(room)` or
+/// `pinned_limbs` with `room`.
 pub unsafe fn adopt(r: mpz_ptr, p: *mut mp_limb_t, room: usize, n: usize, negative: bool) {
     unsafe {
         let limbs = std::slice::from_raw_parts(p, n);

@@ -460,6 +460,7 @@ fn open(ordinal: usize) -> Result<Gpu, GpuError> {
     let mut phases = Phases::new(std::time::Instant::now());
     let ctx = CudaContext::new(ordinal)?;
     phases.mark("context");
+    super::staging::pin_for_pool(&ctx);
     let module = ctx.load_module(cudarc::nvrtc::Ptx::from_binary(fatbin().to_vec()))?;
     phases.mark("module");
     let kernels = Kernels {

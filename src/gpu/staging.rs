@@ -12,11 +12,48 @@
 //! against 20.4 GB/s; RESULTS.md, "Staged transfers"). A large download's
 //! destination gets huge pages, faulted in while the kernels before the
 //! download still run (`pages::prefer_huge_pages`, `touch_pages`).
+//!
+//! Limbs that lie in a pinned block of the pool (src/pinned.rs: large
+//! products' limbs, which this module pins for it, `pin_for_pool`) move by
+//! one DMA, with no copy on the host.
 
 use super::device::{addr, Gpu, GpuError};
 use crate::stats::Phase;
-use cudarc::driver::{result, CudaEvent, CudaSlice, CudaStream, PinnedHostSlice};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use cudarc::driver::{result, sys, CudaContext, CudaEvent, CudaSlice, CudaStream, PinnedHostSlice};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
+
+/// The context the pool's blocks are pinned in (the first device's); the
+/// registration is portable, so every device of the process reaches them.
+static POOL_CONTEXT: OnceLock<Arc<CudaContext>> = OnceLock::new();
+
+/// Makes the pool of pinned blocks (src/pinned.rs) pin in `ctx`, unless
+/// `CUGMP_PINNED=0`. The first device opened calls it.
+pub(super) fn pin_for_pool(ctx: &Arc<CudaContext>) {
+    if !crate::config::get().pinned || POOL_CONTEXT.set(ctx.clone()).is_err() {
+        return;
+    }
+    crate::pinned::install(crate::pinned::Pinner { pin: pin_block, unpin: unpin_block });
+}
+
+fn pin_block(p: *mut u8, bytes: usize) -> bool {
+    let Some(ctx) = POOL_CONTEXT.get() else { return false };
+    // SAFETY: [p, p + bytes) is a mapping of the pool's, not yet pinned.
+    ctx.bind_to_thread().is_ok() && unsafe { sys::cuMemHostRegister_v2(p.cast(), bytes, sys::CU_MEMHOSTREGISTER_PORTABLE) }.result().is_ok()
+}
+
+fn unpin_block(p: *mut u8, _bytes: usize) {
+    if let Some(ctx) = POOL_CONTEXT.get() {
+        // SAFETY: a block pin_block registered, no longer used.
+        if ctx.bind_to_thread().is_ok() {
+            let _ = unsafe { sys::cuMemHostUnregister(p.cast()) };
+        }
+    }
+}
+
+/// Whether `x` lies in a pinned block of the pool (a DMA moves it alone).
+fn in_pinned_block(x: &[u64]) -> bool {
+    8 * x.len() >= crate::pinned::MIN_BYTES && crate::pinned::holds(x.as_ptr() as *const u8, 8 * x.len())
+}
 
 /// Below this the driver's own path is as fast (and takes no threads).
 const THREADED_MIN_BYTES: usize = 4 << 20;
@@ -233,6 +270,15 @@ impl Gpu {
         if x.is_empty() {
             return Ok(stream.alloc_zeros::<u64>(1)?);
         }
+        if in_pinned_block(x) {
+            // Written whole by the DMA before anything reads it.
+            let dev = unsafe { stream.alloc::<u64>(x.len()) }?;
+            crate::stats::pinned_transfer(8 * x.len());
+            unsafe { result::memcpy_htod_async(addr(&dev, stream), x, stream.cu_stream()) }?;
+            // x is the caller's only until this returns, as when staged.
+            stream.record_event(None)?.synchronize()?;
+            return Ok(dev);
+        }
         if 8 * x.len() < THREADED_MIN_BYTES {
             return Ok(stream.clone_htod(x)?);
         }
@@ -282,6 +328,13 @@ impl Gpu {
     }
 
     fn copy_from_device_at_untimed(&self, stream: &Arc<CudaStream>, at: u64, dst: &mut [u64]) -> Result<(), GpuError> {
+        if in_pinned_block(dst) {
+            crate::stats::copied_from_gpu(std::mem::size_of_val(dst));
+            crate::stats::pinned_transfer(std::mem::size_of_val(dst));
+            unsafe { result::memcpy_dtoh_async(dst, at, stream.cu_stream()) }?;
+            stream.synchronize()?;
+            return Ok(());
+        }
         if 8 * dst.len() < THREADED_MIN_BYTES {
             crate::stats::copied_from_gpu(std::mem::size_of_val(dst));
             if !dst.is_empty() {

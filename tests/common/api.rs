@@ -78,6 +78,7 @@ pub struct Api {
     // cuGMP's own functions (src/abi/info.rs).
     pub gpu_in_use: unsafe extern "C" fn() -> c_int,
     pub gpu_operations: unsafe extern "C" fn() -> c_ulong,
+    pub pinned_transfers: unsafe extern "C" fn() -> c_ulong,
     pub gpu_fallbacks: unsafe extern "C" fn() -> c_ulong,
     pub gpu_name: unsafe extern "C" fn(*mut c_char, usize) -> c_int,
     pub threshold: unsafe extern "C" fn(*const c_char) -> libc::c_long,
@@ -143,6 +144,7 @@ pub fn api() -> &'static Api {
                 free_func: lib.sym("__gmp_free_func"),
                 gpu_in_use: lib.sym("cugmp_gpu_in_use"),
                 gpu_operations: lib.sym("cugmp_gpu_operations"),
+                pinned_transfers: lib.sym("cugmp_pinned_transfers"),
                 gpu_fallbacks: lib.sym("cugmp_gpu_fallbacks"),
                 gpu_name: lib.sym("cugmp_gpu_name"),
                 threshold: lib.sym("cugmp_threshold"),
