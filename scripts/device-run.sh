@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine, over a tree packed by scripts/pack-device.sh:
-#   bash scripts/device-run.sh [gpu|differential|tests|gmp|bench|ab|perf|perf-ab|percall|mpfr|pi|processes|ops|python|batch|gf2x|beyond|gfp|devices|first|profile|radix|transfers|hostcopy|pipeline|phases|ncu|ncu-source|sanitize|fuzz|all]    (default: all)
+#   bash scripts/device-run.sh [gpu|differential|tests|gmp|bench|ab|perf|perf-ab|percall|mpfr|pi|processes|ops|python|batch|gf2x|beyond|gfp|devices|first|profile|radix|transfers|chain|hostcopy|pipeline|phases|ncu|ncu-source|sanitize|fuzz|all]    (default: all)
 # gpu: the GPU tests alone; differential: the differential suite under
 # CUGMP_GPU=force and the C programs (cuGMP against static GMP); tests: both
 # of those; gmp: GMP's own tests/mpz, tests/mpn and tests/mpf on libcugmp.so; fuzz:
@@ -33,6 +33,9 @@
 # that hook instead, the levels sweep then moot);
 # transfers: the engine's staged transfers one way at a time, and products
 # end to end (transfers.md);
+# chain: products of products end to end (benches/programs/chain.c), their
+# limbs in pinned blocks and with CUGMP_PINNED=0 in turn,
+# CUGMP_CHAIN_PASSES times (default 2), and GMP's checksums (chain.md);
 # hostcopy: the host-side copy rates alone (benches/host_copy.cu); pipeline:
 # whole staged transfers over the copy settings (benches/host_copy.cu);
 # phases: CUGMP_LOG's upload/product/download times of products; ncu: the
@@ -182,6 +185,20 @@ if [ "$what" = radix ]; then
         done
     done
     note "radix: $out/radix.md"
+fi
+
+if [ "$what" = chain ]; then
+    sizes=${CUGMP_CHAIN_SIZES:-1000000,2000000,10000000}
+    for pass in $(seq "${CUGMP_CHAIN_PASSES:-2}"); do
+        for pinned in 1 0; do
+            echo "== pass $pass, CUGMP_PINNED=$pinned" >>"$out/chain.md"
+            CUGMP_GPU=auto CUGMP_PINNED=$pinned CUGMP_STATS=1 pack/c/chain-cugmp "$sizes" 21 >>"$out/chain.md" 2>&1
+        done
+    done
+    echo "== GMP (checksums; one timed product each)" >>"$out/chain.md"
+    pack/c/chain-ref "$sizes" 1 >>"$out/chain.md" 2>&1
+    cat "$out/chain.md"
+    note "chain: $out/chain.md"
 fi
 
 if [ "$what" = transfers ]; then

@@ -13,7 +13,8 @@
 #                     through the installed tree) and on static GMP (-ref);
 #                     benches/programs/pi.c the same two ways; mpfr_ops on
 #                     pack/mpfr's libmpfr.so.6 and GMP's or the alias;
-#                     transfers (benches/programs/transfers.c) on cuGMP
+#                     transfers (benches/programs/transfers.c) on cuGMP;
+#                     chain (benches/programs/chain.c) on static GMP and cuGMP
 #   pack/mpfr/        libmpfr.so.6 (scripts/mpfr-build.sh) and gmp-real/libgmp.so.10
 #   pack/fuzz/        the fuzz targets (scripts/fuzz.sh) and their corpus
 #   pack/lib/         libgf2x.so.3, the binary-polynomial tests' reference
@@ -143,6 +144,10 @@ for prog in gcds growing; do
     cc -O2 -std=c11 -D_POSIX_C_SOURCE=200809L -I "$gmp_out/include" "benches/programs/$prog.c" -Lpack/deps -l:libcugmp.so -Wl,-rpath,'$ORIGIN/../deps' -lpthread -o "pack/c/$prog-cugmp"
 done
 
+# benches/programs/chain.c (products of products end to end) on static GMP
+# (-ref, the checksums) and on cuGMP.
+cc -O2 -std=c11 -D_POSIX_C_SOURCE=200809L -I "$gmp_out/include" benches/programs/chain.c "$gmp_out/lib/libgmp.a" -o pack/c/chain-ref
+cc -O2 -std=c11 -D_POSIX_C_SOURCE=200809L -I "$gmp_out/include" benches/programs/chain.c -Lpack/deps -l:libcugmp.so -Wl,-rpath,'$ORIGIN/../deps' -o pack/c/chain-cugmp
 # benches/programs/transfers.c (the engine's staged transfers alone) on cuGMP.
 cc -O2 -std=c11 -D_POSIX_C_SOURCE=200809L benches/programs/transfers.c -Lpack/deps -l:libcugmp.so -Wl,-rpath,'$ORIGIN/../deps' -o pack/c/transfers-cugmp
 
