@@ -307,3 +307,34 @@ fn transfers_program_tables_every_way() {
         assert_eq!(row.matches("(no GPU)").count(), 6, "{n} limbs without a GPU: {row}");
     }
 }
+
+/// benches/programs/chain.c (products of products, timed) builds
+/// warning-free on static GMP and on libcugmp.so, and its checksums of
+/// each product and square are GMP's on the CPU engine.
+#[test]
+fn chain_program_matches_gmp() {
+    let stage = common::stage();
+    let src = common::manifest().join("benches/programs/chain.c");
+    let (reference, ours) = (stage.join("chain-ref"), stage.join("chain-cugmp"));
+    for (exe, link_static) in [(&reference, true), (&ours, false)] {
+        let mut cc = Command::new("cc");
+        cc.args(["-O2", "-std=c11", "-D_POSIX_C_SOURCE=200809L", "-Wall", "-Wextra", "-Werror", "-I"]).arg(common::gmp_include_dir()).arg(&src).arg("-o").arg(exe);
+        if link_static {
+            cc.arg(common::gmp_static_lib());
+        } else {
+            let lib = stage.join("lib");
+            cc.arg(format!("-L{}", lib.display())).arg("-lcugmp").arg(format!("-Wl,-rpath,{}", lib.display()));
+        }
+        common::run_ok(&mut cc);
+    }
+    let checksums = |exe: &Path| {
+        let out = common::run_ok(common::program(exe).args(["3000,20000", "1"]));
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let rows: Vec<String> = text.lines().filter(|l| l.starts_with("| 3000 |") || l.starts_with("| 20000 |")).map(|l| l.rsplit('|').nth(1).unwrap_or_default().trim().to_string()).collect();
+        assert_eq!(rows.len(), 2, "{text}");
+        rows
+    };
+    let want = checksums(&reference);
+    assert!(want.iter().all(|c| c.split(' ').count() == 2 && c != "0 0"), "{want:?}");
+    assert_eq!(checksums(&ours), want, "chain's products on libcugmp.so");
+}

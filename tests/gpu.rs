@@ -375,7 +375,7 @@ fn lanes_failure(api: &Api) -> String {
 /// Products whose limbs the pool of pinned blocks holds (src/pinned.rs):
 /// chains of products, each taking earlier ones as operands (into a result
 /// with room, into an operand, negative), equal to GMP's every time; with
-/// the pool on, the last round's product of two pinned operands makes its
+/// the pool on, the last pass's product of two pinned operands makes its
 /// three transfers by DMA alone, and with `CUGMP_PINNED=0` none at all.
 fn pinned_products(api: &Api) -> String {
     let on = std::env::var("CUGMP_PINNED").as_deref() != Ok("0");
@@ -389,22 +389,22 @@ fn pinned_products(api: &Api) -> String {
         let (mut x, mut y, mut z) = (to_mpz(api, &Integer::new()), to_mpz(api, &Integer::new()), to_mpz(api, &Integer::new()));
         let (wx, wy) = (Integer::from(&leaves[0] * &-leaves[1].clone()), Integer::from(&leaves[2] * &leaves[3]));
         let wz = Integer::from(&wx * &wy);
-        for round in 0..8 {
+        for pass in 0..8 {
             unsafe {
                 (api.mul)(&mut *x, &*a, &*b);
                 (api.mul)(&mut *y, &*c, &*d);
             }
-            assert!(from_mpz(&x) == wx && from_mpz(&y) == wy, "MISMATCH: leaves' product of {n} limbs, round {round}");
+            assert!(from_mpz(&x) == wx && from_mpz(&y) == wy, "MISMATCH: leaves' product of {n} limbs, pass {pass}");
             let before = dma();
             unsafe { (api.mul)(&mut *z, &*x, &*y) };
             last = dma() - before;
-            assert!(from_mpz(&z) == wz, "MISMATCH: product of two products of {n} limbs, round {round}");
+            assert!(from_mpz(&z) == wz, "MISMATCH: product of two products of {n} limbs, pass {pass}");
             // The result one of the operands, then a square of it.
             let xr: *mut Mpz = &mut *x;
             unsafe { (api.mul)(xr, xr, &*y) };
-            assert!(from_mpz(&x) == wz, "MISMATCH: x = x y, {n} limbs, round {round}");
+            assert!(from_mpz(&x) == wz, "MISMATCH: x = x y, {n} limbs, pass {pass}");
             unsafe { (api.mul)(&mut *z, &*y, &*y) };
-            assert!(from_mpz(&z) == Integer::from(wy.square_ref()), "MISMATCH: y^2 of {n} limbs, round {round}");
+            assert!(from_mpz(&z) == Integer::from(wy.square_ref()), "MISMATCH: y^2 of {n} limbs, pass {pass}");
             checked += 4;
             // The pool's thread makes the blocks the misses asked for.
             std::thread::sleep(std::time::Duration::from_millis(20));

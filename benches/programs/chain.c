@@ -27,7 +27,7 @@ static int by_value(const void *a, const void *b) {
 }
 
 /* The median seconds of `reps` calls of z = x y (y == x: a square), after
- * three untimed calls 20 ms apart. */
+ * three untimed products 20 ms apart. */
 static double timed(mpz_t z, const mpz_t x, const mpz_t y, int reps) {
     for (int i = 0; i < 3; i++) {
         mpz_mul(z, x, y);

@@ -6,7 +6,8 @@
 //! ([`dispatch`]).
 //!
 //! It imports nothing of the crate but the leaves (`parallel`, for the
-//! threaded store of large results; `pages`, for huge pages). Every layer
+//! threaded store of large results; `pages`, for huge pages; `pinned`, the
+//! pool of pinned blocks its memory functions give back). Every layer
 //! above may use it.
 
 #![allow(non_camel_case_types, non_snake_case)]
