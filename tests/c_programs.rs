@@ -251,17 +251,15 @@ fn counts_of_ended_threads_add_up() {
     assert_eq!(one.1, three.1, "CUGMP_PROFILE's calls on one thread and on three");
 }
 
-/// benches/programs/pi.c (Chudnovsky: mpz binary splitting, mpf square root
-/// and division, mpf_get_str) on static GMP and on libcugmp.so, on one
-/// thread and on three: the same digits every way.
-#[test]
-fn pi_program_matches_gmp() {
+/// benches/programs/`name`.c built warning-free on static GMP (`name`-ref)
+/// and on libcugmp.so (`name`-cugmp), in that order.
+fn program_both_ways(name: &str) -> (std::path::PathBuf, std::path::PathBuf) {
     let stage = common::stage();
-    let src = common::manifest().join("benches/programs/pi.c");
-    let (reference, ours) = (stage.join("pi-ref"), stage.join("pi-cugmp"));
+    let src = common::manifest().join(format!("benches/programs/{name}.c"));
+    let (reference, ours) = (stage.join(format!("{name}-ref")), stage.join(format!("{name}-cugmp")));
     for (exe, link_static) in [(&reference, true), (&ours, false)] {
         let mut cc = Command::new("cc");
-        cc.args(["-O2", "-std=c11", "-D_POSIX_C_SOURCE=200809L", "-Wall", "-Werror", "-I"]).arg(common::gmp_include_dir()).arg(&src).arg("-o").arg(exe);
+        cc.args(["-O2", "-std=c11", "-D_POSIX_C_SOURCE=200809L", "-Wall", "-Wextra", "-Werror", "-I"]).arg(common::gmp_include_dir()).arg(&src).arg("-o").arg(exe);
         if link_static {
             cc.arg(common::gmp_static_lib());
         } else {
@@ -270,6 +268,15 @@ fn pi_program_matches_gmp() {
         }
         common::run_ok(cc.arg("-lpthread"));
     }
+    (reference, ours)
+}
+
+/// benches/programs/pi.c (Chudnovsky: mpz binary splitting, mpf square root
+/// and division, mpf_get_str) on static GMP and on libcugmp.so, on one
+/// thread and on three: the same digits every way.
+#[test]
+fn pi_program_matches_gmp() {
+    let (reference, ours) = program_both_ways("pi");
     let digits = |exe: &Path, threads: &str| {
         let out = common::run_ok(common::program(exe).args(["20000", threads]));
         String::from_utf8_lossy(&out.stdout).lines().next().unwrap_or_default().to_string()
@@ -313,20 +320,7 @@ fn transfers_program_tables_every_way() {
 /// each product and square are GMP's on the CPU engine.
 #[test]
 fn chain_program_matches_gmp() {
-    let stage = common::stage();
-    let src = common::manifest().join("benches/programs/chain.c");
-    let (reference, ours) = (stage.join("chain-ref"), stage.join("chain-cugmp"));
-    for (exe, link_static) in [(&reference, true), (&ours, false)] {
-        let mut cc = Command::new("cc");
-        cc.args(["-O2", "-std=c11", "-D_POSIX_C_SOURCE=200809L", "-Wall", "-Wextra", "-Werror", "-I"]).arg(common::gmp_include_dir()).arg(&src).arg("-o").arg(exe);
-        if link_static {
-            cc.arg(common::gmp_static_lib());
-        } else {
-            let lib = stage.join("lib");
-            cc.arg(format!("-L{}", lib.display())).arg("-lcugmp").arg(format!("-Wl,-rpath,{}", lib.display()));
-        }
-        common::run_ok(&mut cc);
-    }
+    let (reference, ours) = program_both_ways("chain");
     let checksums = |exe: &Path| {
         let out = common::run_ok(common::program(exe).args(["3000,20000", "1"]));
         let text = String::from_utf8_lossy(&out.stdout).into_owned();
