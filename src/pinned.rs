@@ -87,7 +87,7 @@ pub fn take(bytes: usize) -> Option<(*mut u8, usize)> {
         }
         return Some((base as *mut u8, size));
     }
-    if !pool.asked.contains(&size) && pool.pinned + size <= bounds().pinned {
+    if pool.asked.iter().filter(|&&s| s == size).count() < ASKED_AT_ONCE && pool.pinned + size <= bounds().pinned {
         // Counted now, so requests made meanwhile stay within the bound.
         pool.pinned += size;
         pool.asked.push(size);
@@ -96,6 +96,13 @@ pub fn take(bytes: usize) -> Option<(*mut u8, usize)> {
     }
     None
 }
+
+/// Blocks of one size asked of the maker and not yet made, at most: each
+/// request that finds none kept asks for one, so that a program whose
+/// numbers of one size need several (a product's two operands, made one
+/// after the other) has them once each has missed, and a burst
+/// of misses asks for no more than this.
+const ASKED_AT_ONCE: usize = 4;
 
 /// Gives back the block at `p` if it is one of the pool's (kept for the
 /// next request, or released beyond the bound on kept memory); false for
@@ -326,7 +333,9 @@ fn make(size: usize) {
         }
     });
     let mut pool = POOL.lock();
-    pool.asked.retain(|&s| s != size);
+    if let Some(i) = pool.asked.iter().position(|&s| s == size) {
+        pool.asked.swap_remove(i);
+    }
     match made {
         Some(base) => {
             pool.blocks.insert(base, Block { bytes: size, live: false });

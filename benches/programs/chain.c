@@ -1,14 +1,18 @@
 /* Products of products end to end through the GMP API: x = a b and y = c d
- * (a, b, c, d of n/2 limbs each, made twice), then z = x y and z = x^2 timed, median
+ * (a, b, c, d of n/2 limbs each, made three times 200 ms apart), then z = x y and z = x^2 timed, median
  * of REPS after three untimed ones with a pause between (for cuGMP: the
  * pool's thread makes the pinned blocks the first products asked for, so
  * the timed products' operands and results lie in pinned memory, as the
  * large numbers of a program that multiplies its products do). Prints ms,
- * the PCIe floor (32 n bytes for a product, 24 n for a square, at 55 GB/s)
- * and a checksum of each result (z mod 2^61 - 1) to compare with GMP's.
+ * the PCIe floor (32 n bytes for a product, 24 n for a square, at 55 GB/s),
+ * cuGMP's transfers by DMA alone a product (cugmp_pinned_transfers, where
+ * the library has it) and a checksum of each result (z mod 2^61 - 1) to
+ * compare with GMP's.
  *
  *   chain [LIMBS,LIMBS,...] [REPS]
  *   cc -O2 chain.c -lgmp -o chain      (or -lcugmp) */
+#define _GNU_SOURCE
+#include <dlfcn.h>
 #include <gmp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,20 +30,27 @@ static int by_value(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
+/* cuGMP's count of transfers by DMA alone (cugmp_pinned_transfers), or
+ * NULL on GMP. */
+static unsigned long (*pinned_transfers)(void);
+
 /* The median seconds of `reps` calls of z = x y (y == x: a square), after
- * three untimed products 20 ms apart. */
-static double timed(mpz_t z, const mpz_t x, const mpz_t y, int reps) {
+ * three untimed products 20 ms apart; `*dma`: the timed products'
+ * transfers by DMA alone, a product (cuGMP). */
+static double timed(mpz_t z, const mpz_t x, const mpz_t y, int reps, double *dma) {
     for (int i = 0; i < 3; i++) {
         mpz_mul(z, x, y);
         struct timespec pause = {0, 20 * 1000 * 1000};
         nanosleep(&pause, NULL);
     }
     double *t = malloc(reps * sizeof *t);
+    unsigned long before = pinned_transfers ? pinned_transfers() : 0;
     for (int i = 0; i < reps; i++) {
         double s = now();
         mpz_mul(z, x, y);
         t[i] = now() - s;
     }
+    *dma = pinned_transfers ? (double)(pinned_transfers() - before) / reps : 0;
     qsort(t, reps, sizeof *t, by_value);
     double m = t[reps / 2];
     free(t);
@@ -50,6 +61,7 @@ int main(int argc, char **argv) {
     const char *sizes = argc > 1 ? argv[1] : "1000000,2000000,10000000";
     int reps = argc > 2 ? atoi(argv[2]) : 21;
     if (reps < 1) reps = 1;
+    *(void **)&pinned_transfers = dlsym(RTLD_DEFAULT, "cugmp_pinned_transfers");
     gmp_randstate_t rng;
     gmp_randinit_default(rng);
     gmp_randseed_ui(rng, 20261201);
@@ -57,8 +69,8 @@ int main(int argc, char **argv) {
     mpz_inits(a, b, c, d, x, y, z, m, NULL);
     mpz_ui_pow_ui(m, 2, 61);
     mpz_sub_ui(m, m, 1);
-    printf("| n limbs | product ms | floor ms | product / floor | square ms | floor ms | square / floor | product / square | checksums |\n");
-    printf("|---|---|---|---|---|---|---|---|---|\n");
+    printf("| n limbs | product ms | floor ms | product / floor | square ms | floor ms | square / floor | product / square | transfers by DMA alone, a product / a square | checksums |\n");
+    printf("|---|---|---|---|---|---|---|---|---|---|\n");
     char *list = strdup(sizes);
     for (char *s = strtok(list, ","); s; s = strtok(NULL, ",")) {
         size_t n = strtoull(s, NULL, 10);
@@ -71,25 +83,28 @@ int main(int argc, char **argv) {
         mpz_setbit(b, bits - 1);
         mpz_setbit(c, bits - 1);
         mpz_setbit(d, bits - 1);
-        /* Twice, a pause between: the first products ask the pool for
-         * blocks of their size, the second ones take them (cuGMP). */
-        for (int i = 0; i < 2; i++) {
+        /* Three times, a pause after each: a product that finds no block
+         * of its size kept asks the pool for one, and the next product of
+         * that size takes it (cuGMP): y may take the block x asked for,
+         * and x then has one from the third pass. */
+        for (int i = 0; i < 3; i++) {
             mpz_mul(x, a, b);
             mpz_mul(y, c, d);
-            struct timespec pause = {0, 20 * 1000 * 1000};
+            struct timespec pause = {0, 200 * 1000 * 1000};
             nanosleep(&pause, NULL);
         }
-        double tp = timed(z, x, y, reps);
+        double dp, ds;
+        double tp = timed(z, x, y, reps, &dp);
         mpz_t r;
         mpz_init(r);
         mpz_mod(r, z, m);
         unsigned long long sp = mpz_get_ui(r);
-        double ts = timed(z, x, x, reps);
+        double ts = timed(z, x, x, reps, &ds);
         mpz_mod(r, z, m);
         unsigned long long ss = mpz_get_ui(r);
         mpz_clear(r);
         double fp = 32.0 * n / 55e9, fs = 24.0 * n / 55e9;
-        printf("| %zu | %.3f | %.3f | %.2fx | %.3f | %.3f | %.2fx | %.2fx | %llx %llx |\n", n, tp * 1e3, fp * 1e3, tp / fp, ts * 1e3, fs * 1e3, ts / fs, tp / ts, sp, ss);
+        printf("| %zu | %.3f | %.3f | %.2fx | %.3f | %.3f | %.2fx | %.2fx | %.1f / %.1f | %llx %llx |\n", n, tp * 1e3, fp * 1e3, tp / fp, ts * 1e3, fs * 1e3, ts / fs, tp / ts, dp, ds, sp, ss);
         fflush(stdout);
     }
     free(list);

@@ -279,6 +279,25 @@ mod tests {
         }
     }
 
+    /// Two requests of one size that find none kept each ask for a block:
+    /// both are then handed out, two blocks (a product's two operands).
+    #[test]
+    fn each_miss_asks_for_a_block() {
+        pool_without_device();
+        let size = 12 << 20;
+        assert!(crate::pinned::take(size).is_none() && crate::pinned::take(size).is_none(), "a block of 12 MiB was kept before any was asked for");
+        // Mapping two blocks takes the pool's thread microseconds here (the
+        // pinner pins nothing); no request meanwhile asks for more.
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        let (a, b) = (crate::pinned::take(size), crate::pinned::take(size));
+        let (Some(a), Some(b)) = (a, b) else { panic!("two misses of one size: {} block(s) made, not two", a.is_some() as u32 + b.is_some() as u32) };
+        assert_ne!(a.0, b.0, "one block handed out twice");
+        unsafe {
+            (embedded::__gmp_free_func)(a.0.cast(), a.1);
+            (embedded::__gmp_free_func)(b.0.cast(), b.1);
+        }
+    }
+
     /// A forked child reads the numbers in pool blocks and frees them
     /// (unmapped there, not given to a pool it cannot pin for), and its
     /// writes never reach the parent's limbs.
