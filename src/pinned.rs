@@ -30,7 +30,7 @@
 //! device opens, `take` gives nothing.
 
 use std::collections::{BTreeMap, VecDeque};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex, OnceLock};
 
 /// The smallest block (a huge page). Smaller transfers gain little: the
@@ -45,17 +45,16 @@ pub struct Pinner {
     pub unpin: fn(*mut u8, usize),
 }
 
-static PINNER: OnceLock<Pinner> = OnceLock::new();
-/// The process that installed the pinner; a forked child is another.
-static OWNER: AtomicUsize = AtomicUsize::new(0);
+/// The pinner, and the process that installed it (a forked child is
+/// another), set together so that no thread sees one without the other.
+static PINNER: OnceLock<(Pinner, u32)> = OnceLock::new();
 /// Set after the pinner refused a block: the pool gives nothing more.
 static REFUSED: AtomicBool = AtomicBool::new(false);
 
 /// Makes the pool hand out blocks pinned by `pinner`. The first call wins;
 /// later ones change nothing.
 pub fn install(pinner: Pinner) {
-    if PINNER.set(pinner).is_ok() {
-        OWNER.store(std::process::id() as usize, Ordering::Release);
+    if PINNER.set((pinner, std::process::id())).is_ok() {
         // SAFETY: the handlers only take and drop the pool's lock (below).
         unsafe { libc::pthread_atfork(Some(before_fork), Some(after_fork), Some(after_fork)) };
     }
@@ -63,11 +62,16 @@ pub fn install(pinner: Pinner) {
 
 /// Whether `take` can hand out blocks in this process now.
 pub fn active() -> bool {
-    PINNER.get().is_some() && in_owner() && !REFUSED.load(Ordering::Relaxed)
+    in_owner() && !REFUSED.load(Ordering::Relaxed)
 }
 
+/// Whether a pinner is installed and this is the process that installed it.
 fn in_owner() -> bool {
-    OWNER.load(Ordering::Acquire) == std::process::id() as usize
+    PINNER.get().is_some_and(|&(_, owner)| owner == std::process::id())
+}
+
+fn pinner() -> Option<Pinner> {
+    PINNER.get().map(|&(p, _)| p)
 }
 
 /// A block of at least `bytes` bytes from those kept, as (address, its
@@ -149,6 +153,13 @@ pub fn holds(p: *const u8, bytes: usize) -> bool {
     let at = p as usize;
     let pool = POOL.lock();
     pool.blocks.range(..=at).next_back().is_some_and(|(&base, b)| b.live && at + bytes <= base + b.bytes)
+}
+
+/// How many blocks for requests of `bytes` bytes are kept now (tests).
+#[cfg(test)]
+pub fn kept_for(bytes: usize) -> usize {
+    let size = class(bytes);
+    POOL.lock().kept.iter().filter(|&&(b, _)| b == size).count()
 }
 
 /// The pool's bytes now: pinned in all (in use, kept, being made), and kept.
@@ -312,7 +323,7 @@ impl Maker {
             match task {
                 Task::Make(size) => make(size),
                 Task::Release(base, size) => {
-                    if let Some(p) = PINNER.get() {
+                    if let Some(p) = pinner() {
                         (p.unpin)(base as *mut u8, size);
                     }
                     unmap(base, size);
@@ -325,7 +336,7 @@ impl Maker {
 /// Maps, pins and keeps a block of `size` bytes (counted in `pinned` when
 /// it was asked for).
 fn make(size: usize) {
-    let made = map(size).and_then(|base| match PINNER.get() {
+    let made = map(size).and_then(|base| match pinner() {
         Some(p) if (p.pin)(base as *mut u8, size) => Some(base),
         _ => {
             unmap(base, size);

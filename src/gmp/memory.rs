@@ -221,9 +221,17 @@ mod tests {
     }
 
     /// A pinner that pins nothing (no device here): the pool's bookkeeping
-    /// alone, which is what GMP's memory functions meet.
+    /// alone, which is what GMP's memory functions meet. It takes 50 ms a
+    /// block, as a real one takes milliseconds, so that requests made
+    /// microseconds apart all find none made yet.
     fn pool_without_device() {
-        crate::pinned::install(crate::pinned::Pinner { pin: |_, _| true, unpin: |_, _| {} });
+        crate::pinned::install(crate::pinned::Pinner {
+            pin: |_, _| {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+                true
+            },
+            unpin: |_, _| {},
+        });
     }
 
     /// A pool block of `bytes` bytes, once the pool's thread has made one
@@ -286,11 +294,16 @@ mod tests {
         pool_without_device();
         let size = 12 << 20;
         assert!(crate::pinned::take(size).is_none() && crate::pinned::take(size).is_none(), "a block of 12 MiB was kept before any was asked for");
-        // Mapping two blocks takes the pool's thread microseconds here (the
-        // pinner pins nothing); no request meanwhile asks for more.
-        std::thread::sleep(std::time::Duration::from_millis(500));
+        // The pool's thread makes them after what the other tests asked
+        // for (50 ms a block here); no request meanwhile asks for more.
+        let asked = std::time::Instant::now();
+        while crate::pinned::kept_for(size) < 2 && asked.elapsed().as_secs() < 10 {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
         let (a, b) = (crate::pinned::take(size), crate::pinned::take(size));
-        let (Some(a), Some(b)) = (a, b) else { panic!("two misses of one size: {} block(s) made, not two", a.is_some() as u32 + b.is_some() as u32) };
+        let (Some(a), Some(b)) = (a, b) else {
+            panic!("two misses of one size: {} block(s) made, not two (pool active {}, bytes {:?})", a.is_some() as u32 + b.is_some() as u32, crate::pinned::active(), crate::pinned::bytes())
+        };
         assert_ne!(a.0, b.0, "one block handed out twice");
         unsafe {
             (embedded::__gmp_free_func)(a.0.cast(), a.1);
