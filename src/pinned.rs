@@ -162,7 +162,9 @@ pub fn kept_for(bytes: usize) -> usize {
     POOL.lock().kept.iter().filter(|&&(b, _)| b == size).count()
 }
 
-/// The pool's bytes now: pinned in all (in use, kept, being made), and kept.
+/// The pool's bytes now: pinned in all (in use, kept, being made), and kept
+/// (tests).
+#[cfg(test)]
 pub fn bytes() -> (usize, usize) {
     let pool = POOL.lock();
     (pool.pinned, pool.kept_bytes)
@@ -203,7 +205,6 @@ struct Block {
     live: bool,
 }
 
-#[derive(Default)]
 struct Pool {
     /// Every block of the pool, in use or kept, by address.
     blocks: BTreeMap<usize, Block>,
@@ -221,13 +222,16 @@ struct Pool {
 /// child never finds it taken by a thread it does not have.
 struct Locked {
     held: AtomicBool,
-    pool: std::cell::UnsafeCell<Option<Pool>>,
+    pool: std::cell::UnsafeCell<Pool>,
 }
 
 // SAFETY: the pool is reached only under `held`.
 unsafe impl Sync for Locked {}
 
-static POOL: Locked = Locked { held: AtomicBool::new(false), pool: std::cell::UnsafeCell::new(None) };
+static POOL: Locked = Locked {
+    held: AtomicBool::new(false),
+    pool: std::cell::UnsafeCell::new(Pool { blocks: BTreeMap::new(), kept: Vec::new(), kept_bytes: 0, pinned: 0, asked: Vec::new() }),
+};
 
 struct Guard(&'static Locked);
 
@@ -251,16 +255,15 @@ impl Locked {
 impl std::ops::Deref for Guard {
     type Target = Pool;
     fn deref(&self) -> &Pool {
-        // SAFETY: the lock is held; the pool was made by deref_mut or is
-        // made here under it.
-        unsafe { (*self.0.pool.get()).get_or_insert_with(Pool::default) }
+        // SAFETY: the lock is held.
+        unsafe { &*self.0.pool.get() }
     }
 }
 
 impl std::ops::DerefMut for Guard {
     fn deref_mut(&mut self) -> &mut Pool {
         // SAFETY: the lock is held.
-        unsafe { (*self.0.pool.get()).get_or_insert_with(Pool::default) }
+        unsafe { &mut *self.0.pool.get() }
     }
 }
 

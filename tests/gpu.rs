@@ -385,9 +385,10 @@ fn pinned_products(api: &Api) -> String {
     let start = dma();
     for n in [150_000u32, 400_000] {
         let leaves: Vec<Integer> = (0..4).map(|k| operand(n, k % 3, &mut rng)).collect();
-        let (a, b, c, d) = (to_mpz(api, &leaves[0]), to_mpz(api, &-leaves[1].clone()), to_mpz(api, &leaves[2]), to_mpz(api, &leaves[3]));
+        let minus = Integer::from(-&leaves[1]);
+        let (a, b, c, d) = (to_mpz(api, &leaves[0]), to_mpz(api, &minus), to_mpz(api, &leaves[2]), to_mpz(api, &leaves[3]));
         let (mut x, mut y, mut z) = (to_mpz(api, &Integer::new()), to_mpz(api, &Integer::new()), to_mpz(api, &Integer::new()));
-        let (wx, wy) = (Integer::from(&leaves[0] * &-leaves[1].clone()), Integer::from(&leaves[2] * &leaves[3]));
+        let (wx, wy) = (Integer::from(&leaves[0] * &minus), Integer::from(&leaves[2] * &leaves[3]));
         let wz = Integer::from(&wx * &wy);
         for pass in 0..8 {
             unsafe {

@@ -118,20 +118,15 @@ pub unsafe extern "C" fn free(p: *mut c_void, n: size_t) {
 /// where GMP's own defaults are still in place. Called once, from the
 /// load-time constructor, before any other thread of the library runs.
 pub fn install() {
-    // SAFETY: GMP's function pointers, written here only while they hold
-    // GMP's defaults (no program has set its own yet), from the loader's
-    // thread.
+    // SAFETY: reads of GMP's function pointers, then written only while
+    // they hold GMP's defaults (no program has set its own yet, so no
+    // number is alive), from the loader's thread.
     unsafe {
-        let p = &raw mut embedded::__gmp_allocate_func;
-        let r = &raw mut embedded::__gmp_reallocate_func;
-        let f = &raw mut embedded::__gmp_free_func;
-        if *p as *const () == embedded::gmp_default_allocate as *const ()
-            && *r as *const () == embedded::gmp_default_reallocate as *const ()
-            && *f as *const () == embedded::gmp_default_free as *const ()
+        if embedded::__gmp_allocate_func as *const () == embedded::gmp_default_allocate as *const ()
+            && embedded::__gmp_reallocate_func as *const () == embedded::gmp_default_reallocate as *const ()
+            && embedded::__gmp_free_func as *const () == embedded::gmp_default_free as *const ()
         {
-            p.write(allocate);
-            r.write(reallocate);
-            f.write(free);
+            set_functions(None, None, None);
         }
     }
 }
@@ -155,7 +150,7 @@ pub unsafe fn set_functions(a: Option<embedded::AllocFn>, r: Option<embedded::Re
 
 /// Whether GMP's memory functions are those `install` put in place
 /// (thread safe, malloc's blocks or the pool's), not a program's: only then
-/// may limbs come from the pool (`pinned_in_use`).
+/// may limbs come from the pool (`mpz::pinned_limbs`).
 pub fn defaults_in_place() -> bool {
     // SAFETY: reads of GMP's function pointers.
     unsafe {

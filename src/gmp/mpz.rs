@@ -100,11 +100,10 @@ pub unsafe fn allocate_limbs(n: usize) -> *mut mp_limb_t {
 /// not give the block back). Given back by [`free_limbs`] with its room,
 /// or handed to an `mpz_t` by [`adopt`].
 pub fn pinned_limbs(n: usize) -> Option<(*mut mp_limb_t, usize)> {
-    let bytes = n.checked_mul(std::mem::size_of::<mp_limb_t>())?;
-    if bytes < crate::pinned::MIN_BYTES || !super::memory::defaults_in_place() {
+    if !super::memory::defaults_in_place() {
         return None;
     }
-    let (p, room) = crate::pinned::take(bytes)?;
+    let (p, room) = crate::pinned::take(n.checked_mul(std::mem::size_of::<mp_limb_t>())?)?;
     // A block beyond INT_MAX limbs is counted as INT_MAX (GMP's bound on
     // _mp_alloc); it still frees as the pool's by its address.
     Some((p as *mut mp_limb_t, (room / std::mem::size_of::<mp_limb_t>()).min(c_int::MAX as usize)))
