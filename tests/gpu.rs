@@ -369,7 +369,49 @@ fn lanes_failure(api: &Api) -> String {
             }
         }
     }
-    format!("{failed} products on lanes failed part-way and came from the CPU, {on_gpu} below the lanes from the GPU, all equal to GMP's")
+    let queued = lanes_failure_pinned(api);
+    format!("{failed} products on lanes failed part-way and came from the CPU, {on_gpu} below the lanes from the GPU, all equal to GMP's; {queued}")
+}
+
+/// The same failure where both operands lie in pinned blocks: their DMAs
+/// are queued and not waited for (`Gpu::on_device`), so the failed product
+/// must wait for them before the CPU computes the result, into one of the
+/// operands in the last case. x and y (450,000 limbs, products below the
+/// lanes on the GPU, in pool blocks once the pool has their size) make a
+/// product on lanes.
+fn lanes_failure_pinned(api: &Api) -> String {
+    let mut rng = RandState::new();
+    let (fallbacks, dma) = (|| unsafe { (api.gpu_fallbacks)() }, || unsafe { (api.pinned_transfers)() });
+    let leaves: Vec<Integer> = (0..4).map(|k| operand(225_000, k % 3, &mut rng)).collect();
+    let (wx, wy) = (Integer::from(&leaves[0] * &leaves[1]), Integer::from(&leaves[2] * &leaves[3]));
+    let wz = Integer::from(&wx * &wy);
+    let m: Vec<_> = leaves.iter().map(|l| to_mpz(api, l)).collect();
+    let (mut x, mut y, mut z) = (to_mpz(api, &Integer::new()), to_mpz(api, &Integer::new()), to_mpz(api, &Integer::new()));
+    let (mut queued_failures, mut checked) = (0, 0);
+    for pass in 0..8 {
+        unsafe {
+            (api.mul)(&mut *x, &*m[0], &*m[1]);
+            (api.mul)(&mut *y, &*m[2], &*m[3]);
+        }
+        assert!(from_mpz(&x) == wx && from_mpz(&y) == wy, "MISMATCH: 225,000-limb leaves' products, pass {pass}");
+        let (refused, before) = (fallbacks(), dma());
+        unsafe { (api.mul)(&mut *z, &*x, &*y) };
+        let uploads = dma() - before;
+        assert!(from_mpz(&z) == wz, "MISMATCH: a product on lanes of pinned operands under CUGMP_FAULT=gpu-lanes, pass {pass}");
+        assert!(fallbacks() > refused, "a product on lanes did not fail under CUGMP_FAULT=gpu-lanes, pass {pass}");
+        // Both operands by DMA alone: their uploads were queued unwaited.
+        queued_failures += usize::from(uploads >= 2);
+        let xr: *mut Mpz = &mut *x;
+        unsafe { (api.mul)(xr, xr, &*y) };
+        assert!(from_mpz(&x) == wz, "MISMATCH: x = x y on lanes under CUGMP_FAULT=gpu-lanes, pass {pass}");
+        checked += 2;
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(queued_failures > 0, "no failed product had both its operands' uploads queued from pinned blocks");
+    for mut v in m.into_iter().chain([x, y, z]) {
+        unsafe { (api.clear)(&mut *v) };
+    }
+    format!("{checked} products of pinned operands failed on lanes and came from the CPU, {queued_failures} with both uploads queued, all equal to GMP's")
 }
 
 /// Products whose limbs the pool of pinned blocks holds (src/pinned.rs):

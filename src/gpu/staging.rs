@@ -265,23 +265,48 @@ impl Gpu {
         timed(Phase::Upload, || self.copy_to_device_untimed(stream, x))
     }
 
+    /// Where `x` (non-empty) lies in a pinned block: a new device buffer
+    /// of its length, its DMA queued on `stream` and not waited for. The
+    /// caller keeps `x` alive and unchanged until `stream`'s work so far is
+    /// done (a product waits for it with its download, `Gpu::on_device`).
+    /// None where `x` is elsewhere (`copy_to_device` stages it).
+    pub(super) fn queue_pinned_upload(&self, stream: &Arc<CudaStream>, x: &[u64]) -> Result<Option<CudaSlice<u64>>, GpuError> {
+        timed(Phase::Upload, || {
+            let queued = self.queue_pinned_upload_untimed(stream, x)?;
+            if queued.is_some() {
+                crate::stats::copied_to_gpu(std::mem::size_of_val(x));
+            }
+            if queued.is_some() && crate::stats::profiling() {
+                // The profile's upload column holds the DMA, not only its queueing.
+                stream.synchronize()?;
+            }
+            Ok(queued)
+        })
+    }
+
+    fn queue_pinned_upload_untimed(&self, stream: &Arc<CudaStream>, x: &[u64]) -> Result<Option<CudaSlice<u64>>, GpuError> {
+        if x.is_empty() || !in_pinned_block(x) {
+            return Ok(None);
+        }
+        let began = crate::config::get().log.then(std::time::Instant::now);
+        // Written whole by the DMA before anything reads it.
+        let dev = unsafe { stream.alloc::<u64>(x.len()) }?;
+        crate::stats::pinned_transfer(8 * x.len());
+        unsafe { result::memcpy_htod_async(addr(&dev, stream), x, stream.cu_stream()) }?;
+        if let Some(t) = began {
+            crate::config::log!("upload by DMA alone, {} limbs: buffer and DMA queued in {:.3} ms", x.len(), t.elapsed().as_secs_f64() * 1e3);
+        }
+        Ok(Some(dev))
+    }
+
     fn copy_to_device_untimed(&self, stream: &Arc<CudaStream>, x: &[u64]) -> Result<CudaSlice<u64>, GpuError> {
         crate::stats::copied_to_gpu(std::mem::size_of_val(x));
         if x.is_empty() {
             return Ok(stream.alloc_zeros::<u64>(1)?);
         }
-        if in_pinned_block(x) {
-            let began = crate::config::get().log.then(std::time::Instant::now);
-            // Written whole by the DMA before anything reads it.
-            let dev = unsafe { stream.alloc::<u64>(x.len()) }?;
-            let allocated = began.map(|t| t.elapsed());
-            crate::stats::pinned_transfer(8 * x.len());
-            unsafe { result::memcpy_htod_async(addr(&dev, stream), x, stream.cu_stream()) }?;
+        if let Some(dev) = self.queue_pinned_upload_untimed(stream, x)? {
             // x is the caller's only until this returns, as when staged.
             stream.record_event(None)?.synchronize()?;
-            if let (Some(t), Some(a)) = (began, allocated) {
-                crate::config::log!("upload by DMA alone, {} limbs: device buffer {:.3} ms, DMA and its wait {:.3} ms", x.len(), a.as_secs_f64() * 1e3, (t.elapsed() - a).as_secs_f64() * 1e3);
-            }
             return Ok(dev);
         }
         if 8 * x.len() < THREADED_MIN_BYTES {

@@ -70,6 +70,11 @@ pub enum Second<'a> {
     /// Still in host memory: uploaded on the upload stream while the
     /// first operand's forward transform runs (`product_transforms`).
     Host(&'a [u64]),
+    /// In device memory once the event is done: its DMA from a pinned
+    /// block, queued on the upload stream before the first operand's
+    /// transform, may still run. Its readers make their stream wait for
+    /// the event first (`ready`).
+    Queued(u64, usize, &'a CudaEvent),
 }
 
 impl Second<'_> {
@@ -79,6 +84,36 @@ impl Second<'_> {
             Second::Square => un,
             Second::At(_, vn) => vn,
             Second::Host(x) => x.len(),
+            Second::Queued(_, vn, _) => vn,
+        }
+    }
+}
+
+/// `stream` made to wait for a queued second operand's upload: its address.
+fn ready(stream: &CudaStream, (vp, ready): (u64, &CudaEvent)) -> Result<u64, GpuError> {
+    stream.wait(ready)?;
+    Ok(vp)
+}
+
+/// An upload that `on_device` queued and did not wait for. Dropped before
+/// the product's end (an error, a panic), it waits on the host for the
+/// streams, so the caller's limbs are never changed or freed while a DMA
+/// still reads them.
+struct Unwaited {
+    streams: Vec<Arc<CudaStream>>,
+}
+
+impl Unwaited {
+    /// The product's download waited for every stream: nothing to wait for.
+    fn done(mut self) {
+        self.streams.clear();
+    }
+}
+
+impl Drop for Unwaited {
+    fn drop(&mut self) {
+        for s in &self.streams {
+            let _ = s.synchronize();
         }
     }
 }
@@ -275,9 +310,20 @@ impl Gpu {
                 }
                 Ok(())
             };
-            let du = self.copy_to_device(&stream, u)?;
-            let mut slot = None;
-            let v = self.second_operand(&stream, v, squaring, overlap, &mut slot)?;
+            // Operands in pinned blocks: both DMAs queued at once, the
+            // second on the upload stream, before any host work of the
+            // product (its first transform's launches included) could
+            // delay the second; the host waits for neither.
+            let mut unwaited = Unwaited { streams: Vec::new() };
+            let du = match self.queue_pinned_upload(&stream, u)? {
+                Some(d) => {
+                    unwaited.streams.push(stream.clone());
+                    d
+                }
+                None => self.copy_to_device(&stream, u)?,
+            };
+            let (mut slot, mut queued) = (None, None);
+            let v = self.second_operand(&stream, v, squaring, overlap, &mut slot, (&mut queued, &mut unwaited))?;
             lap("upload")?;
             let t = compute(&stream, &du, v)?;
             lap("product")?;
@@ -286,21 +332,41 @@ impl Gpu {
                 stream.synchronize()?;
             }
             let out = fetch(&stream, &t)?;
+            // The download waited for `stream`, which waited for the uploads.
+            unwaited.done();
             lap("download")?;
             Ok(out)
         })
     }
 
-    /// `v` as `product_dev` takes it: `Second::Host` where it pays to upload
-    /// it beside the first operand's transform (`overlap`: the caller's plan
-    /// allows it; a large operand; an upload stream), else uploaded now into
-    /// `slot`.
-    fn second_operand<'a>(&self, stream: &Arc<CudaStream>, v: &'a [u64], squaring: bool, overlap: bool, slot: &'a mut Option<CudaSlice<u64>>) -> Result<Second<'a>, GpuError> {
+    /// `v` as `product_dev` takes it. Where it pays to upload it beside the
+    /// first operand's transform (`overlap`: the caller's plan allows it; a
+    /// large operand; an upload stream): from a pinned block, its DMA
+    /// queued now on the upload stream (`Second::Queued`, the buffer and
+    /// the event in `queued`, the stream added to `unwaited`), else
+    /// `Second::Host`. Otherwise uploaded now into `slot`.
+    fn second_operand<'a>(
+        &self,
+        stream: &Arc<CudaStream>,
+        v: &'a [u64],
+        squaring: bool,
+        overlap: bool,
+        slot: &'a mut Option<CudaSlice<u64>>,
+        (queued, unwaited): (&'a mut Option<(Beside, CudaEvent)>, &mut Unwaited),
+    ) -> Result<Second<'a>, GpuError> {
         if squaring {
             return Ok(Second::Square);
         }
-        if overlap && v.len() >= OVERLAP_MIN_LIMBS && self.queue().upload.is_some() {
-            return Ok(Second::Host(v));
+        if let (true, Some(side)) = (overlap && v.len() >= OVERLAP_MIN_LIMBS, self.queue().upload.as_ref()) {
+            let Some(buf) = self.queue_pinned_upload(side, v)? else { return Ok(Second::Host(v)) };
+            unwaited.streams.push(side.clone());
+            let vp = addr(&buf, side);
+            // Made Beside before the event, so that an error frees the buffer
+            // after the main stream's work (none reads it yet).
+            let beside = Beside { buf: Some(buf), main: stream.clone(), side: side.clone() };
+            let done = side.record_event(None)?;
+            let (_, done) = queued.insert((beside, done));
+            return Ok(Second::Queued(vp, v.len(), done));
         }
         let d = slot.insert(self.copy_to_device(stream, v)?);
         Ok(Second::At(addr(d, stream), v.len()))
@@ -340,6 +406,7 @@ impl Gpu {
                 drop(beside);
                 x
             }
+            Second::Queued(vp, vn, done) => turn((ready(stream, (vp, done))?, vn)),
         }
     }
 
@@ -393,7 +460,7 @@ impl Gpu {
         let on_device = match v {
             Second::Square => Some((up, un)),
             Second::At(vp, vn) => Some((vp, vn)),
-            Second::Host(_) => None,
+            Second::Host(_) | Second::Queued(..) => None,
         };
         if !square {
             self.forward_radix_at(stream, table, fp, up, un)?;
@@ -419,6 +486,12 @@ impl Gpu {
                 _beside = Some(uploaded);
                 self.forward_radix_at(stream, table, at, vp, x.len())?;
                 (vp, x.len())
+            }
+            (None, Second::Queued(vp, vn, done)) => {
+                drop(events.take());
+                let vp = ready(stream, (vp, done))?;
+                self.forward_radix_at(stream, table, at, vp, vn)?;
+                (vp, vn)
             }
             (None, _) => return Err(GpuError::TooLarge),
         };
@@ -473,6 +546,7 @@ impl Gpu {
             Second::Square => None,
             Second::At(vp, vn) => Some((vp, vn)),
             Second::Host(x) => Some((addr(slot.insert(self.copy_to_device(stream, x)?), stream), vn)),
+            Second::Queued(vp, vn, done) => Some((ready(stream, (vp, done))?, vn)),
         };
         self.gfp_product(stream, (up, un), v, log_n)
     }
@@ -489,6 +563,7 @@ impl Gpu {
         let vp = match v {
             Second::At(vp, _) => vp,
             Second::Host(x) => addr(slot.insert(self.copy_to_device(stream, x)?), stream),
+            Second::Queued(vp, _, done) => ready(stream, (vp, done))?,
             Second::Square => up,
         };
         let ((lp, ln), (sp, sn)) = if un >= vn { ((up, un), (vp, vn)) } else { ((vp, vn), (up, un)) };
