@@ -114,6 +114,9 @@ fn embed_gmp(manifest: &Path, out: &Path) {
         "__gmpn_toom3_sqr",
         "__gmpn_hgcd",
         "__gmpn_hgcd_reduce",
+        // Not a product: every mpz_t's growth, for the pool of pinned
+        // blocks (src/gmp/mpz.rs, `realloc`).
+        "__gmpz_realloc",
     ] {
         assert!(functions.contains(f), "the embedded GMP has no {f} to hook");
         println!("cargo:rustc-link-arg=-Wl,--wrap={CPU_PREFIX}{f}");

@@ -58,6 +58,14 @@ unsafe extern "C" fn __wrap___cugmp_cpu__gmpn_cpuid(dst: *mut u8, id: c_int) -> 
     libc::c_long::from(regs.eax)
 }
 
+/// GMP's `_mpz_realloc`, as the embedded GMP, the program and cuGMP call
+/// it: large growths into pinned blocks (`mpz::realloc`). GMP's own
+/// reports an overflow as GMP does.
+#[unsafe(no_mangle)]
+unsafe extern "C" fn __wrap___cugmp_cpu__gmpz_realloc(m: crate::gmp::mpz_ptr, new_alloc: mp_size_t) -> *mut libc::c_void {
+    boundary!("_mpz_realloc", unsafe { crate::gmp::mpz::realloc(m, new_alloc) })
+}
+
 /// The size GMP's algorithms take for their products mod B^rn - 1 (and size
 /// their scratch by): where those products go to the GPU, one whose 2 rn
 /// points are one transform (src/algorithms/hooks.rs, `mulmod_bnm1_next_size`).

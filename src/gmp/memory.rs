@@ -282,6 +282,41 @@ mod tests {
         }
     }
 
+    /// An `mpz_t` that GMP's own code grows (`mpz_mul_2exp`, through
+    /// `_mpz_realloc`, which build.rs wraps: `mpz::realloc`) to a pinned
+    /// block's size takes a pool block once one is kept, its value right;
+    /// growths below the pool's sizes stay GMP's.
+    #[test]
+    fn mpz_growth_takes_pool_blocks() {
+        pool_without_device();
+        // About 38 MiB: a size no other test asks for.
+        let limbs = 5_000_000usize;
+        let shift = 64 * (limbs as u64 - 1);
+        let asked = std::time::Instant::now();
+        unsafe {
+            let mut y = std::mem::MaybeUninit::<super::super::__mpz_struct>::uninit();
+            let y = y.as_mut_ptr();
+            loop {
+                super::super::mpz::init(y);
+                embedded::mpz_realloc(y, 4);
+                assert!(!crate::pinned::holds((*y)._mp_d as *const u8, 8), "four limbs in a pool block");
+                (*y)._mp_d.write(77);
+                (*y)._mp_size = -1;
+                embedded::mpz_mul_2exp(y, y, shift);
+                let d = std::slice::from_raw_parts((*y)._mp_d, limbs);
+                assert!((*y)._mp_size == -(limbs as libc::c_int) && d[limbs - 1] == 77 && d[..limbs - 1].iter().step_by(997).all(|&l| l == 0), "-77 * 2^{shift} wrong after its growth");
+                let pinned = crate::pinned::holds((*y)._mp_d as *const u8, 8 * (*y)._mp_alloc as usize);
+                assert!((*y)._mp_alloc as usize >= limbs);
+                super::super::mpz::clear(y);
+                if pinned {
+                    break;
+                }
+                assert!(asked.elapsed().as_secs() < 10, "no growth of {limbs} limbs took a pool block in 10 s");
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+        }
+    }
+
     /// Two requests of one size that find none kept each ask for a block:
     /// both are then handed out, two blocks (a product's two operands).
     #[test]

@@ -109,6 +109,41 @@ pub fn pinned_limbs(n: usize) -> Option<(*mut mp_limb_t, usize)> {
     Some((p as *mut mp_limb_t, (room / std::mem::size_of::<mp_limb_t>()).min(c_int::MAX as usize)))
 }
 
+/// `_mpz_realloc` (GMP's `__gmpz_realloc`, wrapped at link time: every
+/// growth of an `mpz_t`'s limbs goes through it, the embedded GMP's
+/// MPZ_REALLOC and MPZ_NEWALLOC, the program's own calls and [`store`]).
+/// A growth to a pinned block's size or more takes a block of the pool
+/// where one is kept ([`pinned_limbs`]), so that the number's uploads and
+/// downloads are one DMA each whatever made it (`mpz_set_str`,
+/// `mpz_import`, `mpz_urandomb`, sums), not only the device's products.
+/// Its limbs are kept, as GMP's; its room is the block's. Anything else (a
+/// smaller size, a shrink, no block kept) is GMP's own.
+///
+/// # Safety
+/// As GMP's: `m` is an initialised `mpz_t`.
+pub unsafe fn realloc(m: mpz_ptr, new_alloc: mp_size_t) -> *mut libc::c_void {
+    unsafe {
+        let old = (*m)._mp_alloc.max(0) as usize;
+        let n = usize::try_from(new_alloc).unwrap_or(0);
+        let grows = n > old && n <= c_int::MAX as usize && n * std::mem::size_of::<mp_limb_t>() >= crate::pinned::MIN_BYTES;
+        if let Some((p, room)) = grows.then(|| pinned_limbs(n)).flatten() {
+            // |size| <= old < n: every limb fits.
+            let size = ((*m)._mp_size.unsigned_abs() as usize).min(old);
+            if size > 0 {
+                crate::parallel::copy_limbs(std::slice::from_raw_parts_mut(p, size), std::slice::from_raw_parts((*m)._mp_d, size));
+            }
+            if old > 0 {
+                free_limbs((*m)._mp_d, old);
+            }
+            (*m)._mp_d = p;
+            // room <= INT_MAX (pinned_limbs).
+            (*m)._mp_alloc = room as c_int;
+            return p as *mut libc::c_void;
+        }
+        embedded::mpz_realloc_gmp(m, new_alloc)
+    }
+}
+
 /// Gives back room `allocate_limbs(n)` made.
 ///
 /// # Safety
