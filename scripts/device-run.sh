@@ -33,8 +33,9 @@
 # that hook instead, the levels sweep then moot);
 # transfers: the engine's staged transfers one way at a time, and products
 # end to end (transfers.md);
-# chain: products of products end to end (benches/programs/chain.c), their
-# limbs in pinned blocks and with CUGMP_PINNED=0 in turn,
+# chain: products of products end to end (benches/programs/chain.c), and of
+# operands from mpz_urandomb, their limbs in pinned blocks and with
+# CUGMP_PINNED=0 in turn,
 # CUGMP_CHAIN_PASSES times (default 2), and GMP's checksums (chain.md);
 # hostcopy: the host-side copy rates alone (benches/host_copy.cu); pipeline:
 # whole staged transfers over the copy settings (benches/host_copy.cu);
@@ -191,12 +192,16 @@ if [ "$what" = chain ]; then
     sizes=${CUGMP_CHAIN_SIZES:-1000000,2000000,10000000}
     for pass in $(seq "${CUGMP_CHAIN_PASSES:-2}"); do
         for pinned in 1 0; do
-            echo "== pass $pass, CUGMP_PINNED=$pinned" >>"$out/chain.md"
-            CUGMP_GPU=auto CUGMP_PINNED=$pinned CUGMP_STATS=1 pack/c/chain-cugmp "$sizes" 21 >>"$out/chain.md" 2>&1
+            for made in products random; do
+                echo "== pass $pass, CUGMP_PINNED=$pinned, operands made by $made" >>"$out/chain.md"
+                CUGMP_GPU=auto CUGMP_PINNED=$pinned CUGMP_STATS=1 pack/c/chain-cugmp "$sizes" 21 $made >>"$out/chain.md" 2>&1
+            done
         done
     done
-    echo "== GMP (checksums; one timed product each)" >>"$out/chain.md"
-    pack/c/chain-ref "$sizes" 1 >>"$out/chain.md" 2>&1
+    for made in products random; do
+        echo "== GMP, operands made by $made (checksums; one timed product each)" >>"$out/chain.md"
+        pack/c/chain-ref "$sizes" 1 $made >>"$out/chain.md" 2>&1
+    done
     cat "$out/chain.md"
     note "chain: $out/chain.md"
 fi

@@ -317,18 +317,24 @@ fn transfers_program_tables_every_way() {
 
 /// benches/programs/chain.c (products of products, timed) builds
 /// warning-free on static GMP and on libcugmp.so, and its checksums of
-/// each product and square are GMP's on the CPU engine.
+/// each product and square are GMP's on the CPU engine, its operands made
+/// by products and by mpz_urandomb.
 #[test]
 fn chain_program_matches_gmp() {
     let (reference, ours) = program_both_ways("chain");
-    let checksums = |exe: &Path| {
-        let out = common::run_ok(common::program(exe).args(["3000,20000", "1"]));
+    let checksums = |exe: &Path, mode: &str| {
+        let out = common::run_ok(common::program(exe).args(["3000,20000", "1", mode]));
         let text = String::from_utf8_lossy(&out.stdout).into_owned();
         let rows: Vec<String> = text.lines().filter(|l| l.starts_with("| 3000 |") || l.starts_with("| 20000 |")).map(|l| l.rsplit('|').nth(1).unwrap_or_default().trim().to_string()).collect();
         assert_eq!(rows.len(), 2, "{text}");
         rows
     };
-    let want = checksums(&reference);
-    assert!(want.iter().all(|c| c.split(' ').count() == 2 && c != "0 0"), "{want:?}");
-    assert_eq!(checksums(&ours), want, "chain's products on libcugmp.so");
+    let mut seen = Vec::new();
+    for mode in ["products", "random"] {
+        let want = checksums(&reference, mode);
+        assert!(want.iter().all(|c| c.split(' ').count() == 2 && c != "0 0"), "{want:?}");
+        assert_eq!(checksums(&ours, mode), want, "chain's products ({mode}) on libcugmp.so");
+        seen.push(want);
+    }
+    assert_ne!(seen[0], seen[1], "random operands gave the products' checksums");
 }

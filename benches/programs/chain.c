@@ -7,9 +7,11 @@
  * the PCIe floor (32 n bytes for a product, 24 n for a square, at 55 GB/s),
  * cuGMP's transfers by DMA alone a product (cugmp_pinned_transfers, where
  * the library has it) and a checksum of each result (z mod 2^61 - 1) to
- * compare with GMP's.
+ * compare with GMP's. With `random`, x and y are new numbers of n limbs from
+ * mpz_urandomb instead (cleared and made again three times 200 ms apart):
+ * operands that no product made.
  *
- *   chain [LIMBS,LIMBS,...] [REPS]
+ *   chain [LIMBS,LIMBS,...] [REPS] [products|random]
  *   cc -O2 chain.c -lgmp -o chain      (or -lcugmp) */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -61,6 +63,11 @@ int main(int argc, char **argv) {
     const char *sizes = argc > 1 ? argv[1] : "1000000,2000000,10000000";
     int reps = argc > 2 ? atoi(argv[2]) : 21;
     if (reps < 1) reps = 1;
+    int random = argc > 3 && strcmp(argv[3], "random") == 0;
+    if (argc > 3 && !random && strcmp(argv[3], "products") != 0) {
+        fprintf(stderr, "chain: the third argument is products or random, not %s\n", argv[3]);
+        return 2;
+    }
     *(void **)&pinned_transfers = dlsym(RTLD_DEFAULT, "cugmp_pinned_transfers");
     gmp_randstate_t rng;
     gmp_randinit_default(rng);
@@ -88,8 +95,18 @@ int main(int argc, char **argv) {
          * that size takes it (cuGMP): y may take the block x asked for,
          * and x then has one from the third pass. */
         for (int i = 0; i < 3; i++) {
-            mpz_mul(x, a, b);
-            mpz_mul(y, c, d);
+            if (random) {
+                /* New numbers each time: their limbs are allocated anew. */
+                mpz_clears(x, y, NULL);
+                mpz_inits(x, y, NULL);
+                mpz_urandomb(x, rng, 64 * n);
+                mpz_urandomb(y, rng, 64 * n);
+                mpz_setbit(x, 64 * n - 1);
+                mpz_setbit(y, 64 * n - 1);
+            } else {
+                mpz_mul(x, a, b);
+                mpz_mul(y, c, d);
+            }
             struct timespec pause = {0, 200 * 1000 * 1000};
             nanosleep(&pause, NULL);
         }
