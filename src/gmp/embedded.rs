@@ -27,11 +27,10 @@ unsafe extern "C" {
     pub static __gmpn_bases: [bases; 257];
 
     // Functions of the embedded GMP.
-    /// `_mpz_realloc` as everyone calls it: wrapped at link time
-    /// (`mpz::realloc`).
+    // `_mpz_realloc` as everyone calls it: wrapped at link time
+    // (`mpz::realloc`); the second, GMP's own under the wrapper.
     #[link_name = "__cugmp_cpu__gmpz_realloc"]
     pub fn mpz_realloc(x: mpz_ptr, new_alloc: mp_size_t) -> *mut c_void;
-    /// GMP's own `_mpz_realloc`, under the wrapper.
     #[link_name = "__real___cugmp_cpu__gmpz_realloc"]
     pub fn mpz_realloc_gmp(x: mpz_ptr, new_alloc: mp_size_t) -> *mut c_void;
     #[link_name = "__cugmp_cpu__gmp_overflow_in_mpz"]
