@@ -1,4 +1,4 @@
-//! Page-locked blocks for the limbs of large products: a pool of anonymous
+//! Page-locked blocks for the limbs of large numbers: a pool of anonymous
 //! mappings that the GPU engine pins once and that are used again and again.
 //!
 //! A transfer from pageable memory runs through pinned slots: each byte is
@@ -19,8 +19,9 @@
 //! "Pinned blocks"). In a child nothing is pinned or handed out; its blocks
 //! are unmapped when freed.
 //!
-//! Only the product paths take blocks (`take`), for limbs that GMP's own
-//! memory functions then grow and free: the functions cuGMP installs
+//! Only numbers' limbs take blocks (`take`): the product paths' results and
+//! GMP's `_mpz_realloc` (src/gmp/mpz.rs, `realloc`), limbs that GMP's own
+//! memory functions then grow and free. The functions cuGMP installs
 //! (src/gmp/memory.rs) give a block back where GMP would free it. Strings
 //! and exported words, which programs may free with `free()`, never come
 //! from here.
