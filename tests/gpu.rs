@@ -419,6 +419,52 @@ fn lanes_failure_pinned(api: &Api) -> String {
 /// with room, into an operand, negative), equal to GMP's every time; with
 /// the pool on, the last pass's product of two pinned operands makes its
 /// three transfers by DMA alone, and with `CUGMP_PINNED=0` none at all.
+/// Factorials and binomials whose ladders run on the device
+/// (src/gpu/ladder.rs; under force from small sizes), each equal to GMP's.
+/// The ladder's result comes down into the result's new limbs, a pinned
+/// block once the pool keeps one of its size: then by one DMA. The host's
+/// ladder makes its products into ordinary memory and no such transfer, so
+/// a factorial of 2 MiB or more whose three passes made none did not take
+/// the device's. (The first pass asks the pool for a block; the second
+/// takes it; the third asks for another, the second's result still
+/// holding the first.)
+/// Under CUGMP_FAULT=gpu-launch every ladder fails and the host makes it
+/// from the same numbers.
+fn ladders(api: &Api) -> String {
+    let faulty = std::env::var("CUGMP_FAULT").is_ok();
+    let (fallbacks, dma) = (|| unsafe { (api.gpu_fallbacks)() }, || unsafe { (api.pinned_transfers)() });
+    let mut r = to_mpz(api, &Integer::new());
+    let mut report = Vec::new();
+    for (n, k) in [(1_000_000u32, 0u32), (2_000_000, 0), (300_000, 0), (2_000_000, 1_000_000), (300_001, 77_777)] {
+        let want = if k == 0 { Integer::from(Integer::factorial(n)) } else { Integer::from(Integer::binomial_u(n, k)) };
+        let (mut moved, refused) = (0, fallbacks());
+        for pass in 0..3 {
+            let before = dma();
+            unsafe {
+                if k == 0 {
+                    (api.fac_ui)(&mut *r, n.into());
+                } else {
+                    (api.bin_uiui)(&mut *r, n.into(), k.into());
+                }
+            }
+            moved += dma() - before;
+            assert!(from_mpz(&r) == want, "MISMATCH: {} pass {pass}", if k == 0 { format!("{n}!") } else { format!("C({n}, {k})") });
+            // The pool's thread makes the block the first miss asked for.
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        let bytes = want.significant_digits::<u64>() * 8;
+        if faulty {
+            assert!(fallbacks() > refused, "no ladder of {n}, {k} failed under CUGMP_FAULT=gpu-launch");
+            assert_eq!(moved, 0, "a ladder under CUGMP_FAULT=gpu-launch still moved its result by DMA");
+        } else if k == 0 && bytes >= 2 << 20 {
+            assert!(moved >= 1, "{n}! ({bytes} bytes) came down by no DMA alone in three passes: its ladder was not the device's");
+        }
+        report.push(format!("{}: {moved} transfers by DMA alone in three passes", if k == 0 { format!("{n}!") } else { format!("C({n}, {k})") }));
+    }
+    unsafe { (api.clear)(&mut *r) };
+    report.join("; ")
+}
+
 fn pinned_products(api: &Api) -> String {
     let on = std::env::var("CUGMP_PINNED").as_deref() != Ok("0");
     let mut rng = RandState::new();
@@ -1224,6 +1270,9 @@ const TESTS: &[(&str, &[(&str, &str)])] = &[
     ("gpu_oom_falls_back_to_cpu", &[("CUGMP_FAULT", "gpu-oom"), ("CUGMP_TEST_MAX_LIMBS", "1048576")]),
     ("gpu_launch_failure_falls_back_to_cpu", &[("CUGMP_FAULT", "gpu-launch"), ("CUGMP_TEST_MAX_LIMBS", "1048576")]),
     ("gpu_lanes_failure_falls_back_to_cpu", &[("CUGMP_FAULT", "gpu-lanes")]),
+    ("gpu_ladders_match_gmp", &[]),
+    ("gpu_ladder_failure_falls_back", &[("CUGMP_FAULT", "gpu-launch")]),
+    ("gpu_ladders_checked", &[("CUGMP_CHECK", "1")]),
     ("gpu_check_mode_passes", &[("CUGMP_CHECK", "1")]),
     ("gpu_hooks_match_gmp", &[]),
     ("gpu_roots_match_gmp", &[]),
@@ -1269,6 +1318,7 @@ fn child(name: &str) {
         "gpu_threads_stress" => Some(threads),
         "gpu_memory_held_elsewhere" => Some(memory_held_elsewhere),
         "gpu_hooks_match_gmp" => Some(hooks),
+        "gpu_ladders_match_gmp" | "gpu_ladder_failure_falls_back" | "gpu_ladders_checked" => Some(ladders),
         "gpu_roots_match_gmp" => Some(roots_on_device),
         "gpu_roots_sweep" => Some(roots_sweep),
         "gpu_quotients_match_gmp" => Some(quotients_on_device),

@@ -17,11 +17,13 @@
 //! while GMP's allocation functions are its own (`fac_ui_on_gpu`).
 
 use super::product::own_product;
-use super::route::{auto_threshold, gmp_allocates_by_default, gpu_wanted, internal_on_gpu};
-use crate::config::log;
-use crate::gmp::{embedded, mp_limb_t, mp_size_t};
+use super::route::{auto_threshold, gmp_allocates_by_default, gpu_wanted, internal_on_gpu, route_at};
+use crate::config::{self, log};
+use crate::gmp::{embedded, mp_limb_t, mp_size_t, mpz, mpz_ptr};
+use crate::gpu::ladder::Ladder;
 use crate::parallel::{self, each_item};
-use crate::stats::Op;
+use crate::stats::{self, Op};
+use libc::c_int;
 use std::time::Instant;
 
 /// The largest n taken here: n! has about n log2(n) bits (2^32! would be
@@ -82,11 +84,14 @@ pub fn bin_uiui_on_gpu(n: u64, k: u64) -> bool {
         && internal_on_gpu(limbs)
 }
 
-/// n! (n >= 2, at most MAX_N), trimmed.
-pub fn factorial(n: u64) -> Vec<mp_limb_t> {
+/// r = n! (n >= 2, at most MAX_N).
+///
+/// # Safety
+/// `r` is an initialised `mpz_t`.
+pub unsafe fn factorial_into(r: mpz_ptr, n: u64) {
     assert!((2..=MAX_N).contains(&n), "factorial of {n} taken here");
     // The exponent of 2 is n less its number of ones.
-    from_exponents(n, |p| legendre(p, n), n - u64::from(n.count_ones()), "factorial")
+    unsafe { from_exponents(r, n, |p| legendre(p, n), n - u64::from(n.count_ones()), (Op::Fac, "factorial")) }
 }
 
 /// Legendre: the exponent of the prime p in n! is the sum of floor(n / p^i).
@@ -99,8 +104,11 @@ fn legendre(p: u64, n: u64) -> u64 {
     e
 }
 
-/// C(n, k) (0 < k < n, n at most MAX_N), trimmed.
-pub fn binomial(n: u64, k: u64) -> Vec<mp_limb_t> {
+/// r = C(n, k) (0 < k < n, n at most MAX_N).
+///
+/// # Safety
+/// `r` is an initialised `mpz_t`.
+pub unsafe fn binomial_into(r: mpz_ptr, n: u64, k: u64) {
     assert!(0 < k && k < n && n <= MAX_N, "binomial({n}, {k}) taken here");
     // Kummer: the exponent of p is the number of carries when k and n - k
     // are added in base p, the sum over i of floor(n / p^i) - floor(k /
@@ -116,37 +124,113 @@ pub fn binomial(n: u64, k: u64) -> Vec<mp_limb_t> {
         }
     };
     let twos = u64::from(k.count_ones() + (n - k).count_ones() - n.count_ones());
-    from_exponents(n, carries, twos, "binomial")
+    unsafe { from_exponents(r, n, carries, twos, (Op::Bin, "binomial")) }
 }
 
-/// prod over odd primes p <= n of p^exponent(p), times 2^twos, trimmed:
-/// the primes whose exponent has bit j set multiplied into P_j (on all
-/// cores), then ((P_J^2 P_(J-1))^2 ...)^2 P_0 (on the GPU where it is
-/// large), then the shift.
-fn from_exponents(n: u64, exponent: impl Fn(u64) -> u64 + Sync, twos: u64, what: &str) -> Vec<mp_limb_t> {
+/// r = prod over odd primes p <= n of p^exponent(p), times 2^twos: the
+/// primes whose exponent has bit j set multiplied into P_j (on all
+/// cores), then the ladder ((P_J^2 P_(J-1))^2 ...)^2 P_0 and the shift,
+/// on the device from where its squares are GPU products (`ladder_on_device`),
+/// else on the host (its large products still the GPU's).
+///
+/// # Safety
+/// `r` is an initialised `mpz_t`.
+unsafe fn from_exponents(r: mpz_ptr, n: u64, exponent: impl Fn(u64) -> u64 + Sync, twos: u64, (op, what): (Op, &str)) {
     let start = Instant::now();
     let primes = odd_primes_up_to(n);
     let lists = bit_lists(&primes, exponent);
     log!("{what} {n}: {} odd primes, {} exponent bits at {:.3} ms", primes.len(), lists.len(), ms(start));
     let products = products_of(&lists);
     log!("{what} {n}: prime products at {:.3} ms", ms(start));
-    let mut odd: Vec<mp_limb_t> = vec![1];
-    for p in products.iter().rev() {
-        if odd != [1] {
-            let mut square = vec![0; 2 * odd.len()];
-            own_product(&mut square, &odd, &odd, "the square of a product of primes");
-            odd = trimmed(square);
-        }
-        if *p != [1] {
-            let mut next = vec![0; odd.len() + p.len()];
-            own_product(&mut next, &odd, p, "a product of primes");
-            odd = trimmed(next);
-        }
+    // The steps from the top (P_J) on the host while the squares are
+    // small; products[..j] are the steps left.
+    let (mut odd, mut j) = (vec![1], products.len());
+    while j > 0 && (odd == [1] || 2 * odd.len() < ladder_on_device_from()) {
+        odd = ladder_step(odd, &products[j - 1]);
+        j -= 1;
     }
+    if j > 0 && unsafe { ladder_on_device(r, &odd, &products[..j], twos, (op, what, n, start)) } {
+        return;
+    }
+    let odd = host_ladder(odd, &products[..j]);
     log!("{what} {n}: odd part of {} limbs at {:.3} ms", odd.len(), ms(start));
     let shifted = shifted_left(&odd, twos);
     log!("{what} {n}: {} limbs in {:.3} ms", shifted.len(), ms(start));
-    shifted
+    unsafe { mpz::store(r, &shifted, false) };
+}
+
+/// The ladder's steps go to the device from where its squares are GPU
+/// products (GMP's internal products' size). Made from host products, the
+/// ladder of fac(10^6) took 5.9 to 8.7 ms of its 17 to 24 ms, most of it
+/// each step's number going up and its square coming down (RESULTS.md,
+/// "Factorials").
+fn ladder_on_device_from() -> usize {
+    join_on_threads_below()
+}
+
+/// One step of the ladder: odd^2 p (odd = [1]: p; p = [1]: odd^2), trimmed.
+fn ladder_step(mut odd: Vec<mp_limb_t>, p: &[mp_limb_t]) -> Vec<mp_limb_t> {
+    if odd != [1] {
+        let mut square = vec![0; 2 * odd.len()];
+        own_product(&mut square, &odd, &odd, "the square of a product of primes");
+        odd = trimmed(square);
+    }
+    if p != [1] {
+        let mut next = vec![0; odd.len() + p.len()];
+        own_product(&mut next, &odd, p, "a product of primes");
+        odd = trimmed(next);
+    }
+    odd
+}
+
+/// The ladder's steps over `parts` (P_j first at the end: the steps go
+/// from the last part down) from `odd`, on the host.
+fn host_ladder(odd: Vec<mp_limb_t>, parts: &[Vec<mp_limb_t>]) -> Vec<mp_limb_t> {
+    parts.iter().rev().fold(odd, |odd, p| ladder_step(odd, p))
+}
+
+/// r = the ladder over `parts` (as `host_ladder`) from `odd` (not [1]),
+/// shifted by `twos`, made on the device (src/gpu/ladder.rs) into r's new
+/// limbs: a pinned block where the pool keeps one, so that it comes down
+/// by one DMA. False, r untouched, where no GPU takes it or the device
+/// failed: the host makes it then from the same numbers.
+///
+/// # Safety
+/// `r` is an initialised `mpz_t`.
+unsafe fn ladder_on_device(r: mpz_ptr, odd: &[mp_limb_t], parts: &[Vec<mp_limb_t>], twos: u64, (op, what, n, start): (Op, &str, u64, Instant)) -> bool {
+    let steps: Vec<&[mp_limb_t]> = parts.iter().rev().map(Vec::as_slice).collect();
+    let ladder = Ladder { start: odd, parts: &steps, shift: twos };
+    let Some(limbs) = ladder.limbs().filter(|&l| l <= c_int::MAX as usize) else { return false };
+    let Some(g) = route_at(Op::Internal, limbs, true) else { return false };
+    // SAFETY: GMP's memory functions are set; limbs <= INT_MAX.
+    let (p, room) = mpz::pinned_limbs(limbs).unwrap_or_else(|| (unsafe { mpz::allocate_limbs(limbs) }, limbs));
+    // SAFETY: room >= limbs limbs at p, ours until handed to r or freed.
+    let out = unsafe { std::slice::from_raw_parts_mut(p, limbs) };
+    stats::gpu_attempt_starts();
+    let at = Instant::now();
+    if let Err(e) = g.ladder_into(&ladder, out) {
+        stats::fallback(op, e.fallback());
+        log!("{what} {n}: GPU failed on the ladder ({e}); the host makes it");
+        // SAFETY: p came from pinned_limbs or allocate_limbs with room.
+        unsafe { mpz::free_limbs(p, room) };
+        return false;
+    }
+    stats::gpu_call(op, limbs, at.elapsed());
+    log!("{what} {n}: {} steps of the ladder and the shift on the device, {limbs} limbs at {:.3} ms", steps.len(), ms(start));
+    if config::get().check {
+        // The device's products were not checked one by one: the host's
+        // ladder from the same numbers.
+        let host = shifted_left(&host_ladder(odd.to_vec(), parts), twos);
+        let (low, high) = out.split_at(host.len().min(out.len()));
+        if low != &host[..] || high.iter().any(|&l| l != 0) {
+            eprintln!("cugmp: CUGMP_CHECK: the GPU's ladder for {what} {n} differs from the host's; aborting");
+            std::process::abort();
+        }
+    }
+    // SAFETY: p holds the result's `limbs` limbs, from pinned_limbs or
+    // allocate_limbs with room.
+    unsafe { mpz::adopt(r, p, room, limbs, false) };
+    true
 }
 
 /// Primes a thread takes at once for their exponents (`bit_lists`).
@@ -338,7 +422,9 @@ mod tests {
     #[test]
     fn factorials_match_gmp() {
         for n in [2u64, 3, 4, 5, 15, 16, 17, 31, 32, 33, 100, 127, 128, 1000, 4095, 4096, 4097, 65_537, 200_003] {
-            assert!(factorial(n) == gmp_factorial(n), "{n}!");
+            let mut x = crate::gmp::mpz::Int::new();
+            unsafe { factorial_into(x.m(), n) };
+            assert!(x.limbs() == gmp_factorial(n), "{n}!");
         }
     }
 
@@ -352,7 +438,9 @@ mod tests {
     #[test]
     fn binomials_match_gmp() {
         for (n, k) in [(2u64, 1u64), (3, 1), (4, 2), (10, 3), (64, 32), (65, 33), (100, 1), (100, 99), (1000, 500), (4096, 1000), (65_537, 32_768), (200_000, 3)] {
-            assert!(binomial(n, k) == gmp_binomial(n, k), "C({n}, {k})");
+            let mut x = crate::gmp::mpz::Int::new();
+            unsafe { binomial_into(x.m(), n, k) };
+            assert!(x.limbs() == gmp_binomial(n, k), "C({n}, {k})");
         }
         for (n, k) in [(10u64, 3u64), (1000, 500), (100_000, 50_000), (100_000, 10)] {
             let limbs = bin_limbs(n, k);

@@ -122,7 +122,7 @@ pub unsafe fn bin_uiui(r: mpz_ptr, n: libc::c_ulong, k: libc::c_ulong) {
     route(Op::Bin, limbs, false);
     if factorial::bin_uiui_on_gpu(n, k) {
         log!("mpz_bin_uiui({n}, {k}): from its primes' exponents");
-        stats::on_cpu(Op::Bin, limbs, || unsafe { mpz::store(r, &factorial::binomial(n, k), false) });
+        stats::on_cpu(Op::Bin, limbs, || unsafe { factorial::binomial_into(r, n, k) });
     } else {
         stats::on_cpu(Op::Bin, limbs, || unsafe { embedded::mpz_bin_uiui(r, n, k) });
     }
@@ -135,7 +135,7 @@ pub unsafe fn fac_ui(r: mpz_ptr, n: libc::c_ulong) {
     route(Op::Fac, limbs, false);
     if factorial::fac_ui_on_gpu(n) {
         log!("mpz_fac_ui({n}): from its primes' exponents");
-        stats::on_cpu(Op::Fac, limbs, || unsafe { mpz::store(r, &factorial::factorial(n), false) });
+        stats::on_cpu(Op::Fac, limbs, || unsafe { factorial::factorial_into(r, n) });
     } else {
         stats::on_cpu(Op::Fac, limbs, || unsafe { embedded::mpz_fac_ui(r, n) });
     }

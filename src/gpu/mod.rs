@@ -12,6 +12,7 @@
 //! | [`gfp`]       | the second product engine (`CUGMP_PRODUCT=gfp`): the FFT over the generalized Fermat prime (2^61 + 2^41)^8 + 1 (cuda/gfp.cu) |
 //! | [`linear`]    | add, sub, shifts, two's-complement logic (cuda/linear.cu); the products' carry pass |
 //! | [`root`]      | a square root's last Newton steps and its correction on device-resident numbers, at positions the algorithm layer gives |
+//! | [`ladder`]    | squarings and products one after another on device-resident numbers, then a shift: a factorial's or binomial's odd part |
 //! | [`quotient`]  | a quotient's last Newton steps for the inverse, its estimate and its remainder's low limbs on device-resident numbers, the same way |
 //! | [`powm`]      | modular exponentiation of many items at once, odd moduli (cuda/powm.cu) |
 //! | [`gf2x`]      | products of binary polynomials by the additive FFT over GF(2^64) (cuda/gf2x.cu) |
@@ -48,6 +49,7 @@ pub mod linear;
 pub(crate) mod ntt;
 pub(crate) mod gfp;
 pub mod gf2x;
+pub mod ladder;
 pub mod powm;
 pub mod quotient;
 pub mod radix;
