@@ -53,6 +53,12 @@ pub(super) fn takes(un: usize, vn: usize) -> bool {
     transform_shape(un + vn).len() <= POINTS
 }
 
+/// The shortest transform whose graphs a slot made ahead records
+/// (`prepare_small_products`): 2^11 points, products of 1024 limbs, where
+/// CUGMP_GPU=auto starts sending products to the GPU (README); shorter
+/// ones record theirs when first met, as every length did before.
+const PREPARED_FROM: usize = 1 << 11;
+
 /// Slots at most: a product finding none free takes the general path
 /// (src/gpu/ntt/product.rs). Sixteen, the GPU machine's cores: as many
 /// threads as it runs at once.
@@ -235,11 +241,42 @@ impl Gpu {
     /// products"). Nothing is made where the arena would pass
     /// CUGMP_GPU_MEM_LIMIT or the driver refuses; the first product then
     /// tries again, as before.
+    ///
+    /// Its graphs are recorded then too, products and squares, for every
+    /// transform length from `PREPARED_FROM` points: a program's first
+    /// product of each length no longer records one (0.2 to 0.3 ms each,
+    /// fourteen of them in a process's first fac(10^6); RESULTS.md,
+    /// "Factorials"). Products that come meanwhile make slots of their
+    /// own.
     pub(in crate::gpu) fn prepare_small_products(&self) {
         match self.slot_from(&self.first_stream()) {
-            Ok(Some(slot)) => self.small.0.lock().unwrap_or_else(|p| p.into_inner()).free.push(slot),
+            Ok(Some(mut slot)) => {
+                self.record_graphs_ahead(&mut slot);
+                self.small.0.lock().unwrap_or_else(|p| p.into_inner()).free.push(slot);
+            }
             Ok(None) => {}
             Err(e) => crate::config::log!("small products: no slot made ahead ({e}); the first product makes one"),
+        }
+    }
+
+    /// `slot`'s graphs for every transform length from `PREPARED_FROM`
+    /// points to `POINTS`, shortest first, products and squares; on an
+    /// error, those recorded so far.
+    fn record_graphs_ahead(&self, slot: &mut Slot) {
+        let mut limbs = PREPARED_FROM / COEFS_PER_LIMB;
+        while limbs <= CAP {
+            let shape = transform_shape(limbs);
+            for square in [false, true] {
+                match self.record_graph(slot, shape, square) {
+                    Ok(graph) => slot.graphs.push((shape, square, graph)),
+                    Err(e) => {
+                        crate::config::log!("small products: graphs recorded ahead up to {} points ({e})", shape.len());
+                        return;
+                    }
+                }
+            }
+            // The next length's first product.
+            limbs = shape.len() / COEFS_PER_LIMB + 1;
         }
     }
 
