@@ -275,10 +275,10 @@ impl Gpu {
             let queued = self.queue_pinned_upload_untimed(stream, x)?;
             if queued.is_some() {
                 crate::stats::copied_to_gpu(std::mem::size_of_val(x));
-            }
-            if queued.is_some() && crate::stats::profiling() {
-                // The profile's upload column holds the DMA, not only its queueing.
-                stream.synchronize()?;
+                if crate::stats::profiling() {
+                    // The profile's upload column holds the DMA, not only its queueing.
+                    stream.synchronize()?;
+                }
             }
             Ok(queued)
         })

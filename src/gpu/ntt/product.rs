@@ -99,20 +99,24 @@ fn ready(stream: &CudaStream, (vp, ready): (u64, &CudaEvent)) -> Result<u64, Gpu
 /// the product's end (an error, a panic), it waits on the host for the
 /// streams, so the caller's limbs are never changed or freed while a DMA
 /// still reads them.
+/// The product's own stream, and the upload stream, where each holds such
+/// an upload (two fields, not a list: no allocation a product).
+#[derive(Default)]
 struct Unwaited {
-    streams: Vec<Arc<CudaStream>>,
+    main: Option<Arc<CudaStream>>,
+    side: Option<Arc<CudaStream>>,
 }
 
 impl Unwaited {
     /// The product's download waited for every stream: nothing to wait for.
     fn done(mut self) {
-        self.streams.clear();
+        (self.main, self.side) = (None, None);
     }
 }
 
 impl Drop for Unwaited {
     fn drop(&mut self) {
-        for s in &self.streams {
+        for s in [&self.main, &self.side].into_iter().flatten() {
             let _ = s.synchronize();
         }
     }
@@ -314,10 +318,10 @@ impl Gpu {
             // second on the upload stream, before any host work of the
             // product (its first transform's launches included) could
             // delay the second; the host waits for neither.
-            let mut unwaited = Unwaited { streams: Vec::new() };
+            let mut unwaited = Unwaited::default();
             let du = match self.queue_pinned_upload(&stream, u)? {
                 Some(d) => {
-                    unwaited.streams.push(stream.clone());
+                    unwaited.main = Some(stream.clone());
                     d
                 }
                 None => self.copy_to_device(&stream, u)?,
@@ -359,7 +363,7 @@ impl Gpu {
         }
         if let (true, Some(side)) = (overlap && v.len() >= OVERLAP_MIN_LIMBS, self.queue().upload.as_ref()) {
             let Some(buf) = self.queue_pinned_upload(side, v)? else { return Ok(Second::Host(v)) };
-            unwaited.streams.push(side.clone());
+            unwaited.side = Some(side.clone());
             let vp = addr(&buf, side);
             // Made Beside before the event, so that an error frees the buffer
             // after the main stream's work (none reads it yet).
