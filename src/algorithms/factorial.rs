@@ -161,9 +161,10 @@ unsafe fn from_exponents(r: mpz_ptr, n: u64, exponent: impl Fn(u64) -> u64 + Syn
 
 /// The ladder's steps go to the device from where its squares are GPU
 /// products (GMP's internal products' size). Made from host products, the
-/// ladder of fac(10^6) took 5.9 to 8.7 ms of its 17 to 24 ms, most of it
-/// each step's number going up and its square coming down (RESULTS.md,
-/// "Factorials").
+/// ladder of a process's first fac(10^6) took 8.0 of its 22.1 ms, most of
+/// it each step's number going up and its square coming down; with it on
+/// the device the call took 15.5 to 17.7 ms against 23.3 to 23.8
+/// (RESULTS.md, "Factorials").
 fn ladder_on_device_from() -> usize {
     join_on_threads_below()
 }

@@ -245,9 +245,9 @@ impl Gpu {
     /// Its graphs are recorded then too, products and squares, for every
     /// transform length from `PREPARED_FROM` points: a program's first
     /// product of each length no longer records one (0.2 to 0.3 ms each,
-    /// fourteen of them in a process's first fac(10^6); RESULTS.md,
-    /// "Factorials"). Products that come meanwhile make slots of their
-    /// own.
+    /// seven of them among the prime products of a process's first
+    /// fac(10^6); RESULTS.md, "Small products" and "Factorials"). Products
+    /// that come meanwhile make slots of their own.
     pub(in crate::gpu) fn prepare_small_products(&self) {
         match self.slot_from(&self.first_stream()) {
             Ok(Some(mut slot)) => {
