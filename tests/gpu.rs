@@ -414,11 +414,6 @@ fn lanes_failure_pinned(api: &Api) -> String {
     format!("{checked} products of pinned operands failed on lanes and came from the CPU, {queued_failures} with both uploads queued, all equal to GMP's")
 }
 
-/// Products whose limbs the pool of pinned blocks holds (src/pinned.rs):
-/// chains of products, each taking earlier ones as operands (into a result
-/// with room, into an operand, negative), equal to GMP's every time; with
-/// the pool on, the last pass's product of two pinned operands makes its
-/// three transfers by DMA alone, and with `CUGMP_PINNED=0` none at all.
 /// Factorials and binomials whose ladders run on the device
 /// (src/gpu/ladder.rs; under force from small sizes), each equal to GMP's.
 /// The ladder's result comes down into the result's new limbs, a pinned
@@ -465,6 +460,11 @@ fn ladders(api: &Api) -> String {
     report.join("; ")
 }
 
+/// Products whose limbs the pool of pinned blocks holds (src/pinned.rs):
+/// chains of products, each taking earlier ones as operands (into a result
+/// with room, into an operand, negative), equal to GMP's every time; with
+/// the pool on, the last pass's product of two pinned operands makes its
+/// three transfers by DMA alone, and with `CUGMP_PINNED=0` none at all.
 fn pinned_products(api: &Api) -> String {
     let on = std::env::var("CUGMP_PINNED").as_deref() != Ok("0");
     let mut rng = RandState::new();

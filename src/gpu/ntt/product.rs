@@ -99,6 +99,7 @@ fn ready(stream: &CudaStream, (vp, ready): (u64, &CudaEvent)) -> Result<u64, Gpu
 /// the product's end (an error, a panic), it waits on the host for the
 /// streams, so the caller's limbs are never changed or freed while a DMA
 /// still reads them.
+///
 /// The product's own stream, and the upload stream, where each holds such
 /// an upload (two fields, not a list: no allocation a product).
 #[derive(Default)]
