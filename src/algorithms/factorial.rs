@@ -203,17 +203,13 @@ unsafe fn ladder_on_device(r: mpz_ptr, odd: &[mp_limb_t], parts: &[Vec<mp_limb_t
     let ladder = Ladder { start: odd, parts: &steps, shift: twos };
     let Some(limbs) = ladder.limbs().filter(|&l| l <= c_int::MAX as usize) else { return false };
     let Some(g) = route_at(Op::Internal, limbs, true) else { return false };
-    // SAFETY: GMP's memory functions are set; limbs <= INT_MAX.
-    let (p, room) = mpz::pinned_limbs(limbs).unwrap_or_else(|| (unsafe { mpz::allocate_limbs(limbs) }, limbs));
-    // SAFETY: room >= limbs limbs at p, ours until handed to r or freed.
-    let out = unsafe { std::slice::from_raw_parts_mut(p, limbs) };
+    let mut fresh = mpz::FreshLimbs::pinned_or_allocated(limbs);
+    let out = &mut fresh.limbs()[..limbs];
     stats::gpu_attempt_starts();
     let at = Instant::now();
     if let Err(e) = g.ladder_into(&ladder, out) {
         stats::fallback(op, e.fallback());
         log!("{what} {n}: GPU failed on the ladder ({e}); the host makes it");
-        // SAFETY: p came from pinned_limbs or allocate_limbs with room.
-        unsafe { mpz::free_limbs(p, room) };
         return false;
     }
     stats::gpu_call(op, limbs, at.elapsed());
@@ -228,9 +224,9 @@ unsafe fn ladder_on_device(r: mpz_ptr, odd: &[mp_limb_t], parts: &[Vec<mp_limb_t
             std::process::abort();
         }
     }
-    // SAFETY: p holds the result's `limbs` limbs, from pinned_limbs or
-    // allocate_limbs with room.
-    unsafe { mpz::adopt(r, p, room, limbs, false) };
+    // SAFETY: r is an initialised mpz_t (the caller's contract); the
+    // result's `limbs` limbs are written.
+    unsafe { fresh.give_to(r, limbs, false) };
     true
 }
 

@@ -220,7 +220,7 @@ unsafe fn product_in_place(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr, n: usize, n
         let pinnable = room == Room::Pinned && 8 * n >= crate::pinned::MIN_BYTES;
         let block = if pinnable && (operand || !fits || !crate::pinned::holds((*r)._mp_d as *const u8, 8 * n)) {
             // A limb to spare, as below.
-            mpz::pinned_limbs(n + 1)
+            mpz::FreshLimbs::pinned(n + 1)
         } else {
             None
         };
@@ -228,12 +228,11 @@ unsafe fn product_in_place(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr, n: usize, n
             // A limb to spare: the sum a program then makes into the product
             // (pi.c's T = T1 Q2 + P1 T2) has room without GMP's reallocation,
             // which would copy it.
-            let (p, room) = block.unwrap_or_else(|| (mpz::allocate_limbs(n + 1), n + 1));
-            if !compute(std::slice::from_raw_parts_mut(p, n)) {
-                mpz::free_limbs(p, room);
+            let mut fresh = block.unwrap_or_else(|| mpz::FreshLimbs::allocated(n + 1));
+            if !compute(&mut fresh.limbs()[..n]) {
                 return false;
             }
-            mpz::adopt(r, p, room, n, negative);
+            fresh.give_to(r, n, negative);
             return true;
         }
         let out = std::slice::from_raw_parts_mut((*r)._mp_d, n);

@@ -93,9 +93,16 @@ unsafe fn read_by_levels(rop: mpz_ptr, text: &[u8], base: c_int, levels: impl Fn
             return -1;
         };
         log!("mpz_set_str {} digits base {radix}: {} leaves; digits read in {:.3} ms", digits.len(), 1usize << levels, start.elapsed().as_secs_f64() * 1e3);
-        let x = radix::number(&digits, radix, levels);
-        // SAFETY: rop is an initialised mpz_t (the caller's contract); x is ours.
-        unsafe { gmp::mpz::store(rop, &x, negative) };
+        // Where the device joins the levels, the number comes down into
+        // rop's new limbs (a pinned block where the pool keeps one): no
+        // copy, and the download is a DMA alone.
+        match radix::number_in(&digits, radix, levels, gmp::mpz::FreshLimbs::pinned_or_allocated) {
+            // SAFETY: rop is an initialised mpz_t (the caller's contract);
+            // the room's first n limbs hold the number.
+            Ok((room, n)) => unsafe { room.give_to(rop, n, negative) },
+            // SAFETY: as above; x is ours.
+            Err(x) => unsafe { gmp::mpz::store(rop, &x, negative) },
+        }
         log!("mpz_set_str {} digits base {radix}: stored at {:.3} ms", digits.len(), start.elapsed().as_secs_f64() * 1e3);
         0
     }))

@@ -172,6 +172,66 @@ pub unsafe fn adopt(r: mpz_ptr, p: *mut mp_limb_t, room: usize, n: usize, negati
     }
 }
 
+/// Fresh limbs for a result made beside an `mpz_t` and then handed to it
+/// (`give_to`, no copy), or freed on drop where the result is not taken (a
+/// device that failed, a computation that gave up).
+pub struct FreshLimbs {
+    p: *mut mp_limb_t,
+    room: usize,
+}
+
+impl FreshLimbs {
+    /// Room for `n` limbs (n <= INT_MAX) in a pinned block of the pool
+    /// where one is kept ([`pinned_limbs`]); None otherwise.
+    pub fn pinned(n: usize) -> Option<FreshLimbs> {
+        pinned_limbs(n).map(|(p, room)| FreshLimbs { p, room })
+    }
+
+    /// Room for `n` limbs through GMP's allocation function (beyond INT_MAX
+    /// limbs GMP's overflow report, [`allocate_limbs`]).
+    pub fn allocated(n: usize) -> FreshLimbs {
+        // SAFETY: GMP's memory functions are set (always, at load).
+        FreshLimbs { p: unsafe { allocate_limbs(n) }, room: n.max(1) }
+    }
+
+    /// Room for `n` limbs: a pinned block where the pool keeps one (the
+    /// device's download into it, and a later upload of the number, are
+    /// then a DMA alone), else GMP's allocation.
+    pub fn pinned_or_allocated(n: usize) -> FreshLimbs {
+        FreshLimbs::pinned(n).unwrap_or_else(|| FreshLimbs::allocated(n))
+    }
+
+    /// The limbs of room (at least those asked for), holding whatever the
+    /// allocator left there: written before they are read.
+    pub fn limbs(&mut self) -> &mut [mp_limb_t] {
+        // SAFETY: room limbs at p, ours until given or dropped.
+        unsafe { std::slice::from_raw_parts_mut(self.p, self.room) }
+    }
+
+    /// Makes `r` the number whose first `n` limbs of room (high zero limbs
+    /// allowed) hold its magnitude, with the sign `negative` ([`adopt`]).
+    ///
+    /// # Safety
+    /// `r` is an initialised `mpz_t`; n <= the room asked for.
+    pub unsafe fn give_to(self, r: mpz_ptr, n: usize, negative: bool) {
+        let this = std::mem::ManuallyDrop::new(self);
+        unsafe { adopt(r, this.p, this.room, n.min(this.room), negative) };
+    }
+}
+
+impl AsMut<[mp_limb_t]> for FreshLimbs {
+    fn as_mut(&mut self) -> &mut [mp_limb_t] {
+        self.limbs()
+    }
+}
+
+impl Drop for FreshLimbs {
+    fn drop(&mut self) {
+        // SAFETY: p came from pinned_limbs or allocate_limbs with room.
+        unsafe { free_limbs(self.p, self.room) };
+    }
+}
+
 /// A GMP integer owned here: initialised and cleared through the embedded
 /// GMP (so a program's memory functions are honoured).
 pub struct Int(pub __mpz_struct);

@@ -35,13 +35,28 @@ use std::time::Instant;
 /// whole on this thread). Digits of `base` or more give some number, never
 /// a fault (GMP leaves that case undefined).
 pub fn number(digits: &[u8], base: u32, levels: u32) -> Vec<mp_limb_t> {
+    match number_in(digits, base, levels, fresh_limbs) {
+        Ok((mut x, n)) => {
+            x.truncate(trimmed(&x[..n]).len());
+            x
+        }
+        Err(x) => x,
+    }
+}
+
+/// [`number`], but where the device joins the levels the number comes
+/// down into `room(n)` (at least n limbs; n the leaves' length, the top
+/// ones zeros where the number is shorter): Ok((room, n)); so a caller's
+/// `mpz_t` takes its limbs with no copy. Elsewhere Err(the number,
+/// trimmed), as `number` gives it.
+pub fn number_in<R: AsMut<[mp_limb_t]>>(digits: &[u8], base: u32, levels: u32, room: impl FnOnce(usize) -> R) -> Result<(R, usize), Vec<mp_limb_t>> {
     let len = digits.len();
     let leaves = 1usize << levels;
     if levels == 0 || len < leaves {
         let mut x = vec![0; leaf_room(len)];
         let n = leaf(digits, base, &mut x);
         x.truncate(n);
-        return x;
+        return Err(x);
     }
     // Leaves of `width` digits from the least significant end; the first
     // `pad` digits of the padded number are zeros that are not there.
@@ -79,12 +94,13 @@ pub fn number(digits: &[u8], base: u32, levels: u32) -> Vec<mp_limb_t> {
     });
     if let Some(g) = device {
         let digits_are_digits = || digits.iter().all(|&d| u32::from(d) < base);
-        if let Some(x) = joined_on_device(g, &numbers, &first, levels as usize, start, digits_are_digits) {
-            return x;
+        let mut out = room(numbers.len());
+        if joined_on_device(g, &numbers, &first, levels as usize, start, digits_are_digits, &mut out.as_mut()[..numbers.len()]) {
+            return Ok((out, numbers.len()));
         }
     }
     let powers = powers.unwrap_or_else(squares);
-    joined_on_host(numbers, &powers, start)
+    Err(joined_on_host(numbers, &powers, start))
 }
 
 /// Numbers of this many limbs and more have their levels joined on the
@@ -113,33 +129,32 @@ fn joins_on_device(limbs: usize) -> bool {
 }
 
 /// The levels joined on `g`'s resident numbers (src/gpu/radix.rs), the
-/// powers squared there from `first`: the leaves go up once and the number
-/// comes down once. None where the device failed: the host joins them
-/// then, from the same leaves.
-fn joined_on_device(g: &Gpu, numbers: &[mp_limb_t], first: &[mp_limb_t], levels: usize, start: Instant, digits_are_digits: impl FnOnce() -> bool) -> Option<Vec<mp_limb_t>> {
-    let mut out = fresh_limbs(numbers.len());
+/// powers squared there from `first`, into `out` (the leaves' length, the
+/// top limbs zeros where the number is shorter): the leaves go up once and
+/// the number comes down once. False where the device failed: the host
+/// joins them then, from the same leaves.
+fn joined_on_device(g: &Gpu, numbers: &[mp_limb_t], first: &[mp_limb_t], levels: usize, start: Instant, digits_are_digits: impl FnOnce() -> bool, out: &mut [mp_limb_t]) -> bool {
     stats::gpu_attempt_starts();
     let at = Instant::now();
-    if let Err(e) = g.join_levels(&Joins { leaves: numbers, first, levels }, &mut out) {
+    if let Err(e) = g.join_levels(&Joins { leaves: numbers, first, levels }, out) {
         stats::fallback(Op::SetStr, e.fallback());
         log!("radix: GPU failed joining the levels ({e}); joining them on the host");
-        return None;
+        return false;
     }
     stats::gpu_call(Op::SetStr, numbers.len(), at.elapsed());
     log!("radix: {levels} levels joined on the device in {:.3} ms, at {:.3} ms", ms(at), ms(start));
-    out.truncate(trimmed(&out).len());
     // Digits that are not digits (GMP: undefined) give some number either
     // way, not necessarily the same.
     if config::get().check && digits_are_digits() {
         // The device's products were not checked one by one: the host's
         // levels from the same leaves.
         let host = joined_on_host(numbers.to_vec(), &squared(first, levels), start);
-        if host != out {
+        if host[..] != *trimmed(out) {
             eprintln!("cugmp: CUGMP_CHECK: the GPU's radix conversion of {} limbs differs from the host's; aborting", numbers.len());
             std::process::abort();
         }
     }
-    Some(out)
+    true
 }
 
 /// The levels joined on the host, each level's products as one product

@@ -21,7 +21,7 @@
 mod from_digits;
 mod to_digits;
 
-pub use from_digits::{limbs_of_digits, number, room_for_digits, set_str_levels_on_gpu};
+pub use from_digits::{limbs_of_digits, number, number_in, room_for_digits, set_str_levels_on_gpu};
 pub use to_digits::{levels_on_gpu, split, Leaves};
 #[cfg(test)]
 pub use to_digits::digits;
