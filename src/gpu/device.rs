@@ -322,6 +322,7 @@ pub fn available() -> Availability {
             // the pool's lock, as for a slot it would make itself.
             for g in all() {
                 g.prepare_small_products();
+                g.prepare_staging();
             }
         });
         if opener.is_err() {

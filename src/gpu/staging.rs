@@ -78,6 +78,23 @@ pub(super) struct Kept {
     crew: Crew,
 }
 
+/// Transfers up to this many bytes find their pinned slots and copy
+/// threads made when the device opens ([`Gpu::prepare_staging`]).
+const PREPARED_BYTES: usize = 8 << 20;
+
+impl Kept {
+    /// The slots and the copy threads of `lanes` lanes, made where fewer
+    /// are kept.
+    fn make(&mut self, ctx: &Arc<CudaContext>, lanes: usize) -> Result<(), GpuError> {
+        while self.slots.len() < 2 * lanes {
+            // Plain page-locked memory: write-combined memory (cudarc's
+            // default) is slow for the host to read back.
+            self.slots.push(unsafe { ctx.alloc_pinned_with_flags::<u64>(CHUNK, 0) }?);
+        }
+        self.crew.grow(lanes)
+    }
+}
+
 /// Copy threads (lanes) of a staged transfer of `limbs` limbs: one a chunk,
 /// at most MAX_LANES and the host's parallelism.
 fn lanes_for(limbs: usize) -> usize {
@@ -226,6 +243,18 @@ struct Lane<'a> {
 }
 
 impl Gpu {
+    /// The slots and copy threads of a staged transfer of
+    /// `PREPARED_BYTES`, made as the device opens, beside the caller: a
+    /// program's first staged transfer made them itself: a process's first
+    /// 4 MiB upload took 5.2 ms, the next ones 0.4 to 1.1 (RESULTS.md,
+    /// "Radix conversion from digits").
+    pub(super) fn prepare_staging(&self) {
+        let lanes = lanes_for(PREPARED_BYTES / 8);
+        if let Err(e) = lock(&self.staging.0).make(&self.ctx, lanes) {
+            crate::config::log!("staging: no slots made ahead ({e}); the first large transfer makes them");
+        }
+    }
+
     /// Run `work` on each copy thread's lane over `limbs` limbs in chunks.
     fn in_lanes(&self, limbs: usize, work: impl Fn(&mut Lane<'_>) -> Result<(), GpuError> + Sync) -> Result<(), GpuError> {
         let lanes = lanes_for(limbs);
@@ -234,12 +263,7 @@ impl Gpu {
         let mut kept = lock(&self.staging.0);
         crate::stats::phase(Phase::Wait, asked.elapsed());
         let kept = &mut *kept;
-        while kept.slots.len() < 2 * lanes {
-            // Plain page-locked memory: write-combined memory (cudarc's
-            // default) is slow for the host to read back.
-            kept.slots.push(unsafe { self.ctx.alloc_pinned_with_flags::<u64>(CHUNK, 0) }?);
-        }
-        kept.crew.grow(lanes)?;
+        kept.make(&self.ctx, lanes)?;
         let mut views = Vec::with_capacity(2 * lanes);
         for s in kept.slots.iter_mut().take(2 * lanes) {
             views.push(s.as_mut_slice()?);
