@@ -674,6 +674,19 @@ fn joins_on_device(_api: &Api) -> String {
     every_case_on_device("gpu_joins_sweep", "levels joined on the device", "conversions").1
 }
 
+/// Under CUGMP_FAULT=gpu-launch every join on the device fails (after
+/// the room for its download into the mpz_t was taken) and the host joins
+/// the same leaves: every value must be GMP's and every conversion's
+/// failure logged (a process of its own with CUGMP_LOG).
+fn join_failure(_api: &Api) -> String {
+    let (ok, stdout, log) = logged_child("gpu_joins_sweep", &[("CUGMP_FAULT", "gpu-launch")]);
+    assert!(ok, "the joins' sweep failed under CUGMP_FAULT=gpu-launch: {stdout}\n{}", log_tail(&log));
+    let failed = log.lines().filter(|l| l.contains("GPU failed joining the levels")).count();
+    let cases: usize = stdout.split_whitespace().find_map(|w| w.strip_prefix("cases=")).and_then(|c| c.parse().ok()).unwrap_or(0);
+    assert!(cases > 0 && failed == cases, "{failed} of {cases} joins failed on the device under CUGMP_FAULT=gpu-launch\n{}", log_tail(&log));
+    format!("{failed} joins failed on the device and were made on the host, all equal to GMP's; {}", stdout.trim())
+}
+
 /// Radix conversion's cases on the device, both ways: from 33,000 limbs
 /// (where the device's levels start at 32,768) to 10^7 digits, bases 10,
 /// 3, 7, 36 and 62 (10 alone from 10^5 limbs); random, base^k and its
@@ -1278,6 +1291,7 @@ const TESTS: &[(&str, &[(&str, &str)])] = &[
     ("gpu_roots_match_gmp", &[]),
     ("gpu_quotients_match_gmp", &[]),
     ("gpu_joins_match_gmp", &[]),
+    ("gpu_join_failure_falls_back", &[("CUGMP_FAULT", "gpu-launch")]),
     ("gpu_splits_match_gmp", &[]),
     // One device's plan in pieces: with several devices, this product
     // would be shared among them.
@@ -1324,6 +1338,7 @@ fn child(name: &str) {
         "gpu_quotients_match_gmp" => Some(quotients_on_device),
         "gpu_quotients_sweep" => Some(quotients_sweep),
         "gpu_joins_match_gmp" => Some(joins_on_device),
+        "gpu_join_failure_falls_back" => Some(join_failure),
         "gpu_joins_sweep" => Some(joins_sweep),
         "gpu_splits_match_gmp" => Some(splits_on_device),
         "gpu_splits_sweep" => Some(splits_sweep),

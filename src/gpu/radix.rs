@@ -17,8 +17,9 @@
 //! describes: every step is an exact product, sum or copy, and the
 //! corrections are the ones the bounds there allow.
 
-use super::device::{addr, guarded, reserve, Gpu, GpuError};
+use super::device::{addr, guarded, injected, reserve, Gpu, GpuError};
 use super::ntt::Second;
+use crate::config::Fault;
 use cudarc::driver::sys::{self, CUmemorytype};
 use cudarc::driver::{result, CudaSlice, CudaStream, PushKernelArg};
 use std::sync::Arc;
@@ -84,6 +85,7 @@ impl Gpu {
         }
         let _busy = self.queue().busy.enter(leaves.len());
         guarded(|| {
+            injected(Fault::GpuLaunch, "gpu-launch")?;
             let stream = self.stream();
             // The level, its two halves' layouts, their sum and the power,
             // each at most the leaves' length; the products claim their own.
