@@ -7,7 +7,8 @@
 //! transfers here are cut into chunks that several threads copy through
 //! pinned slots of their own while the DMA of the previous chunk runs, so the
 //! host copies run in parallel with each other and with PCIe. The pinned
-//! slots and the copy threads are made on first use and kept: starting the
+//! slots and the copy threads are made as the device opens (those of
+//! transfers up to 8 MiB) or on first use, and kept: starting the
 //! threads for every transfer cost an 8 MiB upload 40% of its rate (11.9
 //! against 20.4 GB/s; RESULTS.md, "Staged transfers"). A large download's
 //! destination gets huge pages, faulted in while the kernels before the
