@@ -85,7 +85,7 @@ pub unsafe fn store(r: mpz_ptr, magnitude: &[mp_limb_t], negative: bool) {
 ///
 /// # Safety
 /// GMP's memory functions are set (always, at load).
-pub unsafe fn allocate_limbs(n: usize) -> *mut mp_limb_t {
+unsafe fn allocate_limbs(n: usize) -> *mut mp_limb_t {
     if n > c_int::MAX as usize {
         unsafe { embedded::overflow_in_mpz() };
     }
@@ -99,7 +99,7 @@ pub unsafe fn allocate_limbs(n: usize) -> *mut mp_limb_t {
 /// or cuGMP's memory functions are not GMP's (a program's own free could
 /// not give the block back). Given back by [`free_limbs`] with its room,
 /// or handed to an `mpz_t` by [`adopt`].
-pub fn pinned_limbs(n: usize) -> Option<(*mut mp_limb_t, usize)> {
+fn pinned_limbs(n: usize) -> Option<(*mut mp_limb_t, usize)> {
     if !super::memory::defaults_in_place() {
         return None;
     }
@@ -160,7 +160,7 @@ pub unsafe fn free_limbs(p: *mut mp_limb_t, n: usize) {
 /// # Safety
 /// `r` is an initialised `mpz_t`; `p` came from `allocate_limbs(room)` or
 /// `pinned_limbs` with `room`.
-pub unsafe fn adopt(r: mpz_ptr, p: *mut mp_limb_t, room: usize, n: usize, negative: bool) {
+unsafe fn adopt(r: mpz_ptr, p: *mut mp_limb_t, room: usize, n: usize, negative: bool) {
     unsafe {
         let limbs = std::slice::from_raw_parts(p, n);
         let size = n - limbs.iter().rev().take_while(|&&l| l == 0).count();

@@ -245,10 +245,10 @@ struct Lane<'a> {
 
 impl Gpu {
     /// The slots and copy threads of a staged transfer of
-    /// `PREPARED_BYTES`, made as the device opens, beside the caller: a
-    /// program's first staged transfer made them itself: a process's first
-    /// 4 MiB upload took 5.2 ms, the next ones 0.4 to 1.1 (RESULTS.md,
-    /// "Radix conversion from digits").
+    /// `PREPARED_BYTES`, made as the device opens, beside the caller.
+    /// Before, a program's first staged transfer made them itself, and a
+    /// process's first 4 MiB upload took 5.2 ms, the next ones 0.4 to 1.1
+    /// (RESULTS.md, "Radix conversion from digits").
     pub(super) fn prepare_staging(&self) {
         let lanes = lanes_for(PREPARED_BYTES / 8);
         if let Err(e) = lock(&self.staging.0).make(&self.ctx, lanes) {
