@@ -73,6 +73,11 @@
 //!   operands, a chunk's, a product mod B^n - 1's n) take the NTT's wide
 //!   sets, five primes with a limb a coefficient, where those have a
 //!   transform; default `WIDE_FROM` (src/gpu/ntt/plan.rs).
+//! * `CUGMP_GPU_SCHOOLBOOK=n` (limbs; 0: never; tests and tuning only):
+//!   small products on the GPU whose shorter operand has at most n limbs
+//!   (and at most 2^14 limbs in all) are made by columns, every limb
+//!   product summed on the device's integer units, not by the transforms;
+//!   default `COLUMNS_UPTO` (src/gpu/ntt/small.rs).
 //! * `CUGMP_NTT_LANES=n` (points; 0: never; tests and tuning only): whole
 //!   products on transforms of n points and more run each prime's passes
 //!   on streams of their own (src/gpu/ntt/product.rs, `transforms_in_lanes`);
@@ -167,6 +172,8 @@ pub struct Config {
     pub ntt_piece: Option<usize>,
     /// `CUGMP_NTT_WIDE` as set (0: never).
     pub ntt_wide: Option<usize>,
+    /// `CUGMP_GPU_SCHOOLBOOK` as set (0: never).
+    pub gpu_schoolbook: Option<usize>,
     /// `CUGMP_NTT_LANES` as set (0: never).
     pub ntt_lanes: Option<usize>,
 }
@@ -232,6 +239,7 @@ impl Config {
         let ntt_piece = count("CUGMP_NTT_PIECE").filter(|&n| n > 0);
         let ntt_wide = count("CUGMP_NTT_WIDE");
         let ntt_lanes = count("CUGMP_NTT_LANES");
+        let gpu_schoolbook = count("CUGMP_GPU_SCHOOLBOOK");
         Config {
             gpu,
             log: flag("CUGMP_LOG"),
@@ -258,6 +266,7 @@ impl Config {
             product,
             ntt_piece,
             ntt_wide,
+            gpu_schoolbook,
             ntt_lanes,
         }
     }

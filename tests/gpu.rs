@@ -1044,12 +1044,15 @@ fn small_lengths() -> Vec<usize> {
     lengths
 }
 
-/// Small products through their launch graphs, in a process of their own
-/// with CUGMP_LOG: every length's graph recorded (products and squares),
-/// every result equal to GMP's.
+/// Small products through their launch graphs, in processes of their own
+/// with CUGMP_LOG: by transforms alone (CUGMP_GPU_SCHOOLBOOK=0), every
+/// length's graph recorded (products and squares); by columns wherever
+/// they may (up to 2^14 limbs in all), every class's graph recorded; every
+/// result equal to GMP's.
 fn small_products(_api: &Api) -> String {
-    let (ok, stdout, log) = logged_child("gpu_small_sweep", &[]);
-    assert!(ok, "the small products' sweep failed: {stdout}\n{}", log_tail(&log));
+    let (ok, stdout, log) = logged_child("gpu_small_sweep", &[("CUGMP_GPU_SCHOOLBOOK", "0")]);
+    assert!(ok, "the small products' sweep by transforms failed: {stdout}\n{}", log_tail(&log));
+    assert!(!log.contains("by columns for"), "a product by columns where CUGMP_GPU_SCHOOLBOOK=0\n{}", log_tail(&log));
     for points in small_lengths() {
         // No square takes 6 points: a square of one limb takes 4, of two 8.
         let kinds: &[&str] = if points == 6 { &[" points\n"] } else { &[" points\n", " points, squares\n"] };
@@ -1058,7 +1061,15 @@ fn small_products(_api: &Api) -> String {
             assert!(log.contains(&phrase), "no graph recorded for {points} points ({kind:?})\n{}", log_tail(&log));
         }
     }
-    format!("graphs for every length from 4 to 2^17 points; {}", stdout.trim())
+    let (ok, by_columns, log) = logged_child("gpu_small_sweep", &[("CUGMP_GPU_SCHOOLBOOK", "65536")]);
+    assert!(ok, "the small products' sweep by columns failed: {by_columns}\n{}", log_tail(&log));
+    for class in (8..=14).map(|k| 1usize << k) {
+        for kind in [" limbs\n", " limbs, squares\n"] {
+            let phrase = format!("a graph by columns for {class}{kind}");
+            assert!(log.contains(&phrase), "no graph by columns recorded for {class} limbs ({kind:?})\n{}", log_tail(&log));
+        }
+    }
+    format!("graphs for every length from 4 to 2^17 points, {}; by columns for every class from 2^8 to 2^14 limbs, {}", stdout.trim(), by_columns.trim())
 }
 
 /// The body of `small_products`: for every length, products of its most

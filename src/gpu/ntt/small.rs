@@ -16,10 +16,17 @@
 //! inverse, and one block's CRT, fold and carries (cuda/ntt.cu,
 //! cugmp_ntt_combine_small) writing the product into host memory. One
 //! launch, one wait, no allocations, and below 2^13 points no copies
-//! (`record_graph` says where they remain). The graph's sizes are
+//! (`record_transforms` says where they remain). The graph's sizes are
 //! fixed: operands are zero-padded to the transform's capacity on the host,
 //! and the whole capacity comes back. Each slot has streams of its own, so
 //! the products of many threads run beside each other.
+//!
+//! Products of few limb products (`by_columns`) take another graph on the
+//! same slot, two kernels (cuda/schoolbook.cu): the operands staged into
+//! device memory, then every limb product summed by column on many blocks
+//! at once, with the carries, into the host's output. Their lengths come
+//! from the slot's pinned `sizes` at each launch, so one graph serves every
+//! product up to its class's limbs.
 //!
 //! What this module may not touch: the routing (src/algorithms/route.rs
 //! decides which products come to the GPU) and the transforms' kernels
@@ -32,7 +39,7 @@ use crate::config::Fault;
 use crate::gpu::device::{addr, injected, reserve, Gpu, GpuError, Reservation};
 use crate::stats::Phase;
 use cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode, CU_MEMHOSTALLOC_DEVICEMAP};
-use cudarc::driver::{result, CudaEvent, CudaGraph, CudaSlice, CudaStream, PinnedHostSlice};
+use cudarc::driver::{result, CudaEvent, CudaGraph, CudaSlice, CudaStream, LaunchConfig, PinnedHostSlice, PushKernelArg};
 use std::sync::{Arc, Mutex};
 
 /// The longest transform a small product takes (points): products of up
@@ -58,6 +65,54 @@ pub(super) fn takes(un: usize, vn: usize) -> bool {
 /// CUGMP_GPU=auto starts sending products to the GPU (README); shorter
 /// ones record theirs when first met, as every length did before.
 const PREPARED_FROM: usize = 1 << 11;
+
+/// Products of at most this many limbs in all may be made by columns
+/// (cuda/schoolbook.cu, cugmp_schoolbook): the largest of its graphs'
+/// classes.
+const COLUMNS_MAX: usize = 1 << 14;
+/// The smallest class (limbs of the product) of the columns' graphs.
+const COLUMNS_MIN: usize = 1 << 8;
+/// The limbs a block of cugmp_schoolbook writes (SCHOOLBOOK_COLUMNS) and
+/// its threads (SCHOOLBOOK_THREADS, cugmp_schoolbook_stage's too).
+const COLUMNS_A_BLOCK: usize = 29;
+const COLUMNS_THREADS: u32 = 256;
+/// Products of at most COLUMNS_UPTO^2 limb products are made by columns
+/// (CUGMP_GPU_SCHOOLBOOK sets it; 0: never): end to end under force, n x n
+/// limbs by columns against the transforms, 0.031 against 0.039 ms at
+/// 1024, 0.050 against 0.059 at 2048, 0.084 against 0.052 at 3072
+/// (RESULTS.md, "Small products by columns").
+const COLUMNS_UPTO: usize = 2048;
+
+/// Whether the product of `un` x `vn` limbs is made by columns: few
+/// enough limb products that the device's integer units make them sooner
+/// than the transforms' chain of passes.
+fn by_columns(un: usize, vn: usize) -> bool {
+    let upto = columns_upto();
+    un + vn <= COLUMNS_MAX && (un as u128) * (vn as u128) <= (upto as u128) * (upto as u128)
+}
+
+/// CUGMP_GPU_SCHOOLBOOK, else `COLUMNS_UPTO`.
+fn columns_upto() -> usize {
+    crate::config::get().gpu_schoolbook.unwrap_or(COLUMNS_UPTO)
+}
+
+/// A slot's graph: the transforms of a shape, or the columns kernel for
+/// products of up to a class's limbs (a power of two).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Graph {
+    Transform(Shape),
+    Columns(usize),
+}
+
+impl Graph {
+    fn of(un: usize, vn: usize) -> Graph {
+        if by_columns(un, vn) {
+            Graph::Columns((un + vn).next_power_of_two().max(COLUMNS_MIN))
+        } else {
+            Graph::Transform(transform_shape(un + vn))
+        }
+    }
+}
 
 /// Slots at most: a product finding none free takes the general path
 /// (src/gpu/ntt/product.rs). Sixteen, the GPU machine's cores: as many
@@ -85,9 +140,21 @@ const _: () = assert!(FOLD_IN_ONE_BLOCK <= SMALL_COMBINE_LIMBS, "the fold kernel
 
 /// Device limbs of one slot's workspace: the two transforms (PRIMES *
 /// POINTS 32-bit words each), then u's and v's limbs for the transforms
-/// that copy them first, and the fold's t and c for the products folded
-/// by the grid (`record_graph`), CAP each, and the add kernel's scan state.
-const SLOT_LIMBS: usize = PRIMES * POINTS + 4 * CAP + Gpu::scan_words(CAP);
+/// that copy them first and for the columns, and the fold's t and c for
+/// the products folded by the grid (`record_transforms`), CAP each, the
+/// add kernel's scan state, and the columns' lengths and carries' scan
+/// state (`COLUMNS_WORDS`).
+const SLOT_LIMBS: usize = PRIMES * POINTS + 4 * CAP + Gpu::scan_words(CAP) + COLUMNS_WORDS;
+
+/// cugmp_schoolbook's `meta` (4 words) and `state` (2 + its most blocks),
+/// apart from the add kernel's: the columns' scan takes a new epoch each
+/// launch and never clears its state, the transforms' clear theirs and keep
+/// one. An even count, so that every slot's workspace keeps the 16 bytes'
+/// alignment the transforms' vector loads need (an odd one left the second
+/// slot's misaligned: CUDA_ERROR_MISALIGNED_ADDRESS).
+const COLUMNS_WORDS: usize = (4 + 2 + COLUMNS_MAX.div_ceil(COLUMNS_A_BLOCK)).next_multiple_of(2);
+
+const _: () = assert!(SLOT_LIMBS % 2 == 0, "each slot's workspace starts 16-byte aligned in the arena");
 
 /// Products of more limbs than this are folded by the combine kernel's
 /// grid, carried by the add kernel and copied down (the way of the general
@@ -101,8 +168,8 @@ const FOLD_IN_ONE_BLOCK: usize = 4096;
 
 /// One product's resources at a time.
 struct Slot {
-    /// The graphs recorded so far: transform shape, square or not.
-    graphs: Vec<(Shape, bool, CudaGraph)>,
+    /// The graphs recorded so far: which, square or not.
+    graphs: Vec<(Graph, bool, CudaGraph)>,
     stream: Arc<CudaStream>,
     /// The second operand's branch of a product's graph (its upload and
     /// transform beside the first's), and the events that fork and join it.
@@ -123,6 +190,12 @@ struct Slot {
     output_dev: u64,
     /// The device address of the slot's two transforms in the pool's arena.
     workspace: u64,
+    /// The operands' lengths for the columns kernel (un, vn), pinned and
+    /// mapped: the buffer (held for the slot's life), written at `sizes`
+    /// before each launch, read by the kernel at `sizes_dev`.
+    _sizes_host: PinnedHostSlice<u64>,
+    sizes: *mut u64,
+    sizes_dev: u64,
 }
 
 // SAFETY: a slot is used by one thread at a time (it is out of the pool
@@ -142,8 +215,12 @@ impl Slot {
         unsafe { std::ptr::write_bytes(input, 0, 2 * CAP) };
         let host_out = unsafe { g.ctx.alloc_pinned_with_flags::<u64>(CAP, CU_MEMHOSTALLOC_DEVICEMAP) }?;
         let output = host_out.as_ptr()?;
-        let (input_dev, output_dev) = (mapped(input)?, mapped(output as *mut u64)?);
-        Ok(Slot { graphs: Vec::new(), stream, side, fork, join, host_in, input, input_dev, filled: [0; 2], host_out, output, output_dev, workspace })
+        let mut sizes_host = unsafe { g.ctx.alloc_pinned_with_flags::<u64>(2, CU_MEMHOSTALLOC_DEVICEMAP) }?;
+        let sizes = sizes_host.as_mut_ptr()?;
+        let (input_dev, output_dev, sizes_dev) = (mapped(input)?, mapped(output as *mut u64)?, mapped(sizes)?);
+        #[rustfmt::skip]
+        let slot = Slot { graphs: Vec::new(), stream, side, fork, join, host_in, input, input_dev, filled: [0; 2], host_out, output, output_dev, workspace, _sizes_host: sizes_host, sizes, sizes_dev };
+        Ok(slot)
     }
 
     /// Operand `k` (0: u, 1: v) into its region, the region's limbs above
@@ -174,6 +251,28 @@ impl Slot {
     }
 }
 
+/// The columns kernel's operand lengths into a slot's `sizes`.
+///
+/// # Safety
+/// `sizes` points to two limbs of the slot's pinned buffer that no launch
+/// reads now.
+unsafe fn write_sizes(sizes: *mut u64, un: usize, vn: usize) {
+    unsafe {
+        sizes.write(un as u64);
+        sizes.add(1).write(vn as u64);
+    }
+}
+
+impl Slot {
+    /// Device addresses of the columns' `meta` and scan `state`, after the
+    /// add kernel's scan state (`SLOT_LIMBS`).
+    fn columns_state(&self) -> (u64, u64) {
+        let (_, _, [.., scan]) = self.addresses();
+        let meta = scan + 8 * Gpu::scan_words(CAP) as u64;
+        (meta, meta + 8 * 4)
+    }
+}
+
 /// The device's address of pinned host memory allocated mapped.
 fn mapped(host: *mut u64) -> Result<u64, GpuError> {
     let mut device = 0;
@@ -196,7 +295,7 @@ impl Gpu {
         let Some(mut slot) = self.take_slot()? else { return Ok(false) };
         let square = std::ptr::eq(u, v);
         let _busy = self.queue().busy.enter(un + vn);
-        let done = self.run_slot(&mut slot, transform_shape(un + vn), u, (!square).then_some(v), out);
+        let done = self.run_slot(&mut slot, Graph::of(un, vn), u, (!square).then_some(v), out);
         if done.is_err() {
             // Its graphs may have been left half run: recorded again next time.
             slot.graphs.clear();
@@ -260,27 +359,36 @@ impl Gpu {
     }
 
     /// `slot`'s graphs for every transform length from `PREPARED_FROM`
-    /// points to `POINTS`, shortest first, products and squares; on an
-    /// error, those recorded so far.
+    /// points to `POINTS`, shortest first, and the columns' classes from as
+    /// many limbs, products and squares; on an error, those recorded so far.
     fn record_graphs_ahead(&self, slot: &mut Slot) {
+        let mut ahead = Vec::new();
         let mut limbs = PREPARED_FROM / COEFS_PER_LIMB;
         while limbs <= CAP {
             let shape = transform_shape(limbs);
+            ahead.push(Graph::Transform(shape));
+            // The next length's first product.
+            limbs = shape.len() / COEFS_PER_LIMB + 1;
+        }
+        let mut class = PREPARED_FROM / COEFS_PER_LIMB;
+        while class <= COLUMNS_MAX && columns_upto() > 0 {
+            ahead.push(Graph::Columns(class));
+            class *= 2;
+        }
+        for which in ahead {
             for square in [false, true] {
-                match self.record_graph(slot, shape, square) {
-                    Ok(graph) => slot.graphs.push((shape, square, graph)),
+                match self.record_graph(slot, which, square) {
+                    Ok(graph) => slot.graphs.push((which, square, graph)),
                     Err(e) => {
-                        crate::config::log!("small products: graphs recorded ahead up to {} points ({e})", shape.len());
+                        crate::config::log!("small products: graphs recorded ahead up to {which:?} ({e})");
                         return;
                     }
                 }
             }
-            // The next length's first product.
-            limbs = shape.len() / COEFS_PER_LIMB + 1;
         }
     }
 
-    fn run_slot(&self, slot: &mut Slot, shape: Shape, u: &[u64], v: Option<&[u64]>, out: &mut [u64]) -> Result<(), GpuError> {
+    fn run_slot(&self, slot: &mut Slot, which: Graph, u: &[u64], v: Option<&[u64]>, out: &mut [u64]) -> Result<(), GpuError> {
         let profiling = crate::stats::profiling();
         let start = profiling.then(std::time::Instant::now);
         slot.fill(0, u);
@@ -292,11 +400,16 @@ impl Gpu {
             crate::stats::phase(Phase::Upload, t0.elapsed());
         }
         let square = v.is_none();
-        let k = match slot.graphs.iter().position(|(s, sq, _)| *s == shape && *sq == square) {
+        if let Graph::Columns(_) = which {
+            // SAFETY: two limbs at `sizes`; the slot's last graph, whose
+            // kernel read them, was waited for.
+            unsafe { write_sizes(slot.sizes, u.len(), v.map_or(u.len(), <[u64]>::len)) };
+        }
+        let k = match slot.graphs.iter().position(|(w, sq, _)| *w == which && *sq == square) {
             Some(k) => k,
             None => {
-                let graph = self.record_graph(slot, shape, square)?;
-                slot.graphs.push((shape, square, graph));
+                let graph = self.record_graph(slot, which, square)?;
+                slot.graphs.push((which, square, graph));
                 slot.graphs.len() - 1
             }
         };
@@ -315,6 +428,43 @@ impl Gpu {
         Ok(())
     }
 
+    /// The graph `which` of a product (`square`: of u alone) on `slot`.
+    fn record_graph(&self, slot: &Slot, which: Graph, square: bool) -> Result<CudaGraph, GpuError> {
+        match which {
+            Graph::Transform(shape) => self.record_transforms(slot, shape, square),
+            Graph::Columns(class) => self.record_columns(slot, class, square),
+        }
+    }
+
+    /// The graph of a product (`square`: of u alone) of up to `class` limbs
+    /// in all by columns on `slot`, two kernels (cuda/schoolbook.cu): the
+    /// operands' first `class` limbs and their lengths (the slot's `sizes`,
+    /// written before each launch) from the pinned buffers into device
+    /// memory, then the columns and their carries into the host's output.
+    fn record_columns(&self, slot: &Slot, class: usize, square: bool) -> Result<CudaGraph, GpuError> {
+        debug_assert!(class <= COLUMNS_MAX && class.is_power_of_two() && class >= COLUMNS_MIN);
+        let stream = &slot.stream;
+        crate::config::log!("small products: a graph by columns for {class} limbs{}", if square { ", squares" } else { "" });
+        stream.begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)?;
+        let recorded = (|| -> Result<(), GpuError> {
+            let ([u, v, r], _, [u_dev, v_dev, ..]) = slot.addresses();
+            let (meta, state) = slot.columns_state();
+            let (v, v_dev) = if square { (0, 0) } else { (v, v_dev) };
+            let (sizes, cap) = (slot.sizes_dev, class as u64);
+            let staged = if square { class } else { 2 * class };
+            let cfg = LaunchConfig { grid_dim: (staged.div_ceil(2 * COLUMNS_THREADS as usize).min(64) as u32, 1, 1), block_dim: (COLUMNS_THREADS, 1, 1), shared_mem_bytes: 0 };
+            launch_with!(self, stream, schoolbook_stage, cfg, &u_dev, &v_dev, &meta, &u, &v, &sizes, &cap);
+            let second = if square { u_dev } else { v_dev };
+            let cfg = LaunchConfig { grid_dim: (class.div_ceil(COLUMNS_A_BLOCK) as u32, 1, 1), block_dim: (COLUMNS_THREADS, 1, 1), shared_mem_bytes: 0 };
+            launch_with!(self, stream, schoolbook, cfg, &r, &u_dev, &second, &meta, &state);
+            Ok(())
+        })();
+        // The capture ends whatever happened, so the stream is usable again.
+        let graph = stream.end_capture(CUgraphInstantiate_flags(0));
+        recorded?;
+        graph?.ok_or(GpuError::TooLarge)
+    }
+
     /// The graph of a product (`square`: of u alone) by transforms of
     /// `shape` on `slot`: the forward transforms of the regions' first
     /// shape.len() / 2 limbs, read from host memory (v's on a branch beside
@@ -322,7 +472,7 @@ impl Gpu {
     /// into the host's output (from 4097 limbs the grid's fold, the add
     /// kernel and a copy down): three to seven nodes, and copies of the
     /// operands only where the first pass reads them far apart.
-    fn record_graph(&self, slot: &Slot, shape: Shape, square: bool) -> Result<CudaGraph, GpuError> {
+    fn record_transforms(&self, slot: &Slot, shape: Shape, square: bool) -> Result<CudaGraph, GpuError> {
         // The table is made (and waited for) before the capture begins.
         let table = self.table(&slot.stream, shape)?;
         let stream = &slot.stream;
