@@ -31,6 +31,21 @@ __device__ __forceinline__ u32 gp_combine(u32 later, u32 earlier) {
     return g | (p << 1);
 }
 
+// A warp's inclusive scan of its lanes' (g, p), lane 0 the lowest: returns
+// this lane's (its own and every lower lane's), and *exclusive gets the lower
+// lanes' alone (2, nothing, for lane 0).
+__device__ __forceinline__ u32 warp_scan_gp(u32 gp, u32 lane, u32 *exclusive) {
+    u32 inclusive = gp;
+#pragma unroll
+    for (u32 d = 1; d < 32; d <<= 1) {
+        const u32 earlier = __shfl_up_sync(0xffffffffu, inclusive, d);
+        if (lane >= d) inclusive = gp_combine(inclusive, earlier);
+    }
+    *exclusive = __shfl_up_sync(0xffffffffu, inclusive, 1);
+    if (lane == 0) *exclusive = 2;
+    return inclusive;
+}
+
 // Thread 0 of the block of tile `tile` (of tiles 0 .. last): publishes the
 // tile's (g, p) `tile_gp` and returns the carry into the tile. `below` is
 // the (g, p) of the limb just below the tile: where it does not propagate

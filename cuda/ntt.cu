@@ -329,14 +329,8 @@ extern "C" __global__ void __launch_bounds__(NTT_CARRY_THREADS)
         run_gp = gp_combine(g | p << 1, run_gp);
     }
     // The warp's inclusive scan of the runs' (g, p), then the warps'.
-    u32 inclusive = run_gp;
-#pragma unroll
-    for (u32 d = 1; d < 32; d <<= 1) {
-        const u32 earlier = __shfl_up_sync(0xffffffffu, inclusive, d);
-        if (lane >= d) inclusive = gp_combine(inclusive, earlier);
-    }
-    u32 exclusive = __shfl_up_sync(0xffffffffu, inclusive, 1);
-    if (lane == 0) exclusive = 2;
+    u32 exclusive;
+    const u32 inclusive = warp_scan_gp(run_gp, lane, &exclusive);
     if (lane == 31) warp_gp[warp] = inclusive;
     __syncthreads();
     u32 warp_prefix;

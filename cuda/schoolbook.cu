@@ -138,14 +138,8 @@ extern "C" __global__ void __launch_bounds__(SCHOOLBOOK_THREADS)
     const u64 limb = t + gamma_below;
     // The limb's (g, p) (carry_scan.cuh): the helper lanes propagate.
     const u32 gp = own ? (u32)(limb < t) | (u32)(limb == ~0ull) << 1 : 2u;
-    u32 inclusive = gp;
-#pragma unroll
-    for (u32 d = 1; d < 32; d <<= 1) {
-        const u32 earlier = __shfl_up_sync(0xffffffffu, inclusive, d);
-        if (lane >= d) inclusive = gp_combine(inclusive, earlier);
-    }
-    u32 exclusive = __shfl_up_sync(0xffffffffu, inclusive, 1);
-    if (lane == 0) exclusive = 2;
+    u32 exclusive;
+    const u32 inclusive = warp_scan_gp(gp, lane, &exclusive);
     const u32 tile_gp = __shfl_sync(0xffffffffu, inclusive, 31);
     u32 carry_in = 0;
     // Tile 0 has no carry in (and no predecessor to look back at).
