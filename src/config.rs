@@ -74,8 +74,8 @@
 //!   sets, five primes with a limb a coefficient, where those have a
 //!   transform; default `WIDE_FROM` (src/gpu/ntt/plan.rs).
 //! * `CUGMP_GPU_SCHOOLBOOK=n` (limbs; 0: never; tests and tuning only):
-//!   small products on the GPU whose shorter operand has at most n limbs
-//!   (and at most 2^14 limbs in all) are made by columns, every limb
+//!   small products on the GPU of at most n^2 limb products (un vn <=
+//!   n^2, and at most 2^14 limbs in all) are made by columns, every limb
 //!   product summed on the device's integer units, not by the transforms;
 //!   default `COLUMNS_UPTO` (src/gpu/ntt/small.rs).
 //! * `CUGMP_NTT_LANES=n` (points; 0: never; tests and tuning only): whole

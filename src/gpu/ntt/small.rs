@@ -79,7 +79,7 @@ const COLUMNS_THREADS: u32 = 256;
 /// Products of at most COLUMNS_UPTO^2 limb products are made by columns
 /// (CUGMP_GPU_SCHOOLBOOK sets it; 0: never): end to end under force, n x n
 /// limbs by columns against the transforms, 0.031 against 0.039 ms at
-/// 1024, 0.050 against 0.059 at 2048, 0.084 against 0.052 at 3072
+/// 1024, 0.051 against 0.059 at 2048, 0.084 against 0.052 at 3072
 /// (RESULTS.md, "Small products by columns").
 const COLUMNS_UPTO: usize = 2048;
 
@@ -237,6 +237,25 @@ impl Slot {
         self.filled[k] = x.len();
     }
 
+    /// The columns kernel's operand lengths into `sizes`, for the next
+    /// launch.
+    fn set_sizes(&mut self, un: usize, vn: usize) {
+        // SAFETY: two limbs at `sizes`, the slot's own pinned buffer; the
+        // slot's last graph, whose kernel read them, was waited for.
+        unsafe {
+            self.sizes.write(un as u64);
+            self.sizes.add(1).write(vn as u64);
+        }
+    }
+
+    /// Device addresses of the columns' `meta` and scan `state`, after the
+    /// add kernel's scan state (`SLOT_LIMBS`).
+    fn columns_state(&self) -> (u64, u64) {
+        let (_, _, [.., scan]) = self.addresses();
+        let meta = scan + 8 * Gpu::scan_words(CAP) as u64;
+        (meta, meta + 8 * 4)
+    }
+
     /// Device addresses: u and v (mapped host memory), the product (the
     /// same); the two transforms; in device memory u's and v's copies, the
     /// fold's t and c, the add kernel's scan state.
@@ -248,28 +267,6 @@ impl Slot {
             [self.workspace, self.workspace + transform],
             [limbs(0), limbs(1), limbs(2), limbs(3), limbs(4)],
         )
-    }
-}
-
-/// The columns kernel's operand lengths into a slot's `sizes`.
-///
-/// # Safety
-/// `sizes` points to two limbs of the slot's pinned buffer that no launch
-/// reads now.
-unsafe fn write_sizes(sizes: *mut u64, un: usize, vn: usize) {
-    unsafe {
-        sizes.write(un as u64);
-        sizes.add(1).write(vn as u64);
-    }
-}
-
-impl Slot {
-    /// Device addresses of the columns' `meta` and scan `state`, after the
-    /// add kernel's scan state (`SLOT_LIMBS`).
-    fn columns_state(&self) -> (u64, u64) {
-        let (_, _, [.., scan]) = self.addresses();
-        let meta = scan + 8 * Gpu::scan_words(CAP) as u64;
-        (meta, meta + 8 * 4)
     }
 }
 
@@ -371,7 +368,8 @@ impl Gpu {
             limbs = shape.len() / COEFS_PER_LIMB + 1;
         }
         let mut class = PREPARED_FROM / COEFS_PER_LIMB;
-        while class <= COLUMNS_MAX && columns_upto() > 0 {
+        let columns = columns_upto() > 0;
+        while columns && class <= COLUMNS_MAX {
             ahead.push(Graph::Columns(class));
             class *= 2;
         }
@@ -401,9 +399,7 @@ impl Gpu {
         }
         let square = v.is_none();
         if let Graph::Columns(_) = which {
-            // SAFETY: two limbs at `sizes`; the slot's last graph, whose
-            // kernel read them, was waited for.
-            unsafe { write_sizes(slot.sizes, u.len(), v.map_or(u.len(), <[u64]>::len)) };
+            slot.set_sizes(u.len(), v.map_or(u.len(), <[u64]>::len));
         }
         let k = match slot.graphs.iter().position(|(w, sq, _)| *w == which && *sq == square) {
             Some(k) => k,
