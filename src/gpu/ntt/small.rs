@@ -72,16 +72,37 @@ const PREPARED_FROM: usize = 1 << 11;
 const COLUMNS_MAX: usize = 1 << 14;
 /// The smallest class (limbs of the product) of the columns' graphs.
 const COLUMNS_MIN: usize = 1 << 8;
-/// The limbs a block of cugmp_schoolbook writes (SCHOOLBOOK_COLUMNS) and
-/// its threads (SCHOOLBOOK_THREADS, cugmp_schoolbook_stage's too).
-const COLUMNS_A_BLOCK: usize = 29;
+/// The limbs a tile of cugmp_schoolbook writes (SCHOOLBOOK_COLUMNS), the
+/// columns it sums (SCHOOLBOOK_SPAN) and a block's threads
+/// (SCHOOLBOOK_THREADS, cugmp_schoolbook_stage's too).
+const COLUMNS_A_TILE: usize = 125;
+const COLUMNS_SPAN: usize = 128;
 const COLUMNS_THREADS: u32 = 256;
+/// Tiles of the largest class.
+const COLUMNS_TILES_MAX: usize = COLUMNS_MAX.div_ceil(COLUMNS_A_TILE);
+/// Blocks a columns graph launches at most: four for each of the
+/// H200's 132 multiprocessors, so that the tiles' unequal work (the middle
+/// columns have the most terms) evens out over them.
+const COLUMNS_BLOCKS: usize = 528;
+
+/// The tiles of a columns graph of `class` limbs, and the blocks each
+/// tile's terms are cut among: as many as keep the grid within
+/// `COLUMNS_BLOCKS`, but no fewer than 16 terms for each warp of a balanced
+/// product's middle tile, and at most 16.
+const fn columns_grid(class: usize) -> (usize, usize) {
+    let tiles = class.div_ceil(COLUMNS_A_TILE);
+    let (by_blocks, by_terms) = (COLUMNS_BLOCKS / tiles, class / 2 / (8 * 16));
+    let slices = if by_blocks < by_terms { by_blocks } else { by_terms };
+    let slices = if slices < 1 { 1 } else if slices > 16 { 16 } else { slices };
+    (tiles, slices)
+}
 /// Products of at most COLUMNS_UPTO^2 limb products are made by columns
 /// (CUGMP_GPU_SCHOOLBOOK sets it; 0: never): end to end under force, n x n
-/// limbs by columns against the transforms, 0.031 against 0.039 ms at
-/// 1024, 0.051 against 0.059 at 2048, 0.084 against 0.052 at 3072
-/// (RESULTS.md, "Small products by columns").
-const COLUMNS_UPTO: usize = 2048;
+/// limbs by columns against the transforms, 0.021 against 0.038 ms at
+/// 1024, 0.028 against 0.063 at 2048, 0.044 against 0.070 at 4096, 0.073
+/// against 0.064 at 5120 (RESULTS.md, "Small products by columns", four
+/// columns a lane).
+const COLUMNS_UPTO: usize = 4096;
 
 /// Whether the product of `un` x `vn` limbs is made by columns: few
 /// enough limb products that the device's integer units make them sooner
@@ -146,13 +167,25 @@ const _: () = assert!(FOLD_IN_ONE_BLOCK <= SMALL_COMBINE_LIMBS, "the fold kernel
 /// state (`COLUMNS_WORDS`).
 const SLOT_LIMBS: usize = PRIMES * POINTS + 4 * CAP + Gpu::scan_words(CAP) + COLUMNS_WORDS;
 
-/// cugmp_schoolbook's `meta` (4 words) and `state` (2 + its most blocks),
-/// apart from the add kernel's: the columns' scan takes a new epoch each
-/// launch and never clears its state, the transforms' clear theirs and keep
-/// one. An even count, so that every slot's workspace keeps the 16 bytes'
-/// alignment the transforms' vector loads need (an odd one left the second
-/// slot's misaligned: CUDA_ERROR_MISALIGNED_ADDRESS).
-const COLUMNS_WORDS: usize = (4 + 2 + COLUMNS_MAX.div_ceil(COLUMNS_A_BLOCK)).next_multiple_of(2);
+/// cugmp_schoolbook's `meta` (4 words), `state` (2 + its most tiles) and
+/// `arrived` (a count a tile), apart from the add kernel's: the columns'
+/// scan takes a new epoch each launch and never clears its state, the
+/// transforms' clear theirs and keep one. An even count, so that every
+/// slot's workspace keeps the 16 bytes' alignment the transforms' vector
+/// loads need (an odd one left the second slot's misaligned:
+/// CUDA_ERROR_MISALIGNED_ADDRESS).
+const COLUMNS_WORDS: usize = (4 + 2 + 2 * COLUMNS_TILES_MAX).next_multiple_of(2);
+
+/// The sums of every slice of every tile (3 words a column), written in
+/// the slot's transforms' space, which a columns graph does not use.
+const _: () = {
+    let mut class = COLUMNS_MIN;
+    while class <= COLUMNS_MAX {
+        let (tiles, slices) = columns_grid(class);
+        assert!(tiles * slices * 3 * COLUMNS_SPAN * 2 <= 2 * PRIMES * POINTS, "the columns' partial sums fit in the slot's transforms");
+        class *= 2;
+    }
+};
 
 const _: () = assert!(SLOT_LIMBS % 2 == 0, "each slot's workspace starts 16-byte aligned in the arena");
 
@@ -248,12 +281,13 @@ impl Slot {
         }
     }
 
-    /// Device addresses of the columns' `meta` and scan `state`, after the
-    /// add kernel's scan state (`SLOT_LIMBS`).
-    fn columns_state(&self) -> (u64, u64) {
+    /// Device addresses of the columns' `meta`, scan `state` and tiles'
+    /// `arrived` counts, after the add kernel's scan state (`SLOT_LIMBS`).
+    fn columns_state(&self) -> (u64, u64, u64) {
         let (_, _, [.., scan]) = self.addresses();
         let meta = scan + 8 * Gpu::scan_words(CAP) as u64;
-        (meta, meta + 8 * 4)
+        let state = meta + 8 * 4;
+        (meta, state, state + 8 * (2 + COLUMNS_TILES_MAX) as u64)
     }
 
     /// Device addresses: u and v (mapped host memory), the product (the
@@ -443,16 +477,17 @@ impl Gpu {
         crate::config::log!("small products: a graph by columns for {class} limbs{}", if square { ", squares" } else { "" });
         stream.begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)?;
         let recorded = (|| -> Result<(), GpuError> {
-            let ([u, v, r], _, [u_dev, v_dev, ..]) = slot.addresses();
-            let (meta, state) = slot.columns_state();
+            let ([u, v, r], [partial, _], [u_dev, v_dev, ..]) = slot.addresses();
+            let (meta, state, arrived) = slot.columns_state();
             let (v, v_dev) = if square { (0, 0) } else { (v, v_dev) };
-            let (sizes, cap) = (slot.sizes_dev, class as u64);
+            let (tiles, slices) = columns_grid(class);
+            let (sizes, cap, tiles_arg, slices_arg) = (slot.sizes_dev, class as u64, tiles as u64, slices as u32);
             let staged = if square { class } else { 2 * class };
             let cfg = LaunchConfig { grid_dim: (staged.div_ceil(2 * COLUMNS_THREADS as usize).min(64) as u32, 1, 1), block_dim: (COLUMNS_THREADS, 1, 1), shared_mem_bytes: 0 };
-            launch_with!(self, stream, schoolbook_stage, cfg, &u_dev, &v_dev, &meta, &u, &v, &sizes, &cap);
+            launch_with!(self, stream, schoolbook_stage, cfg, &u_dev, &v_dev, &meta, &arrived, &u, &v, &sizes, &cap, &tiles_arg);
             let second = if square { u_dev } else { v_dev };
-            let cfg = LaunchConfig { grid_dim: (class.div_ceil(COLUMNS_A_BLOCK) as u32, 1, 1), block_dim: (COLUMNS_THREADS, 1, 1), shared_mem_bytes: 0 };
-            launch_with!(self, stream, schoolbook, cfg, &r, &u_dev, &second, &meta, &state);
+            let cfg = LaunchConfig { grid_dim: ((tiles * slices) as u32, 1, 1), block_dim: (COLUMNS_THREADS, 1, 1), shared_mem_bytes: 0 };
+            launch_with!(self, stream, schoolbook, cfg, &r, &u_dev, &second, &meta, &state, &arrived, &partial, &slices_arg);
             Ok(())
         })();
         // The capture ends whatever happened, so the stream is usable again.
