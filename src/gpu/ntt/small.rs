@@ -81,9 +81,12 @@ const COLUMNS_THREADS: u32 = 256;
 /// Tiles of the largest class.
 const COLUMNS_TILES_MAX: usize = COLUMNS_MAX.div_ceil(COLUMNS_A_TILE);
 /// Blocks a columns graph launches at most: four for each of the
-/// H200's 132 multiprocessors, so that the tiles' unequal work (the middle
-/// columns have the most terms) evens out over them.
+/// H200's 132 multiprocessors (three fit on one at once), so that the
+/// tiles' unequal work (the middle columns have the most terms) evens out
+/// over them.
 const COLUMNS_BLOCKS: usize = 528;
+/// The warps of a block, which share each slice's terms.
+const COLUMNS_WARPS: usize = COLUMNS_THREADS as usize / 32;
 
 /// The tiles of a columns graph of `class` limbs, and the blocks each
 /// tile's terms are cut among: as many as keep the grid within
@@ -91,7 +94,7 @@ const COLUMNS_BLOCKS: usize = 528;
 /// product's middle tile, and at most 16.
 const fn columns_grid(class: usize) -> (usize, usize) {
     let tiles = class.div_ceil(COLUMNS_A_TILE);
-    let (by_blocks, by_terms) = (COLUMNS_BLOCKS / tiles, class / 2 / (8 * 16));
+    let (by_blocks, by_terms) = (COLUMNS_BLOCKS / tiles, class / 2 / (COLUMNS_WARPS * 16));
     let slices = if by_blocks < by_terms { by_blocks } else { by_terms };
     let slices = if slices < 1 { 1 } else if slices > 16 { 16 } else { slices };
     (tiles, slices)
