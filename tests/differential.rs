@@ -736,7 +736,7 @@ fn thresholds_are_reported() {
     // The tuning knobs' values where the environment sets them
     // (`thresholds_follow_the_tuning_knobs`), else the measured crossovers.
     let set = |name: &str, measured: libc::c_long| std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(measured);
-    assert_eq!(ask("mul"), set("CUGMP_GPU_FROM_MUL", 1024), "measured product crossover (RESULTS.md)");
+    assert_eq!(ask("mul"), set("CUGMP_GPU_FROM_MUL", 768), "measured product crossover (RESULTS.md)");
     assert_eq!(ask("gmp-internal mul"), set("CUGMP_GPU_FROM_INTERNAL", 1024), "GMP's own products (RESULTS.md)");
     assert_eq!(ask("get_str"), 4096, "radix conversion by whole levels (RESULTS.md)");
     assert_eq!(ask("set_str"), 6144, "radix conversion from digits by whole levels (RESULTS.md)");

@@ -36,11 +36,15 @@ pub fn auto_threshold(op: Op) -> Option<usize> {
 /// "Thresholds" table.
 fn measured_threshold(op: Op) -> Option<usize> {
     match op {
-        // Products, on the shorter operand's size: n x n at 1024 limbs the
-        // GPU was 1.58x faster end to end on an H200, at 256 limbs 4x
-        // slower. Unbalanced products with a short side below this stay on
-        // GMP, whose cost there is small.
-        Op::Mul => Some(1024),
+        // Products, on the shorter operand's size: since small products run
+        // by columns, n x n at 768 limbs the GPU took 0.021 ms end to end
+        // against the CPU engine's 0.044 on an H200's host, and pi.c at 10^8
+        // digits on one thread took 8.23 and 8.15 s against 9.64 and 9.42
+        // from 1024; 640 was no better (RESULTS.md, "Small products by
+        // columns", the threshold's table). Unbalanced products with a
+        // short side below this stay on the CPU engine, whose cost there is
+        // small.
+        Op::Mul => Some(768),
         // GMP's internal products (division, roots, radix conversion, the
         // half-gcd), by `product_size`: since small products run on launch
         // graphs, 1024 against 2048 made sixteen threads of gcds of 5000

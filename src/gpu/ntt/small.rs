@@ -61,9 +61,9 @@ pub(super) fn takes(un: usize, vn: usize) -> bool {
 }
 
 /// The shortest transform whose graphs a slot made ahead records
-/// (`prepare_small_products`): 2^11 points, products of 1024 limbs, where
-/// CUGMP_GPU=auto starts sending products to the GPU (README); shorter
-/// ones record theirs when first met, as every length did before.
+/// (`prepare_small_products`): 2^11 points, products of 1024 limbs in all,
+/// below the 768 x 768 limbs from which CUGMP_GPU=auto sends products to
+/// the GPU (README); shorter ones record theirs when first met.
 const PREPARED_FROM: usize = 1 << 11;
 
 /// Products of at most this many limbs in all may be made by columns
