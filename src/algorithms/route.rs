@@ -40,8 +40,9 @@ fn measured_threshold(op: Op) -> Option<usize> {
         // by columns, n x n at 768 limbs the GPU took 0.021 ms end to end
         // against the CPU engine's 0.044 on an H200's host, and pi.c at 10^8
         // digits on one thread took 8.23 and 8.15 s against 9.64 and 9.42
-        // from 1024; 640 was no better (RESULTS.md, "Small products by
-        // columns", the threshold's table). Unbalanced products with a
+        // from 1024 (GMP's internal products from 768 as well; 8.38 s with
+        // them from 1024); 640 was no better (RESULTS.md, "Small products
+        // by columns", the threshold's table). Unbalanced products with a
         // short side below this stay on the CPU engine, whose cost there is
         // small.
         Op::Mul => Some(768),
