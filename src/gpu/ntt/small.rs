@@ -162,13 +162,17 @@ struct Pool {
 
 const _: () = assert!(FOLD_IN_ONE_BLOCK <= SMALL_COMBINE_LIMBS, "the fold kernel's one block takes every limb of the products it folds");
 
-/// Device limbs of one slot's workspace: the two transforms (PRIMES *
-/// POINTS 32-bit words each), then u's and v's limbs for the transforms
+/// Bytes of each of a slot's two transforms, side by side at its
+/// workspace's start: PRIMES * POINTS 32-bit words.
+const TRANSFORM_BYTES: usize = 4 * PRIMES * POINTS;
+
+/// Device limbs of one slot's workspace: the two transforms
+/// (`TRANSFORM_BYTES` each), then u's and v's limbs for the transforms
 /// that copy them first and for the columns, and the fold's t and c for
 /// the products folded by the grid (`record_transforms`), CAP each, the
 /// add kernel's scan state, and the columns' lengths and carries' scan
 /// state (`COLUMNS_WORDS`).
-const SLOT_LIMBS: usize = PRIMES * POINTS + 4 * CAP + Gpu::scan_words(CAP) + COLUMNS_WORDS;
+const SLOT_LIMBS: usize = 2 * TRANSFORM_BYTES / 8 + 4 * CAP + Gpu::scan_words(CAP) + COLUMNS_WORDS;
 
 /// cugmp_schoolbook's `meta` (4 words), `state` (2 + its most tiles) and
 /// `arrived` (a count a tile), apart from the add kernel's: the columns'
@@ -179,13 +183,13 @@ const SLOT_LIMBS: usize = PRIMES * POINTS + 4 * CAP + Gpu::scan_words(CAP) + COL
 /// CUDA_ERROR_MISALIGNED_ADDRESS).
 const COLUMNS_WORDS: usize = (4 + 2 + 2 * COLUMNS_TILES_MAX).next_multiple_of(2);
 
-/// The sums of every slice of every tile (3 words a column), written in
-/// the slot's transforms' space, which a columns graph does not use.
+/// The sums of every slice of every tile (3 words a column), written over
+/// the slot's two transforms, which a columns graph does not use.
 const _: () = {
     let mut class = COLUMNS_MIN;
     while class <= COLUMNS_MAX {
         let (tiles, slices) = columns_grid(class);
-        assert!(tiles * slices * 3 * COLUMNS_SPAN * 2 <= 2 * PRIMES * POINTS, "the columns' partial sums fit in the slot's transforms");
+        assert!(tiles * slices * 3 * COLUMNS_SPAN * 8 <= 2 * TRANSFORM_BYTES, "the columns' partial sums fit in the slot's transforms");
         class *= 2;
     }
 };
@@ -297,7 +301,7 @@ impl Slot {
     /// same); the two transforms; in device memory u's and v's copies, the
     /// fold's t and c, the add kernel's scan state.
     fn addresses(&self) -> ([u64; 3], [u64; 2], [u64; 5]) {
-        let transform = 4 * (PRIMES * POINTS) as u64;
+        let transform = TRANSFORM_BYTES as u64;
         let limbs = |k: u64| self.workspace + 2 * transform + 8 * k * CAP as u64;
         (
             [self.input_dev, self.input_dev + 8 * CAP as u64, self.output_dev],
