@@ -2,14 +2,16 @@
 gmpy2's own wheel (its own GMP and MPFR), then under LD_PRELOAD of
 libcugmp.so; each line's checksum must be the same both ways.
 
-    python3 python_ops.py [first [driver]|large [gcd|const_pi|mpmath]|fresh]
+    python3 python_ops.py [first [driver]|large [gcd|const_pi|mpmath|mpmath_parts]|fresh]
 
 With `first`, only the first large operation of a fresh process (3**x of
 about 10^7 digits), which pays for whatever a library does on its first
 large operation (with `driver`, the CUDA driver opened on a thread beside
 it); with `large`, gcd of 10^7 digits, MPFR's pi to 10^8 bits
 and mpmath's pi to 10^7 digits (minutes on GMP), or the one named (a
-process of its own each, for CUGMP_PROFILE's table); with `fresh`, products
+process of its own each, for CUGMP_PROFILE's table; `mpmath_parts` adds
+mpmath's binary splitting alone and the same recursion on the leaves'
+small numbers, the interpreter's share); with `fresh`, products
 of 4 * 10^6 and 10^7 limbs a side whose results are new objects each time,
 their limbs in memory the process has not touched (the median of seven,
 after one untimed). Prints markdown rows: | work | seconds | checksum |."""
@@ -50,12 +52,41 @@ if sys.argv[1:2] == ["large"]:
     if only in (None, "const_pi"):
         gmpy2.get_context().precision = 10**8
         timed("MPFR const_pi, 10^8 bits", lambda: gmpy2.const_pi())
-    if only in (None, "mpmath"):
+    if only in (None, "mpmath", "mpmath_parts"):
         import mpmath  # noqa: E402
 
         assert mpmath.libmp.BACKEND == "gmpy", mpmath.libmp.BACKEND
         mpmath.mp.dps = 10**7
         timed("mpmath pi, 10^7 digits", lambda: str(+mpmath.pi))
+    if only == "mpmath_parts":
+        # Where mpmath's pi spends its time: its binary splitting alone (the
+        # terms its pi_fixed took for the precision it kept), then the same
+        # recursion with every operation on the leaves' small numbers (each
+        # node returns its left child's values): the interpreter's and
+        # gmpy2's share, which no library below them can lower.
+        from mpmath.libmp import libelefun as elefun  # noqa: E402
+
+        # The precision pi_fixed kept (constant_memo's, on the function it wraps).
+        kept = next(c.cell_contents.memo_prec for c in elefun.pi_fixed.__closure__ if hasattr(c.cell_contents, "memo_prec"))
+        terms = int(kept / 3.3219280948 / 14.181647462 + 2)
+        timed(f"mpmath's binary splitting alone, {terms} terms", lambda: elefun.bs_chudnovsky(0, terms, 0, False)[1])
+        MPZ, A, B, C = elefun.MPZ, elefun.CHUD_A, elefun.CHUD_B, elefun.CHUD_C
+
+        def small(a, b):
+            if b - a == 1:
+                g = MPZ((6 * b - 5) * (2 * b - 1) * (6 * b - 1))
+                p = b**3 * C**3 // 24
+                q = (-1) ** b * g * (A + B * b)
+                return g, p, q
+            mid = (a + b) // 2
+            g1, p1, q1 = small(a, mid)
+            g2, p2, q2 = small(mid, b)
+            p = p1 * p2
+            g = g1 * g2
+            q = q1 * p2 + q2 * g1
+            return g1, p1, q1
+
+        timed(f"the same recursion on the leaves' numbers, {terms} terms", lambda: small(0, terms)[1])
     sys.exit(0)
 
 if sys.argv[1:2] == ["fresh"]:
