@@ -81,6 +81,7 @@ if sys.argv[1:2] == ["large"]:
             mid = (a + b) // 2
             g1, p1, q1 = small(a, mid)
             g2, p2, q2 = small(mid, b)
+            # Made as bs_chudnovsky makes them, then dropped.
             p = p1 * p2
             g = g1 * g2
             q = q1 * p2 + q2 * g1
