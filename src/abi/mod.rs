@@ -41,7 +41,8 @@ pub(crate) fn guarded<T>(name: &'static str, f: impl FnOnce() -> T) -> T {
 }
 
 /// An export the routing may send straight to the embedded GMP: where
-/// `$fast` holds, `$cpu` (GMP's own function, reached by a tail jump), else
+/// `$fast` holds, `$cpu` (GMP's own function, reached by a tail jump, or
+/// the CPU engine's in its place, which cannot panic either), else
 /// `$routed` behind the panic boundary. `$fast` only reads the operands'
 /// sizes and a word of the routing's table (src/algorithms/route.rs,
 /// `cpu_only`): nothing in it can panic, so it stands before the boundary,

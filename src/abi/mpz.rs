@@ -4,6 +4,7 @@
 
 use super::{boundary, routed};
 use crate::algorithms::{mpz, text};
+use crate::cpu;
 use crate::gmp::{self, embedded, mp_bitcnt_t, mpz_ptr, mpz_srcptr};
 use crate::gpu::linear::{Logic, Shift};
 use crate::stats::Op;
@@ -64,7 +65,7 @@ pub unsafe extern "C" fn __gmpz_sub(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn __gmpz_mul(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
-    routed!("mpz_mul", mpz::sum_on_cpu(Op::Mul, a, b) => embedded::mpz_mul(r, a, b), mpz::mul(r, a, b))
+    routed!("mpz_mul", mpz::sum_on_cpu(Op::Mul, a, b) => cpu::mpz_mul(r, a, b), mpz::mul(r, a, b))
 }
 
 #[unsafe(no_mangle)]

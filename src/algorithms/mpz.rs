@@ -183,13 +183,13 @@ pub unsafe fn mul(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
     }
 }
 
-/// `r = a b` as `__gmpz_mul` decides it: the embedded GMP at once below
+/// `r = a b` as `__gmpz_mul` decides it: the CPU engine at once below
 /// the routing's size, else `mul` (the GPU, or the CPU shared among
 /// cores). For cuGMP's own callers of products (batches, polynomials).
 pub unsafe fn mul_routed(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
     unsafe {
         if sum_on_cpu(Op::Mul, a, b) {
-            embedded::mpz_mul(r, a, b)
+            cpu::mpz_mul(r, a, b)
         } else {
             mul(r, a, b)
         }
@@ -254,7 +254,7 @@ unsafe fn mul_on_cpu(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
         let (sa, sb) = (signed(a), signed(b));
         let (la, lb) = (sa.magnitude, sb.magnitude);
         if la.is_empty() || lb.is_empty() || !shared_on_cpu(la.len().min(lb.len())) {
-            return embedded::mpz_mul(r, a, b);
+            return cpu::mpz_mul(r, a, b);
         }
         one_sharing(|alone| {
             if !alone {
