@@ -34,44 +34,57 @@ const SMALL_LIMBS: u32 = 4;
 #[inline(always)]
 pub unsafe fn mpz_mul(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
     unsafe {
-        let (sa, sb) = ((*a)._mp_size.unsigned_abs(), (*b)._mp_size.unsigned_abs());
         // Zero wraps past the bound: GMP's own.
-        if sa.wrapping_sub(1) < SMALL_LIMBS && sb.wrapping_sub(1) < SMALL_LIMBS {
-            small_mpz_mul(r, a, b)
+        let (i, j) = ((*a)._mp_size.unsigned_abs().wrapping_sub(1), (*b)._mp_size.unsigned_abs().wrapping_sub(1));
+        if i < SMALL_LIMBS && j < SMALL_LIMBS {
+            // i, j < 4: the index is below 16.
+            SHAPES.get_unchecked((i * SMALL_LIMBS + j) as usize)(r, a, b)
         } else {
             embedded::mpz_mul(r, a, b)
         }
     }
 }
 
-/// [`mpz_mul`] for operands of 1 to 4 limbs: one unrolled product for
-/// each of the 16 shapes.
-#[inline(never)]
-unsafe fn small_mpz_mul(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
-    unsafe {
-        let (sa, sb) = ((*a)._mp_size, (*b)._mp_size);
-        let negative = (sa ^ sb) < 0;
-        let (ap, bp) = ((*a)._mp_d as *const mp_limb_t, (*b)._mp_d as *const mp_limb_t);
-        macro_rules! shapes {
-            ($(($i:literal, $j:literal)),*) => {
-                match (sa.unsigned_abs(), sb.unsigned_abs()) {
-                    $(($i, $j) => small_product::<$i, $j>(r, ap, bp, negative),)*
-                    _ => embedded::mpz_mul(r, a, b),
-                }
-            };
-        }
-        shapes!((1, 1), (1, 2), (1, 3), (1, 4), (2, 1), (2, 2), (2, 3), (2, 4), (3, 1), (3, 2), (3, 3), (3, 4), (4, 1), (4, 2), (4, 3), (4, 4))
-    }
-}
+type Shape = unsafe extern "C" fn(mpz_ptr, mpz_srcptr, mpz_srcptr);
 
-/// `r = a b` of A and B limbs (top limbs nonzero) by schoolbook, the
-/// operands read before r is grown or written (r may be either). r's room
-/// grows to A + B limbs exactly where it has less, as GMP's does.
-#[inline(always)]
-unsafe fn small_product<const A: usize, const B: usize>(r: mpz_ptr, a: *const mp_limb_t, b: *const mp_limb_t, negative: bool) {
+/// [`mpz_mul`]'s product for each shape, (A - 1) 4 + B - 1 for operands
+/// of A and B limbs. A function each, of the C ABI, which cannot unwind:
+/// the exported `mpz_mul` reaches it by one indirect tail jump, as it
+/// reaches GMP's, and each saves only the registers its shape uses.
+static SHAPES: [Shape; 16] = [
+    shape::<1, 1>,
+    shape::<1, 2>,
+    shape::<1, 3>,
+    shape::<1, 4>,
+    shape::<2, 1>,
+    shape::<2, 2>,
+    shape::<2, 3>,
+    shape::<2, 4>,
+    shape::<3, 1>,
+    shape::<3, 2>,
+    shape::<3, 3>,
+    shape::<3, 4>,
+    shape::<4, 1>,
+    shape::<4, 2>,
+    shape::<4, 3>,
+    shape::<4, 4>,
+];
+
+/// `r = a b` where `a` has A limbs and `b` B (1 to 4 each), by
+/// schoolbook. Where r has room for fewer than A + B limbs, [`grow`] first,
+/// reached by a tail jump: the common path keeps no register across a
+/// call.
+#[inline(never)]
+unsafe extern "C" fn shape<const A: usize, const B: usize>(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
     unsafe {
-        let x: [mp_limb_t; A] = std::ptr::read_unaligned(a as *const [mp_limb_t; A]);
-        let y: [mp_limb_t; B] = std::ptr::read_unaligned(b as *const [mp_limb_t; B]);
+        let n = A + B;
+        if ((*r)._mp_alloc as usize) < n {
+            return grow::<A, B>(r, a, b);
+        }
+        // r may be a or b: the operands are read before r is written.
+        let x: [mp_limb_t; A] = std::ptr::read_unaligned((*a)._mp_d as *const [mp_limb_t; A]);
+        let y: [mp_limb_t; B] = std::ptr::read_unaligned((*b)._mp_d as *const [mp_limb_t; B]);
+        let negative = ((*a)._mp_size ^ (*b)._mp_size) < 0;
         let mut p = [0 as mp_limb_t; 8];
         for i in 0..A {
             let mut carry: mp_limb_t = 0;
@@ -82,14 +95,22 @@ unsafe fn small_product<const A: usize, const B: usize>(r: mpz_ptr, a: *const mp
             }
             p[i + B] = carry;
         }
-        let n = A + B;
-        if ((*r)._mp_alloc as usize) < n {
-            crate::gmp::mpz::realloc(r, n as mp_size_t);
-        }
         std::ptr::copy_nonoverlapping(p.as_ptr(), (*r)._mp_d, n);
         // Top limbs nonzero: the product has n - 1 limbs at least.
         let size = (n - usize::from(p[n - 1] == 0)) as c_int;
         (*r)._mp_size = if negative { -size } else { size };
+    }
+}
+
+/// r's room grown to A + B limbs exactly, as GMP's `mpz_mul` grows it (its
+/// limbs kept: r may be an operand, whose limbs then move with it), then
+/// the product.
+#[cold]
+#[inline(never)]
+unsafe extern "C" fn grow<const A: usize, const B: usize>(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
+    unsafe {
+        crate::gmp::mpz::realloc(r, (A + B) as mp_size_t);
+        shape::<A, B>(r, a, b)
     }
 }
 
