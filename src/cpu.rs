@@ -7,7 +7,8 @@
 //! [`ifma`]: schoolbook products on AVX-512 IFMA, put in the embedded GMP's
 //! place for its own small products where they are faster.
 //!
-//! [`mpz_mul`]: GMP's `mpz_mul`, products of a few limbs made here.
+//! [`mpz_mul`], [`mpz_add`], [`mpz_sub`]: GMP's, made here for operands
+//! of a few limbs.
 //!
 //! It may use the ground floor (`gmp`) and the leaves; it knows nothing of
 //! the GPU or of routing.
@@ -34,41 +35,46 @@ const SMALL_LIMBS: u32 = 4;
 #[inline(always)]
 pub unsafe fn mpz_mul(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
     unsafe {
-        // Zero wraps past the bound: GMP's own.
-        let (i, j) = ((*a)._mp_size.unsigned_abs().wrapping_sub(1), (*b)._mp_size.unsigned_abs().wrapping_sub(1));
-        if i < SMALL_LIMBS && j < SMALL_LIMBS {
-            // i, j < 4: the index is below 16.
-            SHAPES.get_unchecked((i * SMALL_LIMBS + j) as usize)(r, a, b)
-        } else {
-            embedded::mpz_mul(r, a, b)
+        // small_shape's index is below 16.
+        match small_shape(a, b) {
+            Some(k) => PRODUCTS.get_unchecked(k)(r, a, b),
+            None => embedded::mpz_mul(r, a, b),
         }
     }
 }
 
 type Shape = unsafe extern "C" fn(mpz_ptr, mpz_srcptr, mpz_srcptr);
 
-/// [`mpz_mul`]'s product for each shape, (A - 1) 4 + B - 1 for operands
-/// of A and B limbs. A function each, of the C ABI, which cannot unwind:
-/// the exported `mpz_mul` reaches it by one indirect tail jump, as it
-/// reaches GMP's, and each saves only the registers its shape uses.
-static SHAPES: [Shape; 16] = [
-    shape::<1, 1>,
-    shape::<1, 2>,
-    shape::<1, 3>,
-    shape::<1, 4>,
-    shape::<2, 1>,
-    shape::<2, 2>,
-    shape::<2, 3>,
-    shape::<2, 4>,
-    shape::<3, 1>,
-    shape::<3, 2>,
-    shape::<3, 3>,
-    shape::<3, 4>,
-    shape::<4, 1>,
-    shape::<4, 2>,
-    shape::<4, 3>,
-    shape::<4, 4>,
-];
+/// The 16 shapes' instances of `$f` (and its further parameter), in
+/// [`small_shape`]'s order.
+macro_rules! shapes {
+    ($f:ident $(, $extra:expr)?) => {
+        [
+            $f::<1, 1 $(, $extra)?>,
+            $f::<1, 2 $(, $extra)?>,
+            $f::<1, 3 $(, $extra)?>,
+            $f::<1, 4 $(, $extra)?>,
+            $f::<2, 1 $(, $extra)?>,
+            $f::<2, 2 $(, $extra)?>,
+            $f::<2, 3 $(, $extra)?>,
+            $f::<2, 4 $(, $extra)?>,
+            $f::<3, 1 $(, $extra)?>,
+            $f::<3, 2 $(, $extra)?>,
+            $f::<3, 3 $(, $extra)?>,
+            $f::<3, 4 $(, $extra)?>,
+            $f::<4, 1 $(, $extra)?>,
+            $f::<4, 2 $(, $extra)?>,
+            $f::<4, 3 $(, $extra)?>,
+            $f::<4, 4 $(, $extra)?>,
+        ]
+    };
+}
+
+/// [`mpz_mul`]'s product for each shape, at [`small_shape`]'s index. A
+/// function each, of the C ABI, which cannot unwind: the exported
+/// `mpz_mul` reaches it by one indirect tail jump, as it reaches GMP's,
+/// and each saves only the registers its shape uses.
+static PRODUCTS: [Shape; 16] = shapes!(shape);
 
 /// `r = a b` where `a` has A limbs and `b` B (1 to 4 each), by
 /// schoolbook. Where r has room for fewer than A + B limbs, [`grow`] first,
@@ -111,6 +117,115 @@ unsafe extern "C" fn grow<const A: usize, const B: usize>(r: mpz_ptr, a: mpz_src
     unsafe {
         crate::gmp::mpz::realloc(r, (A + B) as mp_size_t);
         shape::<A, B>(r, a, b)
+    }
+}
+
+/// GMP's `mpz_add`, made here as [`mpz_mul`] makes its products: for
+/// operands of 1 to 4 limbs, a function for each shape, the same result,
+/// room and sign as GMP's (RESULTS.md, "Products of a few limbs").
+///
+/// # Safety
+/// As GMP's: `r`, `a`, `b` initialised, `r` possibly one of them.
+#[inline(always)]
+pub unsafe fn mpz_add(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
+    unsafe {
+        match small_shape(a, b) {
+            // small_shape's index is below 16.
+            Some(k) => SUMS.get_unchecked(k)(r, a, b),
+            None => embedded::mpz_add(r, a, b),
+        }
+    }
+}
+
+/// GMP's `mpz_sub`, as [`mpz_add`].
+///
+/// # Safety
+/// As GMP's: `r`, `a`, `b` initialised, `r` possibly one of them.
+#[inline(always)]
+pub unsafe fn mpz_sub(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
+    unsafe {
+        match small_shape(a, b) {
+            // small_shape's index is below 16.
+            Some(k) => DIFFERENCES.get_unchecked(k)(r, a, b),
+            None => embedded::mpz_sub(r, a, b),
+        }
+    }
+}
+
+/// (A - 1) 4 + B - 1 where `a` has A limbs and `b` B, both 1 to 4; else
+/// none (zero wraps past the bound: GMP's own).
+#[inline(always)]
+unsafe fn small_shape(a: mpz_srcptr, b: mpz_srcptr) -> Option<usize> {
+    unsafe {
+        let (i, j) = ((*a)._mp_size.unsigned_abs().wrapping_sub(1), (*b)._mp_size.unsigned_abs().wrapping_sub(1));
+        (i < SMALL_LIMBS && j < SMALL_LIMBS).then_some((i * SMALL_LIMBS + j) as usize)
+    }
+}
+
+/// [`mpz_add`]'s and [`mpz_sub`]'s functions, indexed as [`PRODUCTS`].
+static SUMS: [Shape; 16] = shapes!(sum, false);
+static DIFFERENCES: [Shape; 16] = shapes!(sum, true);
+
+/// `r = a + b`, or `a - b` for SUB, where `a` has A limbs and `b` B (1 to
+/// 4 each), as GMP's aors.h makes it: the room grown to the longer
+/// operand's size and one first ([`grow_sum`], reached by a tail jump),
+/// the shorter operand's magnitude added to the longer's where the signs
+/// agree, else the smaller magnitude taken from the larger, whose sign the
+/// result has.
+#[inline(never)]
+unsafe extern "C" fn sum<const A: usize, const B: usize, const SUB: bool>(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
+    unsafe {
+        let m = if A >= B { A } else { B };
+        if ((*r)._mp_alloc as usize) <= m {
+            return grow_sum::<A, B, SUB>(r, a, b);
+        }
+        // r may be a or b: the operands are read before r is written.
+        let mut x = [0 as mp_limb_t; 4];
+        let mut y = [0 as mp_limb_t; 4];
+        std::ptr::copy_nonoverlapping((*a)._mp_d, x.as_mut_ptr(), A);
+        std::ptr::copy_nonoverlapping((*b)._mp_d, y.as_mut_ptr(), B);
+        let a_negative = (*a)._mp_size < 0;
+        let b_negative = ((*b)._mp_size < 0) != SUB;
+        let mut s = [0 as mp_limb_t; 5];
+        let (size, negative) = if a_negative == b_negative {
+            let mut carry = false;
+            for k in 0..m {
+                let (t, c1) = x[k].overflowing_add(y[k]);
+                let (t, c2) = t.overflowing_add(mp_limb_t::from(carry));
+                s[k] = t;
+                carry = c1 | c2;
+            }
+            s[m] = mp_limb_t::from(carry);
+            (m + usize::from(carry), a_negative)
+        } else {
+            // The larger magnitude: the longer operand, else the first
+            // limb from the top where they differ.
+            let a_larger = if A != B { A > B } else { (0..m).rev().find(|&k| x[k] != y[k]).is_some_and(|k| x[k] > y[k]) };
+            let (big, small, negative) = if a_larger { (&x, &y, a_negative) } else { (&y, &x, b_negative) };
+            let mut borrow = false;
+            for k in 0..m {
+                let (t, b1) = big[k].overflowing_sub(small[k]);
+                let (t, b2) = t.overflowing_sub(mp_limb_t::from(borrow));
+                s[k] = t;
+                borrow = b1 | b2;
+            }
+            (m - s[..m].iter().rev().take_while(|&&l| l == 0).count(), negative)
+        };
+        std::ptr::copy_nonoverlapping(s.as_ptr(), (*r)._mp_d, m + 1);
+        // size <= 5.
+        let size = size as c_int;
+        (*r)._mp_size = if negative { -size } else { size };
+    }
+}
+
+/// r's room grown to the longer operand's size and one, exactly, as GMP's
+/// `mpz_add` grows it (its limbs kept: r may be an operand), then the sum.
+#[cold]
+#[inline(never)]
+unsafe extern "C" fn grow_sum<const A: usize, const B: usize, const SUB: bool>(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
+    unsafe {
+        crate::gmp::mpz::realloc(r, (A.max(B) + 1) as mp_size_t);
+        sum::<A, B, SUB>(r, a, b)
     }
 }
 
@@ -714,20 +829,20 @@ mod tests {
         z
     }
 
-    type MpzMul = unsafe fn(mpz_ptr, mpz_srcptr, mpz_srcptr);
+    type MpzOp = unsafe fn(mpz_ptr, mpz_srcptr, mpz_srcptr);
 
-    unsafe fn ours(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
-        unsafe { mpz_mul(r, a, b) }
-    }
+    /// (ours, GMP's) for `mpz_mul`, `mpz_add` and `mpz_sub`.
+    const OPS: [(&str, MpzOp, MpzOp); 3] = [
+        ("mul", |r, a, b| unsafe { mpz_mul(r, a, b) }, |r, a, b| unsafe { embedded::mpz_mul(r, a, b) }),
+        ("add", |r, a, b| unsafe { mpz_add(r, a, b) }, |r, a, b| unsafe { embedded::mpz_add(r, a, b) }),
+        ("sub", |r, a, b| unsafe { mpz_sub(r, a, b) }, |r, a, b| unsafe { embedded::mpz_sub(r, a, b) }),
+    ];
 
-    unsafe fn gmps(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
-        unsafe { embedded::mpz_mul(r, a, b) }
-    }
-
-    /// `mul` on operands of `x` and `y` limbs with those signs, in one of
+    /// `op` on operands of `x` and `y` limbs with those signs, in one of
     /// eight placements (r apart with room 0, 1, n - 1 or 16 limbs; r = a;
-    /// r = b; a square with r apart; r = a = b): r's size, room and limbs.
-    fn product_by(mul: MpzMul, x: &[mp_limb_t], y: &[mp_limb_t], signs: (bool, bool), placement: usize) -> (c_int, c_int, Vec<mp_limb_t>) {
+    /// r = b; both operands one, r apart; r = a = b): r's size, room and
+    /// limbs.
+    fn result_by(op: MpzOp, x: &[mp_limb_t], y: &[mp_limb_t], signs: (bool, bool), placement: usize) -> (c_int, c_int, Vec<mp_limb_t>) {
         let n = x.len() + y.len();
         let room = [0, 1, n.saturating_sub(1), 16][placement.min(3)];
         let mut a = number(x, signs.0, 0);
@@ -736,18 +851,18 @@ mod tests {
         // SAFETY: all three initialised; aliasing as GMP allows it.
         unsafe {
             match placement {
-                0..=3 => mul(r.m(), a.p(), b.p()),
+                0..=3 => op(r.m(), a.p(), b.p()),
                 4 => {
-                    mul(a.m(), a.p(), b.p());
+                    op(a.m(), a.p(), b.p());
                     r = a;
                 }
                 5 => {
-                    mul(b.m(), a.p(), b.p());
+                    op(b.m(), a.p(), b.p());
                     r = b;
                 }
-                6 => mul(r.m(), a.p(), a.p()),
+                6 => op(r.m(), a.p(), a.p()),
                 _ => {
-                    mul(a.m(), a.p(), a.p());
+                    op(a.m(), a.p(), a.p());
                     r = a;
                 }
             }
@@ -756,36 +871,45 @@ mod tests {
     }
 
     #[test]
-    fn small_products_are_gmps() {
+    fn small_products_and_sums_are_gmps() {
         let mut state = 0x9e37_79b9_7f4a_7c15;
         let mut cases = 0;
         for x_len in 0..=5 {
             for y_len in 0..=5 {
-                for fill in 0..3 {
-                    // All ones, random, random under a top limb of 1.
-                    let mut make = |len: usize| -> Vec<mp_limb_t> {
-                        let mut v = match fill {
-                            0 => vec![mp_limb_t::MAX; len],
-                            _ => random_limbs(&mut state, len),
-                        };
+                for fill in 0..5 {
+                    // All ones; random; random under a top limb of 1; y
+                    // x's low limbs (equal magnitudes where as long); x a
+                    // power of the base and y all ones (borrows through).
+                    let x = match fill {
+                        0 => vec![mp_limb_t::MAX; x_len],
+                        4 => (0..x_len).map(|k| mp_limb_t::from(k + 1 == x_len)).collect(),
+                        _ => random_limbs(&mut state, x_len),
+                    };
+                    let mut y = match fill {
+                        0 | 4 => vec![mp_limb_t::MAX; y_len],
+                        3 => x.iter().copied().chain(random_limbs(&mut state, y_len)).take(y_len).collect(),
+                        _ => random_limbs(&mut state, y_len),
+                    };
+                    let mut x = x;
+                    for v in [&mut x, &mut y] {
                         if let Some(top) = v.last_mut() {
                             *top = if fill == 2 { 1 } else { (*top).max(1) };
                         }
-                        v
-                    };
-                    let (x, y) = (make(x_len), make(y_len));
+                    }
                     for signs in [(false, false), (false, true), (true, false), (true, true)] {
                         for placement in 0..8 {
-                            let want = product_by(gmps, &x, &y, signs, placement);
-                            let got = product_by(ours, &x, &y, signs, placement);
-                            assert_eq!(got, want, "{x_len} x {y_len} limbs, fill {fill}, signs {signs:?}, placement {placement}");
-                            cases += 1;
+                            for (name, ours, gmps) in OPS {
+                                let want = result_by(gmps, &x, &y, signs, placement);
+                                let got = result_by(ours, &x, &y, signs, placement);
+                                assert_eq!(got, want, "{name}: {x_len} and {y_len} limbs, fill {fill}, signs {signs:?}, placement {placement}");
+                                cases += 1;
+                            }
                         }
                     }
                 }
             }
         }
-        assert_eq!(cases, 6 * 6 * 3 * 4 * 8);
+        assert_eq!(cases, 6 * 6 * 5 * 4 * 8 * 3);
     }
 
     /// `n` limbs of a xorshift sequence from `state`.

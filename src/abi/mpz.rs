@@ -55,12 +55,12 @@ pub unsafe extern "C" fn __gmpz_get_str(s: *mut c_char, base: c_int, op: mpz_src
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn __gmpz_add(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
-    routed!("mpz_add", mpz::sum_on_cpu(Op::Add, a, b) => embedded::mpz_add(r, a, b), mpz::add(r, a, b))
+    routed!("mpz_add", mpz::sum_on_cpu(Op::Add, a, b) => cpu::mpz_add(r, a, b), mpz::add(r, a, b))
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn __gmpz_sub(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
-    routed!("mpz_sub", mpz::sum_on_cpu(Op::Sub, a, b) => embedded::mpz_sub(r, a, b), mpz::sub(r, a, b))
+    routed!("mpz_sub", mpz::sum_on_cpu(Op::Sub, a, b) => cpu::mpz_sub(r, a, b), mpz::sub(r, a, b))
 }
 
 #[unsafe(no_mangle)]
