@@ -7,8 +7,8 @@
 //! [`ifma`]: schoolbook products on AVX-512 IFMA, put in the embedded GMP's
 //! place for its own small products where they are faster.
 //!
-//! [`mpz_mul`], [`mpz_add`], [`mpz_sub`]: GMP's, made here for operands
-//! of a few limbs.
+//! [`mpz_mul`], [`mpz_add`], [`mpz_sub`], [`mpz_mul_ui`] and its kin:
+//! GMP's, made here for operands of a few limbs.
 //!
 //! It may use the ground floor (`gmp`) and the leaves; it knows nothing of
 //! the GPU or of routing.
@@ -18,7 +18,7 @@ pub mod ifma;
 
 use crate::gmp::{embedded, mp_limb_t, mp_size_t, mpz_ptr, mpz_srcptr};
 use crate::{helpers, parallel};
-use libc::c_int;
+use libc::{c_int, c_long, c_ulong};
 
 /// The largest operand, in limbs, that [`mpz_mul`] multiplies itself.
 const SMALL_LIMBS: u32 = 4;
@@ -226,6 +226,180 @@ unsafe extern "C" fn grow_sum<const A: usize, const B: usize, const SUB: bool>(r
     unsafe {
         crate::gmp::mpz::realloc(r, (A.max(B) + 1) as mp_size_t);
         sum::<A, B, SUB>(r, a, b)
+    }
+}
+
+/// GMP's `mpz_mul_ui`, `mpz_mul_si`, `mpz_add_ui` and `mpz_sub_ui`, made
+/// here as [`mpz_mul`] makes its products where `a` has 1 to 4 limbs (and
+/// the multiplier is not zero): a function for each length, the same
+/// result, room and sign as GMP's (RESULTS.md, "Products of a few limbs").
+///
+/// # Safety
+/// As GMP's: `r`, `a` initialised, `r` possibly `a`.
+#[inline(always)]
+pub unsafe fn mpz_mul_ui(r: mpz_ptr, a: mpz_srcptr, v: c_ulong) {
+    unsafe {
+        match small_length(a) {
+            // small_length's index is below 4.
+            Some(k) if v != 0 => BY_LIMB.get_unchecked(k)(r, a, v, false),
+            _ => embedded::mpz_mul_ui(r, a, v),
+        }
+    }
+}
+
+/// As [`mpz_mul_ui`].
+///
+/// # Safety
+/// As GMP's: `r`, `a` initialised, `r` possibly `a`.
+#[inline(always)]
+pub unsafe fn mpz_mul_si(r: mpz_ptr, a: mpz_srcptr, v: c_long) {
+    unsafe {
+        match small_length(a) {
+            // small_length's index is below 4.
+            Some(k) if v != 0 => BY_LIMB.get_unchecked(k)(r, a, v.unsigned_abs(), v < 0),
+            _ => embedded::mpz_mul_si(r, a, v),
+        }
+    }
+}
+
+/// As [`mpz_mul_ui`].
+///
+/// # Safety
+/// As GMP's: `r`, `a` initialised, `r` possibly `a`.
+#[inline(always)]
+pub unsafe fn mpz_add_ui(r: mpz_ptr, a: mpz_srcptr, v: c_ulong) {
+    unsafe {
+        match small_length(a) {
+            // small_length's index is below 4.
+            Some(k) => PLUS_LIMB.get_unchecked(k)(r, a, v),
+            None => embedded::mpz_add_ui(r, a, v),
+        }
+    }
+}
+
+/// As [`mpz_mul_ui`].
+///
+/// # Safety
+/// As GMP's: `r`, `a` initialised, `r` possibly `a`.
+#[inline(always)]
+pub unsafe fn mpz_sub_ui(r: mpz_ptr, a: mpz_srcptr, v: c_ulong) {
+    unsafe {
+        match small_length(a) {
+            // small_length's index is below 4.
+            Some(k) => MINUS_LIMB.get_unchecked(k)(r, a, v),
+            None => embedded::mpz_sub_ui(r, a, v),
+        }
+    }
+}
+
+/// A - 1 where `a` has A limbs, 1 to 4; else none.
+#[inline(always)]
+unsafe fn small_length(a: mpz_srcptr) -> Option<usize> {
+    unsafe {
+        let i = (*a)._mp_size.unsigned_abs().wrapping_sub(1);
+        (i < SMALL_LIMBS).then_some(i as usize)
+    }
+}
+
+type ByLimb = unsafe extern "C" fn(mpz_ptr, mpz_srcptr, c_ulong, bool);
+type WithLimb = unsafe extern "C" fn(mpz_ptr, mpz_srcptr, c_ulong);
+
+/// The functions of [`mpz_mul_ui`] and the rest, at [`small_length`]'s
+/// index.
+static BY_LIMB: [ByLimb; 4] = [by_limb::<1>, by_limb::<2>, by_limb::<3>, by_limb::<4>];
+static PLUS_LIMB: [WithLimb; 4] = [with_limb::<1, false>, with_limb::<2, false>, with_limb::<3, false>, with_limb::<4, false>];
+static MINUS_LIMB: [WithLimb; 4] = [with_limb::<1, true>, with_limb::<2, true>, with_limb::<3, true>, with_limb::<4, true>];
+
+/// `r = a v`, negated where `flip`, `a` of A limbs and `v` not zero, as
+/// GMP's mul_i.h makes it: the room grown to A + 1 limbs first
+/// ([`grow_by_limb`], reached by a tail jump).
+#[inline(never)]
+unsafe extern "C" fn by_limb<const A: usize>(r: mpz_ptr, a: mpz_srcptr, v: c_ulong, flip: bool) {
+    unsafe {
+        if ((*r)._mp_alloc as usize) <= A {
+            return grow_by_limb::<A>(r, a, v, flip);
+        }
+        // r may be a: a's limbs are read before r's are written.
+        let x: [mp_limb_t; A] = std::ptr::read_unaligned((*a)._mp_d as *const [mp_limb_t; A]);
+        let mut p = [0 as mp_limb_t; 5];
+        let mut carry: mp_limb_t = 0;
+        for k in 0..A {
+            let t = x[k] as u128 * v as u128 + carry as u128;
+            p[k] = t as mp_limb_t;
+            carry = (t >> 64) as mp_limb_t;
+        }
+        p[A] = carry;
+        std::ptr::copy_nonoverlapping(p.as_ptr(), (*r)._mp_d, A + 1);
+        let size = (A + usize::from(carry != 0)) as c_int;
+        (*r)._mp_size = if ((*a)._mp_size < 0) != flip { -size } else { size };
+    }
+}
+
+/// `r = a + v`, or `a - v` for SUB, `a` of A limbs, as GMP's aors_ui.h
+/// makes it ([`grow_with_limb`] first where r's room is short): where the
+/// magnitudes add, room for A + 1 limbs and the sign of a; else room for A
+/// limbs, and v less a's one limb where that is smaller (the sign then
+/// a's opposite), else a's magnitude less v (a's sign, one limb fewer
+/// where its top one goes).
+#[inline(never)]
+unsafe extern "C" fn with_limb<const A: usize, const SUB: bool>(r: mpz_ptr, a: mpz_srcptr, v: c_ulong) {
+    unsafe {
+        let a_negative = (*a)._mp_size < 0;
+        let adds = a_negative == SUB;
+        let room = A + usize::from(adds);
+        if ((*r)._mp_alloc as usize) < room {
+            return grow_with_limb::<A, SUB>(r, a, v, room);
+        }
+        // r may be a: a's limbs are read before r's are written.
+        let x: [mp_limb_t; A] = std::ptr::read_unaligned((*a)._mp_d as *const [mp_limb_t; A]);
+        let mut s = [0 as mp_limb_t; 5];
+        let (size, negative) = if adds {
+            let mut carry = v;
+            for k in 0..A {
+                let (t, c) = x[k].overflowing_add(carry);
+                s[k] = t;
+                carry = mp_limb_t::from(c);
+            }
+            s[A] = carry;
+            (A + usize::from(carry != 0), a_negative)
+        } else if A == 1 && x[0] < v {
+            s[0] = v - x[0];
+            (1, !a_negative)
+        } else {
+            let mut borrow = v;
+            for k in 0..A {
+                let (t, b) = x[k].overflowing_sub(borrow);
+                s[k] = t;
+                borrow = mp_limb_t::from(b);
+            }
+            (A - usize::from(s[A - 1] == 0), a_negative)
+        };
+        std::ptr::copy_nonoverlapping(s.as_ptr(), (*r)._mp_d, room);
+        // size <= 5.
+        let size = size as c_int;
+        (*r)._mp_size = if negative { -size } else { size };
+    }
+}
+
+/// r's room grown to A + 1 limbs (its limbs kept: r may be a), then
+/// [`by_limb`]: out of line, as [`grow`].
+#[cold]
+#[inline(never)]
+unsafe extern "C" fn grow_by_limb<const A: usize>(r: mpz_ptr, a: mpz_srcptr, v: c_ulong, flip: bool) {
+    unsafe {
+        crate::gmp::mpz::realloc(r, (A + 1) as mp_size_t);
+        by_limb::<A>(r, a, v, flip)
+    }
+}
+
+/// r's room grown to `room` limbs (its limbs kept: r may be a), then
+/// [`with_limb`]: out of line, as [`grow`].
+#[cold]
+#[inline(never)]
+unsafe extern "C" fn grow_with_limb<const A: usize, const SUB: bool>(r: mpz_ptr, a: mpz_srcptr, v: c_ulong, room: usize) {
+    unsafe {
+        crate::gmp::mpz::realloc(r, room as mp_size_t);
+        with_limb::<A, SUB>(r, a, v)
     }
 }
 
@@ -868,6 +1042,76 @@ mod tests {
             }
         }
         (r.0._mp_size, r.0._mp_alloc, r.limbs().to_vec())
+    }
+
+    type LimbOp = unsafe fn(mpz_ptr, mpz_srcptr, mp_limb_t);
+
+    /// (ours, GMP's) for `mpz_mul_ui`, `mpz_add_ui`, `mpz_sub_ui`, and
+    /// `mpz_mul_si` given the limb's bits as a signed long.
+    const LIMB_OPS: [(&str, LimbOp, LimbOp); 4] = [
+        ("mul_ui", |r, a, v| unsafe { mpz_mul_ui(r, a, v) }, |r, a, v| unsafe { embedded::mpz_mul_ui(r, a, v) }),
+        ("add_ui", |r, a, v| unsafe { mpz_add_ui(r, a, v) }, |r, a, v| unsafe { embedded::mpz_add_ui(r, a, v) }),
+        ("sub_ui", |r, a, v| unsafe { mpz_sub_ui(r, a, v) }, |r, a, v| unsafe { embedded::mpz_sub_ui(r, a, v) }),
+        ("mul_si", |r, a, v| unsafe { mpz_mul_si(r, a, v as c_long) }, |r, a, v| unsafe { embedded::mpz_mul_si(r, a, v as c_long) }),
+    ];
+
+    /// `op` on an operand of `x` limbs with that sign and `v`, r apart with
+    /// room for 0, 1, x.len() or 16 limbs, or r = a: r's size, room and
+    /// limbs.
+    fn limb_result_by(op: LimbOp, x: &[mp_limb_t], negative: bool, v: mp_limb_t, placement: usize) -> (c_int, c_int, Vec<mp_limb_t>) {
+        let mut a = number(x, negative, 0);
+        let mut r = match placement {
+            0..=3 => number(&[], false, [0, 1, x.len(), 16][placement]),
+            _ => number(&[], false, 0),
+        };
+        // SAFETY: both initialised; r = a as GMP allows it.
+        unsafe {
+            if placement < 4 {
+                op(r.m(), a.p(), v);
+            } else {
+                op(a.m(), a.p(), v);
+                r = a;
+            }
+        }
+        (r.0._mp_size, r.0._mp_alloc, r.limbs().to_vec())
+    }
+
+    #[test]
+    fn small_limb_operations_are_gmps() {
+        let mut state = 0x2545_f491_4f6c_dd1d;
+        let mut cases = 0;
+        for x_len in 0..=5 {
+            for fill in 0..4 {
+                // All ones; random; random under a top limb of 1; a power
+                // of the base (borrows through).
+                let mut x = match fill {
+                    0 => vec![mp_limb_t::MAX; x_len],
+                    3 => (0..x_len).map(|k| mp_limb_t::from(k + 1 == x_len)).collect(),
+                    _ => random_limbs(&mut state, x_len),
+                };
+                if let Some(top) = x.last_mut() {
+                    *top = if fill == 2 { 1 } else { (*top).max(1) };
+                }
+                let low = x.first().copied().unwrap_or(0);
+                let random = random_limbs(&mut state, 1)[0];
+                // Zero, one, the extremes of either reading, a's low limb
+                // and its neighbours (differences of zero and of one).
+                let values = [0, 1, 2, mp_limb_t::MAX, mp_limb_t::MAX - 1, 1 << 63, (1 << 63) - 1, random, low, low.wrapping_add(1), low.wrapping_sub(1)];
+                for negative in [false, true] {
+                    for v in values {
+                        for placement in 0..5 {
+                            for (name, ours, gmps) in LIMB_OPS {
+                                let want = limb_result_by(gmps, &x, negative, v, placement);
+                                let got = limb_result_by(ours, &x, negative, v, placement);
+                                assert_eq!(got, want, "{name}: {x_len} limbs, fill {fill}, negative {negative}, v {v:#x}, placement {placement}");
+                                cases += 1;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert_eq!(cases, 6 * 4 * 2 * 11 * 5 * 4);
     }
 
     #[test]

@@ -8,7 +8,7 @@ use crate::cpu;
 use crate::gmp::{self, embedded, mp_bitcnt_t, mpz_ptr, mpz_srcptr};
 use crate::gpu::linear::{Logic, Shift};
 use crate::stats::Op;
-use libc::{c_char, c_int};
+use libc::{c_char, c_int, c_long, c_ulong};
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn __gmpz_init(x: mpz_ptr) {
@@ -66,6 +66,28 @@ pub unsafe extern "C" fn __gmpz_sub(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn __gmpz_mul(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
     routed!("mpz_mul", mpz::sum_on_cpu(Op::Mul, a, b) => cpu::mpz_mul(r, a, b), mpz::mul(r, a, b))
+}
+
+// Not routed: the GPU has no path for them; the CPU engine's (it cannot
+// panic) for operands of a few limbs, else GMP's.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __gmpz_mul_ui(r: mpz_ptr, a: mpz_srcptr, v: c_ulong) {
+    unsafe { cpu::mpz_mul_ui(r, a, v) }
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __gmpz_mul_si(r: mpz_ptr, a: mpz_srcptr, v: c_long) {
+    unsafe { cpu::mpz_mul_si(r, a, v) }
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __gmpz_add_ui(r: mpz_ptr, a: mpz_srcptr, v: c_ulong) {
+    unsafe { cpu::mpz_add_ui(r, a, v) }
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __gmpz_sub_ui(r: mpz_ptr, a: mpz_srcptr, v: c_ulong) {
+    unsafe { cpu::mpz_sub_ui(r, a, v) }
 }
 
 #[unsafe(no_mangle)]

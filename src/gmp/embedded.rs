@@ -75,6 +75,8 @@ unsafe extern "C" {
     pub fn mpz_set_ui(r: mpz_ptr, v: libc::c_ulong);
     #[link_name = "__cugmp_cpu__gmpz_mul_ui"]
     pub fn mpz_mul_ui(r: mpz_ptr, a: mpz_srcptr, v: libc::c_ulong);
+    #[link_name = "__cugmp_cpu__gmpz_mul_si"]
+    pub fn mpz_mul_si(r: mpz_ptr, a: mpz_srcptr, v: libc::c_long);
     #[link_name = "__cugmp_cpu__gmpz_add_ui"]
     pub fn mpz_add_ui(r: mpz_ptr, a: mpz_srcptr, v: libc::c_ulong);
     #[link_name = "__cugmp_cpu__gmpz_sub_ui"]
