@@ -24,10 +24,10 @@ use libc::{c_int, c_long, c_ulong};
 const SMALL_LIMBS: u32 = 4;
 
 /// GMP's `mpz_mul`, the same result, room and sign to the bit, made here
-/// where both operands have 1 to 4 limbs: at 3 and 4 limbs most of GMP's
-/// time is its general path (aliasing checks, a call to mpn_mul and its
-/// size dispatch), and unrolled here the call is 1.2x to 1.6x GMP's speed
-/// where through GMP it was 0.85x to 1.23x (RESULTS.md, "Products of a few
+/// where both operands have 1 to 4 limbs: there most of GMP's time is its
+/// general path (aliasing checks, a call to mpn_mul and its size
+/// dispatch), and unrolled here the call is 1.1x to 1.9x GMP's speed where
+/// through GMP it was 0.82x to 1.29x (RESULTS.md, "Products of a few
 /// limbs").
 ///
 /// # Safety
