@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::api::{api, check_set_str, get_str, reference_get_str, same, Bin, Shift, Z};
+use common::api::{api, check_set_str, get_str, reference_get_str, same, Bin, Ptr, Shift, SrcPtr, Z};
 use common::{Library, Mpz};
 use gmp_mpfr_sys::gmp;
 use libc::{c_char, c_ulong};
@@ -93,6 +93,36 @@ fn mul_matches_gmp() {
         let (mut za, mut zb, mut z) = (Z::from(&a), Z::from(&b), Z::new());
         unsafe { (api().mul)(z.ptr(), za.ptr(), zb.ptr()) };
         same(&format!("mpz_mul {na}x{nb}"), &z.get(), &Integer::from(&a * &b));
+    }
+}
+
+/// `op(r, a)` with r distinct and r = a, against `want`.
+fn check_in_place(name: &str, a: &Integer, want: &Integer, op: impl Fn(Ptr, SrcPtr)) {
+    let (mut za, mut r) = (Z::from(a), Z::new());
+    op(r.ptr(), za.ptr());
+    same(name, &r.get(), want);
+    assert_eq!(za.get(), *a, "{name} modified an input");
+    op(za.ptr(), za.ptr());
+    same(&format!("{name} (rop = a)"), &za.get(), want);
+}
+
+/// `mpz_mul_ui`, `mpz_mul_si`, `mpz_add_ui` and `mpz_sub_ui` (the CPU
+/// engine's own on 1 to 4 limbs, GMP's beyond) on every operand, with
+/// limbs that reach each of their branches: zero, one, the extremes of
+/// either reading, the operand's low limb and its neighbours (differences
+/// of zero and of one).
+#[test]
+fn limb_operations_match_gmp() {
+    let api = api();
+    for a in &operands(&[1, 2, 3, 4, 5, 8], &mut rng()) {
+        let low = Integer::from(a.abs_ref()).to_u64_wrapping();
+        for v in [0, 1, 2, 0xdead_beef, u64::MAX, u64::MAX - 1, 1 << 63, (1 << 63) - 1, low, low.wrapping_add(1), low.wrapping_sub(1)] {
+            let s = v as i64;
+            check_in_place(&format!("mpz_mul_ui {v:#x}"), a, &Integer::from(a * v), |r, x| unsafe { (api.mul_ui)(r, x, v) });
+            check_in_place(&format!("mpz_mul_si {s}"), a, &Integer::from(a * s), |r, x| unsafe { (api.mul_si)(r, x, s) });
+            check_in_place(&format!("mpz_add_ui {v:#x}"), a, &Integer::from(a + v), |r, x| unsafe { (api.add_ui)(r, x, v) });
+            check_in_place(&format!("mpz_sub_ui {v:#x}"), a, &Integer::from(a - v), |r, x| unsafe { (api.sub_ui)(r, x, v) });
+        }
     }
 }
 
