@@ -34,13 +34,7 @@ const SMALL_LIMBS: u32 = 4;
 /// As GMP's: `r`, `a`, `b` initialised, `r` possibly one of them.
 #[inline(always)]
 pub unsafe fn mpz_mul(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
-    unsafe {
-        // small_shape's index is below 16.
-        match small_shape(a, b) {
-            Some(k) => PRODUCTS.get_unchecked(k)(r, a, b),
-            None => embedded::mpz_mul(r, a, b),
-        }
-    }
+    unsafe { by_shape(&PRODUCTS, embedded::mpz_mul, r, a, b) }
 }
 
 type Shape = unsafe extern "C" fn(mpz_ptr, mpz_srcptr, mpz_srcptr);
@@ -128,13 +122,7 @@ unsafe extern "C" fn grow<const A: usize, const B: usize>(r: mpz_ptr, a: mpz_src
 /// As GMP's: `r`, `a`, `b` initialised, `r` possibly one of them.
 #[inline(always)]
 pub unsafe fn mpz_add(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
-    unsafe {
-        match small_shape(a, b) {
-            // small_shape's index is below 16.
-            Some(k) => SUMS.get_unchecked(k)(r, a, b),
-            None => embedded::mpz_add(r, a, b),
-        }
-    }
+    unsafe { by_shape(&SUMS, embedded::mpz_add, r, a, b) }
 }
 
 /// GMP's `mpz_sub`, as [`mpz_add`].
@@ -143,11 +131,29 @@ pub unsafe fn mpz_add(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
 /// As GMP's: `r`, `a`, `b` initialised, `r` possibly one of them.
 #[inline(always)]
 pub unsafe fn mpz_sub(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
+    unsafe { by_shape(&DIFFERENCES, embedded::mpz_sub, r, a, b) }
+}
+
+/// `table`'s function for the operands' shape, else GMP's `gmps`.
+#[inline(always)]
+unsafe fn by_shape(table: &[Shape; 16], gmps: Shape, r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
     unsafe {
         match small_shape(a, b) {
             // small_shape's index is below 16.
-            Some(k) => DIFFERENCES.get_unchecked(k)(r, a, b),
-            None => embedded::mpz_sub(r, a, b),
+            Some(k) => table.get_unchecked(k)(r, a, b),
+            None => gmps(r, a, b),
+        }
+    }
+}
+
+/// `table`'s function for a's length, else GMP's `gmps`.
+#[inline(always)]
+unsafe fn by_length(table: &[WithLimb; 4], gmps: WithLimb, r: mpz_ptr, a: mpz_srcptr, v: c_ulong) {
+    unsafe {
+        match small_length(a) {
+            // small_length's index is below 4.
+            Some(k) => table.get_unchecked(k)(r, a, v),
+            None => gmps(r, a, v),
         }
     }
 }
@@ -268,13 +274,7 @@ pub unsafe fn mpz_mul_si(r: mpz_ptr, a: mpz_srcptr, v: c_long) {
 /// As GMP's: `r`, `a` initialised, `r` possibly `a`.
 #[inline(always)]
 pub unsafe fn mpz_add_ui(r: mpz_ptr, a: mpz_srcptr, v: c_ulong) {
-    unsafe {
-        match small_length(a) {
-            // small_length's index is below 4.
-            Some(k) => PLUS_LIMB.get_unchecked(k)(r, a, v),
-            None => embedded::mpz_add_ui(r, a, v),
-        }
-    }
+    unsafe { by_length(&PLUS_LIMB, embedded::mpz_add_ui, r, a, v) }
 }
 
 /// As [`mpz_mul_ui`].
@@ -283,13 +283,7 @@ pub unsafe fn mpz_add_ui(r: mpz_ptr, a: mpz_srcptr, v: c_ulong) {
 /// As GMP's: `r`, `a` initialised, `r` possibly `a`.
 #[inline(always)]
 pub unsafe fn mpz_sub_ui(r: mpz_ptr, a: mpz_srcptr, v: c_ulong) {
-    unsafe {
-        match small_length(a) {
-            // small_length's index is below 4.
-            Some(k) => MINUS_LIMB.get_unchecked(k)(r, a, v),
-            None => embedded::mpz_sub_ui(r, a, v),
-        }
-    }
+    unsafe { by_length(&MINUS_LIMB, embedded::mpz_sub_ui, r, a, v) }
 }
 
 /// A - 1 where `a` has A limbs, 1 to 4; else none.
