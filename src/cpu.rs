@@ -7,8 +7,8 @@
 //! [`ifma`]: schoolbook products on AVX-512 IFMA, put in the embedded GMP's
 //! place for its own small products where they are faster.
 //!
-//! [`mpz_mul`], [`mpz_add`], [`mpz_sub`], [`mpz_mul_ui`] and its kin:
-//! GMP's, made here for operands of a few limbs.
+//! [`mpz_mul`], [`mpz_add`], [`mpz_sub`], [`mpz_mul_ui`] and its kin,
+//! [`mpz_set`]: GMP's, made here for operands of a few limbs.
 //!
 //! It may use the ground floor (`gmp`) and the leaves; it knows nothing of
 //! the GPU or of routing.
@@ -132,6 +132,37 @@ pub unsafe fn mpz_add(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
 #[inline(always)]
 pub unsafe fn mpz_sub(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
     unsafe { by_shape(&DIFFERENCES, embedded::mpz_sub, r, a, b) }
+}
+
+/// GMP's `mpz_set`, made here where r has room for a's limbs (nothing to
+/// allocate): up to 4 limbs by four moves at most, more by the C
+/// library's memmove, where GMP's calls its copy loop through its dispatch
+/// table (RESULTS.md, "Products of a few limbs"). A growth is GMP's.
+///
+/// # Safety
+/// As GMP's: `r`, `a` initialised, `r` possibly `a`.
+#[inline(always)]
+pub unsafe fn mpz_set(r: mpz_ptr, a: mpz_srcptr) {
+    unsafe {
+        let size = (*a)._mp_size;
+        let n = size.unsigned_abs();
+        if n > (*r)._mp_alloc as u32 {
+            return embedded::mpz_set(r, a);
+        }
+        // r may be a: each limb is read before it is written, the same
+        // (memmove allows the overlap).
+        let (from, to) = ((*a)._mp_d as *const mp_limb_t, (*r)._mp_d);
+        if n <= SMALL_LIMBS {
+            for k in 0..SMALL_LIMBS as usize {
+                if k < n as usize {
+                    *to.add(k) = *from.add(k);
+                }
+            }
+        } else {
+            std::ptr::copy(from, to, n as usize);
+        }
+        (*r)._mp_size = size;
+    }
 }
 
 /// `table`'s function for the operands' shape, else GMP's `gmps`.
@@ -1106,6 +1137,41 @@ mod tests {
             }
         }
         assert_eq!(cases, 6 * 4 * 2 * 11 * 5 * 4);
+    }
+
+    #[test]
+    fn small_sets_are_gmps() {
+        let mut state = 0x6a09_e667_f3bc_c908;
+        let mut cases = 0;
+        for len in 0..=6 {
+            let mut x = random_limbs(&mut state, len);
+            if let Some(top) = x.last_mut() {
+                *top = (*top).max(1);
+            }
+            for negative in [false, true] {
+                // r apart with room for 0, 1, len - 1, len or 16 limbs; r = a.
+                for placement in 0..6 {
+                    let by = |set: unsafe fn(mpz_ptr, mpz_srcptr)| {
+                        let mut a = number(&x, negative, 0);
+                        let mut r = number(&[7], false, [0, 1, len.saturating_sub(1), len, 16, 0][placement]);
+                        // SAFETY: both initialised; r = a as GMP allows it.
+                        unsafe {
+                            if placement < 5 {
+                                set(r.m(), a.p());
+                            } else {
+                                set(a.m(), a.p());
+                                r = a;
+                            }
+                        }
+                        (r.0._mp_size, r.0._mp_alloc, r.limbs().to_vec())
+                    };
+                    let want = by(|r, a| unsafe { embedded::mpz_set(r, a) });
+                    assert_eq!(by(|r, a| unsafe { mpz_set(r, a) }), want, "{len} limbs, negative {negative}, placement {placement}");
+                    cases += 1;
+                }
+            }
+        }
+        assert_eq!(cases, 7 * 2 * 6);
     }
 
     #[test]

@@ -96,25 +96,29 @@ fn mul_matches_gmp() {
     }
 }
 
-/// `op(r, a)` with r distinct and r = a, against `want`.
+/// `op(r, a)` with r distinct (without room, and with room for 8 limbs)
+/// and r = a, against `want`.
 fn check_in_place(name: &str, a: &Integer, want: &Integer, op: impl Fn(Ptr, SrcPtr)) {
-    let (mut za, mut r) = (Z::from(a), Z::new());
-    op(r.ptr(), za.ptr());
-    same(name, &r.get(), want);
-    assert_eq!(za.get(), *a, "{name} modified an input");
+    let mut za = Z::from(a);
+    for mut r in [Z::new(), Z::from(&(Integer::from(1) << (64 * 8 - 1)))] {
+        op(r.ptr(), za.ptr());
+        same(name, &r.get(), want);
+        assert_eq!(za.get(), *a, "{name} modified an input");
+    }
     op(za.ptr(), za.ptr());
     same(&format!("{name} (rop = a)"), &za.get(), want);
 }
 
-/// `mpz_mul_ui`, `mpz_mul_si`, `mpz_add_ui` and `mpz_sub_ui` (the CPU
-/// engine's own on 1 to 4 limbs, GMP's beyond) on every operand, with
-/// limbs that reach each of their branches: zero, one, the extremes of
-/// either reading, the operand's low limb and its neighbours (differences
-/// of zero and of one).
+/// `mpz_set`, `mpz_mul_ui`, `mpz_mul_si`, `mpz_add_ui` and `mpz_sub_ui`
+/// (the CPU engine's own on 1 to 4 limbs, GMP's beyond) on every operand,
+/// with limbs that reach each of their branches: zero, one, the extremes
+/// of either reading, the operand's low limb and its neighbours
+/// (differences of zero and of one).
 #[test]
 fn limb_operations_match_gmp() {
     let api = api();
     for a in &operands(&[1, 2, 3, 4, 5, 8], &mut rng()) {
+        check_in_place("mpz_set", a, a, |r, x| unsafe { (api.set)(r, x) });
         let low = Integer::from(a.abs_ref()).to_u64_wrapping();
         for v in [0, 1, 2, 0xdead_beef, u64::MAX, u64::MAX - 1, 1 << 63, (1 << 63) - 1, low, low.wrapping_add(1), low.wrapping_sub(1)] {
             let s = v as i64;

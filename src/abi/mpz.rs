@@ -68,8 +68,13 @@ pub unsafe extern "C" fn __gmpz_mul(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
     routed!("mpz_mul", mpz::sum_on_cpu(Op::Mul, a, b) => cpu::mpz_mul(r, a, b), mpz::mul(r, a, b))
 }
 
-// Not routed: the GPU has no path for them; the CPU engine's (it cannot
+// Not routed: the GPU has no path for these; the CPU engine's (it cannot
 // panic) for operands of a few limbs, else GMP's.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __gmpz_set(r: mpz_ptr, a: mpz_srcptr) {
+    unsafe { cpu::mpz_set(r, a) }
+}
+
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn __gmpz_mul_ui(r: mpz_ptr, a: mpz_srcptr, v: c_ulong) {
     unsafe { cpu::mpz_mul_ui(r, a, v) }
