@@ -2,7 +2,9 @@
 //! itself, its own `cugmp_*` functions, the targets of the hooks inside the
 //! embedded GMP, and the generated trampolines that re-export the rest of
 //! the embedded GMP. Every Rust-defined export is one line through
-//! [`boundary!`] into the layer below; nothing below calls up into here.
+//! [`boundary!`] or [`routed!`] into the layer below, or straight into one
+//! of the CPU engine's small operations, which cannot panic (src/cpu.rs);
+//! nothing below calls up into here.
 //!
 //! Everything exported under a GMP name in this folder is found by build.rs
 //! (it greps `extern "C" fn __gmp...`) and not re-exported a second time.
