@@ -239,6 +239,16 @@ void __gmpz_sub(mpz_ptr r, mpz_srcptr a, mpz_srcptr b);
 
 void __gmpz_mul(mpz_ptr r, mpz_srcptr a, mpz_srcptr b);
 
+void __gmpz_set(mpz_ptr r, mpz_srcptr a);
+
+void __gmpz_mul_ui(mpz_ptr r, mpz_srcptr a, unsigned long v);
+
+void __gmpz_mul_si(mpz_ptr r, mpz_srcptr a, long v);
+
+void __gmpz_add_ui(mpz_ptr r, mpz_srcptr a, unsigned long v);
+
+void __gmpz_sub_ui(mpz_ptr r, mpz_srcptr a, unsigned long v);
+
 void __gmpz_mul_2exp(mpz_ptr r, mpz_srcptr a, mp_bitcnt_t n);
 
 void __gmpz_tdiv_q_2exp(mpz_ptr r, mpz_srcptr a, mp_bitcnt_t n);
@@ -296,6 +306,8 @@ extern void mpz_set(mpz_ptr r, mpz_srcptr a);
 extern void mpz_set_ui(mpz_ptr r, unsigned long v);
 
 extern void mpz_mul_ui(mpz_ptr r, mpz_srcptr a, unsigned long v);
+
+extern void mpz_mul_si(mpz_ptr r, mpz_srcptr a, long v);
 
 extern void mpz_add_ui(mpz_ptr r, mpz_srcptr a, unsigned long v);
 
