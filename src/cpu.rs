@@ -399,7 +399,12 @@ unsafe extern "C" fn with_limb<const A: usize, const SUB: bool>(r: mpz_ptr, a: m
             }
             (A - usize::from(s[A - 1] == 0), a_negative)
         };
-        std::ptr::copy_nonoverlapping(s.as_ptr(), (*r)._mp_d, room);
+        // A limbs, and the carry's where r has room for it: a length the
+        // compiler knows, no call to memcpy.
+        std::ptr::copy_nonoverlapping(s.as_ptr(), (*r)._mp_d, A);
+        if adds {
+            *(*r)._mp_d.add(A) = s[A];
+        }
         // size <= 5.
         let size = size as c_int;
         (*r)._mp_size = if negative { -size } else { size };
