@@ -48,7 +48,7 @@ fn rng() -> RandState<'static> {
     r
 }
 
-const SMALL: &[usize] = &[1, 2, 3, 4, 7, 8, 16, 33, 64, 100];
+const SMALL: &[usize] = &[1, 2, 3, 4, 5, 7, 8, 16, 17, 33, 64, 100];
 
 /// `op` on every pair, with `rop` distinct, `rop == a`, `rop == b`, and `rop == a == b`.
 fn check_binary(name: &str, op: Bin, reference: impl Fn(&Integer, &Integer) -> Integer, xs: &[Integer]) {
