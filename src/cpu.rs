@@ -115,8 +115,10 @@ unsafe extern "C" fn grow<const A: usize, const B: usize>(r: mpz_ptr, a: mpz_src
 }
 
 /// GMP's `mpz_add`, made here as [`mpz_mul`] makes its products: for
-/// operands of 1 to 4 limbs, a function for each shape, the same result,
-/// room and sign as GMP's (RESULTS.md, "Products of a few limbs").
+/// operands of 1 to 4 limbs, a function for each shape, and for operands
+/// as long, 5 to 16 limbs, one for each length ([`wide_sum`]); the same
+/// result, room and sign as GMP's (RESULTS.md, "Products of a few
+/// limbs").
 ///
 /// # Safety
 /// As GMP's: `r`, `a`, `b` initialised, `r` possibly one of them.
