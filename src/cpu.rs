@@ -355,6 +355,10 @@ unsafe extern "C" fn wide_sum<const M: usize, const SUB: bool>(r: mpz_ptr, a: mp
 /// written, so w may be u or v.
 #[inline(always)]
 unsafe fn limb_chain<const M: usize, const SUB: bool>(w: *mut mp_limb_t, u: *const mp_limb_t, v: *const mp_limb_t) -> mp_limb_t {
+    // Elsewhere GMP's loops (the same limbs and carry).
+    #[cfg(not(target_arch = "x86_64"))]
+    return unsafe { if SUB { embedded::mpn_sub_n(w, u, v, M as mp_size_t) } else { embedded::mpn_add_n(w, u, v, M as mp_size_t) } };
+    #[cfg(target_arch = "x86_64")]
     macro_rules! chain {
         ($step:literal; $($offset:literal)*) => {{
             let carry: mp_limb_t;
@@ -377,6 +381,7 @@ unsafe fn limb_chain<const M: usize, const SUB: bool>(w: *mut mp_limb_t, u: *con
             carry
         }};
     }
+    #[cfg(target_arch = "x86_64")]
     match (M, SUB) {
         (5, false) => chain!("adc"; 0 8 16 24 32),
         (6, false) => chain!("adc"; 0 8 16 24 32 40),
