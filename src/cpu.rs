@@ -382,33 +382,27 @@ unsafe fn limb_chain<const M: usize, const SUB: bool>(w: *mut mp_limb_t, u: *con
         }};
     }
     #[cfg(target_arch = "x86_64")]
-    match (M, SUB) {
-        (5, false) => chain!("adc"; 0 8 16 24 32),
-        (6, false) => chain!("adc"; 0 8 16 24 32 40),
-        (7, false) => chain!("adc"; 0 8 16 24 32 40 48),
-        (8, false) => chain!("adc"; 0 8 16 24 32 40 48 56),
-        (9, false) => chain!("adc"; 0 8 16 24 32 40 48 56 64),
-        (10, false) => chain!("adc"; 0 8 16 24 32 40 48 56 64 72),
-        (11, false) => chain!("adc"; 0 8 16 24 32 40 48 56 64 72 80),
-        (12, false) => chain!("adc"; 0 8 16 24 32 40 48 56 64 72 80 88),
-        (13, false) => chain!("adc"; 0 8 16 24 32 40 48 56 64 72 80 88 96),
-        (14, false) => chain!("adc"; 0 8 16 24 32 40 48 56 64 72 80 88 96 104),
-        (15, false) => chain!("adc"; 0 8 16 24 32 40 48 56 64 72 80 88 96 104 112),
-        (16, false) => chain!("adc"; 0 8 16 24 32 40 48 56 64 72 80 88 96 104 112 120),
-        (5, true) => chain!("sbb"; 0 8 16 24 32),
-        (6, true) => chain!("sbb"; 0 8 16 24 32 40),
-        (7, true) => chain!("sbb"; 0 8 16 24 32 40 48),
-        (8, true) => chain!("sbb"; 0 8 16 24 32 40 48 56),
-        (9, true) => chain!("sbb"; 0 8 16 24 32 40 48 56 64),
-        (10, true) => chain!("sbb"; 0 8 16 24 32 40 48 56 64 72),
-        (11, true) => chain!("sbb"; 0 8 16 24 32 40 48 56 64 72 80),
-        (12, true) => chain!("sbb"; 0 8 16 24 32 40 48 56 64 72 80 88),
-        (13, true) => chain!("sbb"; 0 8 16 24 32 40 48 56 64 72 80 88 96),
-        (14, true) => chain!("sbb"; 0 8 16 24 32 40 48 56 64 72 80 88 96 104),
-        (15, true) => chain!("sbb"; 0 8 16 24 32 40 48 56 64 72 80 88 96 104 112),
-        (16, true) => chain!("sbb"; 0 8 16 24 32 40 48 56 64 72 80 88 96 104 112 120),
-        _ => unreachable!("limb_chain takes 5 to 16 limbs"),
+    macro_rules! by_length {
+        ($step:literal) => {
+            match M {
+                5 => chain!($step; 0 8 16 24 32),
+                6 => chain!($step; 0 8 16 24 32 40),
+                7 => chain!($step; 0 8 16 24 32 40 48),
+                8 => chain!($step; 0 8 16 24 32 40 48 56),
+                9 => chain!($step; 0 8 16 24 32 40 48 56 64),
+                10 => chain!($step; 0 8 16 24 32 40 48 56 64 72),
+                11 => chain!($step; 0 8 16 24 32 40 48 56 64 72 80),
+                12 => chain!($step; 0 8 16 24 32 40 48 56 64 72 80 88),
+                13 => chain!($step; 0 8 16 24 32 40 48 56 64 72 80 88 96),
+                14 => chain!($step; 0 8 16 24 32 40 48 56 64 72 80 88 96 104),
+                15 => chain!($step; 0 8 16 24 32 40 48 56 64 72 80 88 96 104 112),
+                16 => chain!($step; 0 8 16 24 32 40 48 56 64 72 80 88 96 104 112 120),
+                _ => unreachable!("limb_chain takes 5 to 16 limbs"),
+            }
+        };
     }
+    #[cfg(target_arch = "x86_64")]
+    if SUB { by_length!("sbb") } else { by_length!("adc") }
 }
 
 /// As [`grow_sum`], for [`wide_sum`].
