@@ -1345,13 +1345,15 @@ mod tests {
         assert_eq!(compare_with_gmps(&shapes, &OPS), 6 * 6 * 7 * 4 * 8 * 3);
     }
 
-    /// The sums of operands as long, 5 to 16 limbs ([`wide_sum`]), and the
-    /// lengths around them (GMP's own path), against GMP's.
+    /// The sums of operands as long, 5 to 16 limbs ([`wide_sum`]), and
+    /// the lengths around them and unlike ones (GMP's own path), against
+    /// GMP's.
     #[test]
     fn wide_sums_are_gmps() {
-        let mut shapes: Vec<(usize, usize)> = (5..=17).map(|n| (n, n)).collect();
-        shapes.extend([(8, 5), (5, 8), (16, 15), (15, 16), (17, 16), (16, 1), (4, 16)]);
-        assert_eq!(compare_with_gmps(&shapes, &OPS[1..]), 20 * 7 * 4 * 8 * 2);
+        let mut shapes: Vec<(usize, usize)> = (5..=20).map(|n| (n, n)).collect();
+        shapes.extend([(8, 5), (5, 8), (16, 15), (15, 16), (17, 16), (16, 1), (4, 16), (0, 7), (7, 0), (20, 3), (21, 6), (30, 29)]);
+        shapes.extend([(33, 33), (63, 63), (64, 64), (64, 1), (1, 64), (63, 64), (64, 61), (65, 65), (65, 64), (70, 3)]);
+        assert_eq!(compare_with_gmps(&shapes, &OPS[1..]), 38 * 7 * 4 * 8 * 2);
     }
 
     /// Each of `ops` (ours against GMP's) on operands of each pair of
