@@ -19,6 +19,8 @@ pub mod ifma;
 use crate::gmp::{embedded, mp_limb_t, mp_size_t, mpz_ptr, mpz_srcptr};
 use crate::{helpers, parallel};
 use libc::{c_int, c_long, c_ulong};
+use std::mem::MaybeUninit;
+use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 
 /// The largest operand, in limbs, that [`mpz_mul`] multiplies itself.
 const SMALL_LIMBS: u32 = 4;
@@ -34,7 +36,98 @@ const SMALL_LIMBS: u32 = 4;
 /// As GMP's: `r`, `a`, `b` initialised, `r` possibly one of them.
 #[inline(always)]
 pub unsafe fn mpz_mul(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
-    unsafe { by_shape(&PRODUCTS, embedded::mpz_mul, r, a, b) }
+    unsafe { by_shape(&PRODUCTS, schoolbook_or_gmps, r, a, b) }
+}
+
+/// The longest operand [`schoolbook`] takes.
+const SCHOOLBOOK_LIMBS: u32 = 16;
+
+/// GMP's Karatsuba threshold for this processor (its dispatch table's),
+/// once read; 0 before.
+static KARATSUBA_FROM: AtomicU32 = AtomicU32::new(0);
+
+/// A product outside the 16 shapes: [`schoolbook`]'s where neither
+/// operand is zero, both are at most [`SCHOOLBOOK_LIMBS`] long, the
+/// shorter is below GMP's Karatsuba threshold (GMP's `mpz_mul` would run
+/// its schoolbook loop too) and they are not one number (GMP squares
+/// those), else GMP's.
+#[inline(always)]
+unsafe extern "C" fn schoolbook_or_gmps(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
+    unsafe {
+        let (an, bn) = ((*a)._mp_size.unsigned_abs(), (*b)._mp_size.unsigned_abs());
+        if an.wrapping_sub(1) < SCHOOLBOOK_LIMBS && bn.wrapping_sub(1) < SCHOOLBOOK_LIMBS && an.min(bn) < karatsuba_from() && (*a)._mp_d != (*b)._mp_d {
+            schoolbook(r, a, b)
+        } else {
+            embedded::mpz_mul(r, a, b)
+        }
+    }
+}
+
+/// [`KARATSUBA_FROM`], read from GMP's table at the first call.
+#[inline(always)]
+fn karatsuba_from() -> u32 {
+    match KARATSUBA_FROM.load(Relaxed) {
+        0 => {
+            // At least 1: a table of any processor starts Karatsuba above
+            // one limb; 1 takes no product here.
+            let from = crate::gmp::dispatch::mul_toom22_threshold().clamp(1, u32::MAX as usize) as u32;
+            KARATSUBA_FROM.store(from, Relaxed);
+            from
+        }
+        from => from,
+    }
+}
+
+/// `r = a b` where both have 1 to [`SCHOOLBOOK_LIMBS`] limbs and are not
+/// one number: GMP's `mpz_mul` for these sizes step for step (the room
+/// grown to the product's size exactly, an operand that is r copied
+/// aside first, its schoolbook loop through GMP's dispatch table, the top
+/// limb dropped where it is zero), without its general path's checks and
+/// calls (`mpn_mul`, its size dispatch, cuGMP's hook on it), which made
+/// these calls 0.85x to 0.95x the reference's speed on the build machine
+/// (RESULTS.md, "Products of a few limbs").
+#[inline(never)]
+unsafe extern "C" fn schoolbook(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
+    unsafe {
+        let (mut u, mut v) = (a, b);
+        let negative = ((*a)._mp_size ^ (*b)._mp_size) < 0;
+        let (mut un, mut vn) = ((*u)._mp_size.unsigned_abs() as usize, (*v)._mp_size.unsigned_abs() as usize);
+        if un < vn {
+            std::mem::swap(&mut u, &mut v);
+            std::mem::swap(&mut un, &mut vn);
+        }
+        let n = un + vn;
+        if ((*r)._mp_alloc as usize) < n {
+            // Its limbs kept: r may be an operand, whose limbs move with it.
+            crate::gmp::mpz::realloc(r, n as mp_size_t);
+        }
+        let wp = (*r)._mp_d;
+        let (mut up, mut vp) = ((*u)._mp_d as *const mp_limb_t, (*v)._mp_d as *const mp_limb_t);
+        // The loop writes w apart from both operands: the one that is r
+        // (u and v are not one number) copied aside.
+        let mut aside = [const { MaybeUninit::<mp_limb_t>::uninit() }; SCHOOLBOOK_LIMBS as usize];
+        if wp as *const mp_limb_t == up {
+            up = copy_aside(&mut aside, up, un);
+        } else if wp as *const mp_limb_t == vp {
+            vp = copy_aside(&mut aside, vp, vn);
+        }
+        embedded::mpn_mul_basecase(wp, up, un as mp_size_t, vp, vn as mp_size_t);
+        // Top limbs nonzero: the product has n - 1 limbs at least.
+        let size = (n - usize::from(*wp.add(n - 1) == 0)) as c_int;
+        (*r)._mp_size = if negative { -size } else { size };
+    }
+}
+
+/// `n` <= [`SCHOOLBOOK_LIMBS`] limbs from `from` into `to`, one by one
+/// (the compiler would make a call of the C library's copy of a loop,
+/// more than these few limbs take): where they now are.
+#[inline(always)]
+unsafe fn copy_aside(to: &mut [MaybeUninit<mp_limb_t>; SCHOOLBOOK_LIMBS as usize], from: *const mp_limb_t, n: usize) -> *const mp_limb_t {
+    for (k, limb) in to.iter_mut().enumerate().take(n) {
+        // SAFETY: the caller's: n limbs readable at from.
+        limb.write(unsafe { std::ptr::read_volatile(from.add(k)) });
+    }
+    to.as_ptr().cast()
 }
 
 type Shape = unsafe extern "C" fn(mpz_ptr, mpz_srcptr, mpz_srcptr);
@@ -1354,6 +1447,16 @@ mod tests {
         shapes.extend([(8, 5), (5, 8), (16, 15), (15, 16), (17, 16), (16, 1), (4, 16), (0, 7), (7, 0), (20, 3), (21, 6), (30, 29)]);
         shapes.extend([(33, 33), (63, 63), (64, 64), (64, 1), (1, 64), (63, 64), (64, 61), (65, 65), (65, 64), (70, 3)]);
         assert_eq!(compare_with_gmps(&shapes, &OPS[1..]), 38 * 7 * 4 * 8 * 2);
+    }
+
+    /// The products where both operands have 1 to 16 limbs outside the
+    /// 16 shapes ([`schoolbook`]), and the lengths around them (GMP's own
+    /// path), against GMP's.
+    #[test]
+    fn schoolbook_products_are_gmps() {
+        let mut shapes: Vec<(usize, usize)> = (4..=17).map(|n| (n, n)).collect();
+        shapes.extend([(5, 1), (1, 5), (16, 1), (1, 16), (16, 15), (9, 16), (17, 16), (16, 17), (5, 4), (4, 5), (0, 9), (9, 0), (30, 3)]);
+        assert_eq!(compare_with_gmps(&shapes, &OPS[..1]), 27 * 7 * 4 * 8);
     }
 
     /// Each of `ops` (ours against GMP's) on operands of each pair of

@@ -16,6 +16,8 @@ pub enum Slot {
 }
 
 const WORDS: usize = 42;
+/// The first threshold after the pointers: `mul_toom22_threshold`.
+const MUL_TOOM22_THRESHOLD: usize = 37;
 
 unsafe extern "C" {
     static mut __gmpn_cpuvec: [usize; WORDS];
@@ -47,4 +49,13 @@ pub fn replace(slot: Slot, f: usize) -> usize {
         p.write_volatile(f);
         old
     }
+}
+
+/// The shorter operand's length from which GMP's products take Karatsuba's
+/// step over its schoolbook loop, as its table holds it for this
+/// processor.
+pub fn mul_toom22_threshold() -> usize {
+    let t = table();
+    // SAFETY: a word of GMP's table, within its 42, filled by table().
+    unsafe { (t as *const usize).add(MUL_TOOM22_THRESHOLD).read_volatile() }
 }
