@@ -55,27 +55,28 @@ static KARATSUBA_FROM: AtomicU32 = AtomicU32::new(0);
 unsafe extern "C" fn schoolbook_or_gmps(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
     unsafe {
         let (an, bn) = ((*a)._mp_size.unsigned_abs(), (*b)._mp_size.unsigned_abs());
-        if an.wrapping_sub(1) < SCHOOLBOOK_LIMBS && bn.wrapping_sub(1) < SCHOOLBOOK_LIMBS && an.min(bn) < karatsuba_from() && (*a)._mp_d != (*b)._mp_d {
-            schoolbook(r, a, b)
+        if an.wrapping_sub(1) < SCHOOLBOOK_LIMBS && bn.wrapping_sub(1) < SCHOOLBOOK_LIMBS && (*a)._mp_d != (*b)._mp_d {
+            match KARATSUBA_FROM.load(Relaxed) {
+                // A tail jump, so that the exports' common path saves no
+                // registers.
+                0 => first_schoolbook(r, a, b),
+                from if an.min(bn) < from => schoolbook(r, a, b),
+                _ => embedded::mpz_mul(r, a, b),
+            }
         } else {
             embedded::mpz_mul(r, a, b)
         }
     }
 }
 
-/// [`KARATSUBA_FROM`], read from GMP's table at the first call.
-#[inline(always)]
-fn karatsuba_from() -> u32 {
-    match KARATSUBA_FROM.load(Relaxed) {
-        0 => {
-            // At least 1: a table of any processor starts Karatsuba above
-            // one limb; 1 takes no product here.
-            let from = crate::gmp::dispatch::mul_toom22_threshold().clamp(1, u32::MAX as usize) as u32;
-            KARATSUBA_FROM.store(from, Relaxed);
-            from
-        }
-        from => from,
-    }
+/// [`KARATSUBA_FROM`] read from GMP's table, then the product.
+#[cold]
+#[inline(never)]
+unsafe extern "C" fn first_schoolbook(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
+    // At least 1: 1 takes no product here.
+    let from = crate::gmp::dispatch::mul_toom22_threshold().clamp(1, u32::MAX as usize) as u32;
+    KARATSUBA_FROM.store(from, Relaxed);
+    unsafe { schoolbook_or_gmps(r, a, b) }
 }
 
 /// `r = a b` where both have 1 to [`SCHOOLBOOK_LIMBS`] limbs and are not
