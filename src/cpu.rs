@@ -46,8 +46,9 @@ const SCHOOLBOOK_LIMBS: u32 = 16;
 /// once read; 0 before.
 static KARATSUBA_FROM: AtomicU32 = AtomicU32::new(0);
 
-/// A product outside the 16 shapes: [`schoolbook`]'s where neither
-/// operand is zero, both are at most [`SCHOOLBOOK_LIMBS`] long, the
+/// A product outside the 16 shapes: [`schoolbook`]'s where both operands
+/// have 3 to [`SCHOOLBOOK_LIMBS`] limbs (GMP's path for one or two limbs
+/// against more is a single-row loop, in place where r is the longer), the
 /// shorter is below GMP's Karatsuba threshold (GMP's `mpz_mul` would run
 /// its schoolbook loop too) and they are not one number (GMP squares
 /// those), else GMP's.
@@ -55,7 +56,7 @@ static KARATSUBA_FROM: AtomicU32 = AtomicU32::new(0);
 unsafe extern "C" fn schoolbook_or_gmps(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
     unsafe {
         let (an, bn) = ((*a)._mp_size.unsigned_abs(), (*b)._mp_size.unsigned_abs());
-        if an.wrapping_sub(1) < SCHOOLBOOK_LIMBS && bn.wrapping_sub(1) < SCHOOLBOOK_LIMBS && (*a)._mp_d != (*b)._mp_d {
+        if an.wrapping_sub(3) < SCHOOLBOOK_LIMBS - 2 && bn.wrapping_sub(3) < SCHOOLBOOK_LIMBS - 2 && (*a)._mp_d != (*b)._mp_d {
             match KARATSUBA_FROM.load(Relaxed) {
                 // A tail jump, so that the exports' common path saves no
                 // registers.
@@ -79,11 +80,11 @@ unsafe extern "C" fn first_schoolbook(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) 
     unsafe { schoolbook_or_gmps(r, a, b) }
 }
 
-/// `r = a b` where both have 1 to [`SCHOOLBOOK_LIMBS`] limbs and are not
-/// one number: GMP's `mpz_mul` for these sizes step for step (the room
-/// grown to the product's size exactly, an operand that is r copied
-/// aside first, its schoolbook loop through GMP's dispatch table, the top
-/// limb dropped where it is zero), without its general path's checks and
+/// `r = a b` where both have 3 to [`SCHOOLBOOK_LIMBS`] limbs and are not
+/// one number: GMP's `mpz_mul` for these sizes step for step (a new
+/// block of the product's size where r has too little room, an operand
+/// that is r copied aside first, its schoolbook loop through GMP's
+/// dispatch table, the top limb dropped where it is zero), without its general path's checks and
 /// calls (`mpn_mul`, its size dispatch, cuGMP's hook on it), which made
 /// these calls 0.85x to 0.95x the reference's speed on the build machine
 /// (RESULTS.md, "Products of a few limbs").
@@ -98,12 +99,11 @@ unsafe extern "C" fn schoolbook(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
             std::mem::swap(&mut un, &mut vn);
         }
         let n = un + vn;
+        let (mut up, mut vp) = ((*u)._mp_d as *const mp_limb_t, (*v)._mp_d as *const mp_limb_t);
         if ((*r)._mp_alloc as usize) < n {
-            // Its limbs kept: r may be an operand, whose limbs move with it.
-            crate::gmp::mpz::realloc(r, n as mp_size_t);
+            return grown_schoolbook(r, (up, un), (vp, vn), negative);
         }
         let wp = (*r)._mp_d;
-        let (mut up, mut vp) = ((*u)._mp_d as *const mp_limb_t, (*v)._mp_d as *const mp_limb_t);
         // The loop writes w apart from both operands: the one that is r
         // (u and v are not one number) copied aside.
         let mut aside = [const { MaybeUninit::<mp_limb_t>::uninit() }; SCHOOLBOOK_LIMBS as usize];
@@ -116,6 +116,20 @@ unsafe extern "C" fn schoolbook(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
         // Top limbs nonzero: the product has n - 1 limbs at least.
         let size = (n - usize::from(*wp.add(n - 1) == 0)) as c_int;
         (*r)._mp_size = if negative { -size } else { size };
+    }
+}
+
+/// [`schoolbook`]'s product where r has too little room, as GMP's
+/// `mpz_mul` makes it: into a new block of exactly the product's size
+/// (apart from both operands), which r then takes, its old block freed.
+#[cold]
+#[inline(never)]
+unsafe fn grown_schoolbook(r: mpz_ptr, (up, un): (*const mp_limb_t, usize), (vp, vn): (*const mp_limb_t, usize), negative: bool) {
+    let n = un + vn;
+    let mut fresh = crate::gmp::mpz::FreshLimbs::allocated(n);
+    unsafe {
+        embedded::mpn_mul_basecase(fresh.limbs().as_mut_ptr(), up, un as mp_size_t, vp, vn as mp_size_t);
+        fresh.give_to(r, n, negative);
     }
 }
 
@@ -1450,14 +1464,14 @@ mod tests {
         assert_eq!(compare_with_gmps(&shapes, &OPS[1..]), 38 * 7 * 4 * 8 * 2);
     }
 
-    /// The products where both operands have 1 to 16 limbs outside the
+    /// The products where both operands have 3 to 16 limbs outside the
     /// 16 shapes ([`schoolbook`]), and the lengths around them (GMP's own
     /// path), against GMP's.
     #[test]
     fn schoolbook_products_are_gmps() {
         let mut shapes: Vec<(usize, usize)> = (4..=17).map(|n| (n, n)).collect();
-        shapes.extend([(5, 1), (1, 5), (16, 1), (1, 16), (16, 15), (9, 16), (17, 16), (16, 17), (5, 4), (4, 5), (0, 9), (9, 0), (30, 3)]);
-        assert_eq!(compare_with_gmps(&shapes, &OPS[..1]), 27 * 7 * 4 * 8);
+        shapes.extend([(5, 1), (1, 5), (16, 2), (3, 16), (16, 3), (16, 15), (9, 16), (17, 16), (16, 17), (5, 4), (4, 5), (0, 9), (9, 0), (30, 3)]);
+        assert_eq!(compare_with_gmps(&shapes, &OPS[..1]), 28 * 7 * 4 * 8);
     }
 
     /// Each of `ops` (ours against GMP's) on operands of each pair of
