@@ -84,10 +84,11 @@ unsafe extern "C" fn first_schoolbook(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) 
 /// one number: GMP's `mpz_mul` for these sizes step for step (a new
 /// block of the product's size where r has too little room, an operand
 /// that is r copied aside first, its schoolbook loop through GMP's
-/// dispatch table, the top limb dropped where it is zero), without its general path's checks and
-/// calls (`mpn_mul`, its size dispatch, cuGMP's hook on it), which made
-/// these calls 0.85x to 0.95x the reference's speed on the build machine
-/// (RESULTS.md, "Products of a few limbs").
+/// dispatch table, the top limb dropped where it is zero), without its
+/// general path's checks and calls (`mpn_mul`, its size dispatch,
+/// cuGMP's hook on it), with which these products took 0.85x to 0.95x
+/// the reference's speed on the build machine (RESULTS.md, "Products of
+/// a few limbs").
 #[inline(never)]
 unsafe extern "C" fn schoolbook(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
     unsafe {
