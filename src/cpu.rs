@@ -108,9 +108,9 @@ unsafe extern "C" fn schoolbook(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
         // The loop writes w apart from both operands: the one that is r
         // (u and v are not one number) copied aside.
         let mut aside = [const { MaybeUninit::<mp_limb_t>::uninit() }; SCHOOLBOOK_LIMBS as usize];
-        if wp as *const mp_limb_t == up {
+        if std::ptr::eq(wp, up) {
             up = copy_aside(&mut aside, up, un);
-        } else if wp as *const mp_limb_t == vp {
+        } else if std::ptr::eq(wp, vp) {
             vp = copy_aside(&mut aside, vp, vn);
         }
         embedded::mpn_mul_basecase(wp, up, un as mp_size_t, vp, vn as mp_size_t);
