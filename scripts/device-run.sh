@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine, over a tree packed by scripts/pack-device.sh:
-#   bash scripts/device-run.sh [gpu|differential|tests|gmp|bench|ab|perf|perf-ab|percall|mpfr|pi|processes|ops|python|batch|gf2x|beyond|gfp|devices|first|profile|radix|transfers|chain|hostcopy|pipeline|phases|ncu|ncu-source|sanitize|fuzz|all]    (default: all)
+#   bash scripts/device-run.sh [gpu|differential|tests|gmp|bench|ab|perf|perf-ab|percall|mpfr|pi|cores|processes|ops|python|batch|gf2x|beyond|gfp|devices|first|profile|radix|transfers|chain|hostcopy|pipeline|phases|ncu|ncu-source|sanitize|fuzz|all]    (default: all)
 # gpu: the GPU tests alone; differential: the differential suite under
 # CUGMP_GPU=force and the C programs (cuGMP against static GMP); tests: both
 # of those; gmp: GMP's own tests/mpz, tests/mpn and tests/mpf on libcugmp.so; fuzz:
@@ -28,6 +28,8 @@
 # (benches/programs/mpfr_ops.c) on one libmpfr.so.6, GMP's own
 # libgmp.so.10 against the alias (mpfr.md); pi:
 # benches/programs/pi.c on static GMP and on cuGMP (off and auto) in turn;
+# cores: the host's cores and their threads, then pi.c on one thread with
+# the process free and pinned to one thread of each core, in turn;
 # processes: several processes of pi.c at once on each library; radix: mpz_get_str over radix conversion's levels and against
 # pack/alt's libraries (radix.md; CUGMP_SWEEP_HOOK=sqrt or tdiv_qr times
 # that hook instead, the levels sweep then moot);
@@ -451,6 +453,31 @@ if [ "$what" = pi ]; then
         done
     done
     note "pi: $out/pi.md ($(grep -c DIFFERENT "$out/pi.md") outputs differ from GMP's)"
+fi
+
+if [ "$what" = cores ]; then
+    # Whether the one-thread pi.c's spread comes from the helpers sharing a
+    # core with the caller: the host's topology, then pi.c at
+    # CUGMP_PI_DIGITS (default 10^8) on one thread under auto, the process
+    # free and pinned (taskset) to the first thread of each core, in turn,
+    # CUGMP_PI_REPEATS times (default 4); each output line must match the
+    # first run's (the pi mode compares them with GMP's). One file back:
+    # cores.md.
+    lscpu | grep -E '^(CPU\(s\)|Thread|Core|Socket|NUMA node\(s\)|Model name)' | tee -a "$out/cores.md"
+    firsts=$(for c in /sys/devices/system/cpu/cpu[0-9]*; do cut -d, -f1 <"$c/topology/thread_siblings_list" | cut -d- -f1; done | sort -un | paste -sd,)
+    echo "first thread of each core: $firsts" | tee -a "$out/cores.md"
+    digits=${CUGMP_PI_DIGITS:-100000000}
+    first=
+    for repeat in $(seq "${CUGMP_PI_REPEATS:-4}"); do
+        for how in free pinned; do
+            pin=(); [ "$how" = pinned ] && pin=(taskset -c "$firsts")
+            got=$(CUGMP_GPU=auto "${pin[@]}" pack/c/pi-cugmp "$digits" 1 2>&1)
+            [ -n "$first" ] || first=$(echo "$got" | head -1)
+            same=same; [ "$(echo "$got" | head -1)" = "$first" ] || same=DIFFERENT
+            echo "| $how | $digits | $repeat | $(echo "$got" | sed -n 2p) | $same |" | tee -a "$out/cores.md"
+        done
+    done
+    note "cores: $out/cores.md ($(grep -c DIFFERENT "$out/cores.md") outputs differ)"
 fi
 
 if [ "$what" = processes ]; then
