@@ -30,7 +30,8 @@ const SMALL_LIMBS: u32 = 4;
 /// general path (aliasing checks, a call to mpn_mul and its size
 /// dispatch), and unrolled here the call is 1.1x to 1.9x GMP's speed where
 /// through GMP it was 0.82x to 1.29x (RESULTS.md, "Products of a few
-/// limbs").
+/// limbs"); and up to 16 limbs, below GMP's Karatsuba sizes, by GMP's
+/// schoolbook loop without that path ([`schoolbook`]).
 ///
 /// # Safety
 /// As GMP's: `r`, `a`, `b` initialised, `r` possibly one of them.
