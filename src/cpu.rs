@@ -294,12 +294,11 @@ unsafe fn by_shape(table: &[Shape; 16], gmps: Shape, r: mpz_ptr, a: mpz_srcptr, 
 #[inline(always)]
 unsafe extern "C" fn wide_or_gmps<const SUB: bool>(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
     unsafe {
-        match (wide_length(a, b), SUB) {
+        let (table, gmps): (&[Shape; WIDE_LENGTHS], Shape) = if SUB { (&WIDE_DIFFERENCES, embedded::mpz_sub) } else { (&WIDE_SUMS, embedded::mpz_add) };
+        match wide_length(a, b) {
             // wide_length's index is below WIDE_LENGTHS.
-            (Some(k), false) => WIDE_SUMS.get_unchecked(k)(r, a, b),
-            (Some(k), true) => WIDE_DIFFERENCES.get_unchecked(k)(r, a, b),
-            (None, false) => embedded::mpz_add(r, a, b),
-            (None, true) => embedded::mpz_sub(r, a, b),
+            Some(k) => table.get_unchecked(k)(r, a, b),
+            None => gmps(r, a, b),
         }
     }
 }
