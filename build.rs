@@ -32,6 +32,8 @@ use std::process::Command;
 
 /// Prefix of the private namespace the embedded GMP's functions live in.
 const CPU_PREFIX: &str = "__cugmp_cpu";
+/// The loops src/gmp/zen3.rs takes from GMP's Broadwell directory.
+const ZEN3_LOOPS: [&str; 4] = ["mul_basecase", "sqr_basecase", "mul_1", "addmul_1"];
 
 fn main() {
     let out = PathBuf::from(env::var_os("OUT_DIR").expect("OUT_DIR"));
@@ -126,6 +128,13 @@ fn embed_gmp(manifest: &Path, out: &Path) {
     // loops the processor runs fastest where GMP 6.3's table lacks it.
     if functions.contains("__gmpn_cpuid") {
         println!("cargo:rustc-link-arg=-Wl,--wrap={CPU_PREFIX}__gmpn_cpuid");
+    }
+    // GMP's Broadwell loops, which its own configuration for Zen 3 and Zen 4
+    // takes and its fat table for them does not (src/gmp/zen3.rs): in a fat
+    // build of GMP for x86-64, present.
+    println!("cargo:rustc-check-cfg=cfg(cugmp_broadwell_loops)");
+    if ZEN3_LOOPS.iter().all(|f| functions.contains(&format!("__gmpn_{f}_coreibwl"))) {
+        println!("cargo:rustc-cfg=cugmp_broadwell_loops");
     }
     // Read by scripts/link-cdylib.sh (rustc passes its environment to the linker).
     println!("cargo:rustc-env=CUGMP_DATA_EXPORTS={}", out.join("data_exports.txt").display());

@@ -32,6 +32,9 @@
 //!   products on processors with AVX-512 IFMA, instead of its schoolbook
 //!   kernel on those instructions (src/cpu/ifma.rs; on by default, with or
 //!   without a GPU).
+//! * `CUGMP_CPU_ZEN3=0`: on AMD Zen 3 and later, the embedded GMP keeps its
+//!   fat build's Zen 1 loops and thresholds instead of those GMP's own
+//!   configuration takes for Zen 3 (src/gmp/zen3.rs; on by default).
 //! * `CUGMP_PINNED=0`: large GPU products never take pinned blocks for
 //!   their limbs (src/pinned.rs); by default they do wherever a device
 //!   serves the process, so that their transfers are DMA alone.
@@ -146,6 +149,8 @@ pub struct Config {
     pub cpu_share: Option<usize>,
     /// `CUGMP_CPU_IFMA`: false where set to 0 or off.
     pub cpu_ifma: bool,
+    /// `CUGMP_CPU_ZEN3`: false where set to 0 or off.
+    pub cpu_zen3: bool,
     /// `CUGMP_CPU_HELPERS` as set, 1 to 8; None for the default.
     pub cpu_helpers: Option<usize>,
     /// `CUGMP_CPU_STEP_BACK`: false where set to 0 or off.
@@ -253,6 +258,7 @@ impl Config {
             gpu_pool,
             cpu_share,
             cpu_ifma: !matches!(std::env::var("CUGMP_CPU_IFMA").as_deref(), Ok("0") | Ok("off")),
+            cpu_zen3: !matches!(std::env::var("CUGMP_CPU_ZEN3").as_deref(), Ok("0") | Ok("off")),
             cpu_helpers,
             cpu_step_back: !matches!(std::env::var("CUGMP_CPU_STEP_BACK").as_deref(), Ok("0") | Ok("off")),
             pinned: !matches!(std::env::var("CUGMP_PINNED").as_deref(), Ok("0") | Ok("off")),

@@ -97,8 +97,9 @@ mod trampolines {
 /// saying which library serves this process (functions served straight by the
 /// embedded GMP log nothing else); with `CUGMP_STATS=1` or `CUGMP_PROFILE=1`,
 /// the exit-time tables; GMP's default memory functions with huge pages
-/// for large blocks (src/gmp/memory.rs); and the routing's fast path made
-/// ready.
+/// for large blocks (src/gmp/memory.rs); GMP's loops for Zen 3 on Zen 3
+/// and later (src/gmp/zen3.rs) and the IFMA kernel where the processor has
+/// it (src/cpu/ifma.rs); and the routing's fast path made ready.
 extern "C" fn on_load() {
     // No panic may escape a constructor; this only reads the environment.
     let _ = std::panic::catch_unwind(|| {
@@ -116,6 +117,11 @@ extern "C" fn on_load() {
             crate::stats::enable_profile();
         }
         crate::gmp::memory::install();
+        // GMP's Zen 3 loops first: on Zen 4 the IFMA kernel then takes the
+        // schoolbook slot, and leaves GMP's Zen 3 loop the sizes it declines.
+        if crate::gmp::zen3::install(cfg.cpu_zen3) {
+            crate::config::log!("the embedded GMP takes GMP's loops and thresholds for Zen 3");
+        }
         crate::cpu::ifma::install();
         crate::algorithms::route::settle();
     });

@@ -106,17 +106,39 @@ fn cpuid(id: u32) -> Regs {
     Regs { eax: r.eax, ebx: r.ebx, ecx: r.ecx, edx: r.edx }
 }
 
-/// [`answer`] for leaf `id` on this processor.
+/// Whether a processor is one GMP's own configuration builds with its
+/// Zen 3 directory (mpn/x86_64/zen3, for AMD family 0x19: Zen 3 and Zen 4)
+/// or a later AMD family with the instructions of those loops (BMI2 and
+/// ADX), given its leaf 1 EAX, its maker and its leaf 7 EBX.
+pub fn zen3_or_later(leaf1_eax: u32, vendor: Vendor, leaf7_ebx: u32) -> bool {
+    vendor == Vendor::Amd && family(leaf1_eax) >= 0x19 && leaf7_ebx & (BMI2 | ADX) == BMI2 | ADX
+}
+
+/// This processor's maker and its leaf 7 EBX (0 where leaf 7 is beyond
+/// its highest leaf).
 #[cfg(target_arch = "x86_64")]
-pub fn on_this_processor(id: u32) -> Regs {
+fn vendor_and_leaf7() -> (Vendor, u32) {
     let leaf0 = cpuid(0);
     let vendor = match (&leaf0.ebx.to_le_bytes(), &leaf0.edx.to_le_bytes(), &leaf0.ecx.to_le_bytes()) {
         (b"Genu", b"ineI", b"ntel") => Vendor::Intel,
         (b"Auth", b"enti", b"cAMD") => Vendor::Amd,
         _ => Vendor::Other,
     };
-    let leaf7_ebx = if leaf0.eax >= 7 { cpuid(7).ebx } else { 0 };
+    (vendor, if leaf0.eax >= 7 { cpuid(7).ebx } else { 0 })
+}
+
+/// [`answer`] for leaf `id` on this processor.
+#[cfg(target_arch = "x86_64")]
+pub fn on_this_processor(id: u32) -> Regs {
+    let (vendor, leaf7_ebx) = vendor_and_leaf7();
     answer(id, cpuid(id), vendor, leaf7_ebx)
+}
+
+/// [`zen3_or_later`] for this processor.
+#[cfg(target_arch = "x86_64")]
+pub fn this_is_zen3_or_later() -> bool {
+    let (vendor, leaf7_ebx) = vendor_and_leaf7();
+    zen3_or_later(cpuid(1).eax, vendor, leaf7_ebx)
 }
 
 #[cfg(test)]
@@ -159,6 +181,20 @@ mod tests {
         assert_eq!((family(told.eax), model(told.eax)), (0x19, 0x24));
         assert_eq!(answer(1, regs(leaf1(0x19, 0x11)), Vendor::Amd, both), regs(leaf1(0x19, 0x11)));
         assert_eq!(answer(1, regs(zen5), Vendor::Amd, BMI2), regs(zen5));
+    }
+
+    /// Zen 3, Zen 4 and later AMD families with BMI2 and ADX; not Zen 2,
+    /// not Intel, not without the instructions.
+    #[test]
+    fn zen3_and_later() {
+        let both = BMI2 | ADX;
+        for (family, model) in [(0x19, 0x01), (0x19, 0x11), (0x19, 0x61), (0x1a, 0x24)] {
+            assert!(zen3_or_later(leaf1(family, model), Vendor::Amd, both), "family {family:#x} model {model:#x}");
+        }
+        assert!(!zen3_or_later(leaf1(0x17, 0x31), Vendor::Amd, both));
+        assert!(!zen3_or_later(leaf1(0x19, 0x01), Vendor::Amd, BMI2));
+        assert!(!zen3_or_later(leaf1(0x19, 0x01), Vendor::Intel, both));
+        assert!(!zen3_or_later(leaf1(6, 0xcf), Vendor::Intel, both));
     }
 
     /// On a processor whose answer changed, the embedded GMP took the loops

@@ -170,6 +170,20 @@ unsafe extern "C" {
 
 // GMP's mpn building blocks (the compatibility entry points of
 // src/abi/compat.rs, radix conversion's carries, the product fold).
+// GMP's Broadwell loops, named for their addresses alone (src/gmp/zen3.rs
+// puts them in its dispatch table).
+#[cfg(all(target_arch = "x86_64", cugmp_broadwell_loops))]
+unsafe extern "C" {
+    #[link_name = "__cugmp_cpu__gmpn_mul_basecase_coreibwl"]
+    pub fn mpn_mul_basecase_coreibwl();
+    #[link_name = "__cugmp_cpu__gmpn_sqr_basecase_coreibwl"]
+    pub fn mpn_sqr_basecase_coreibwl();
+    #[link_name = "__cugmp_cpu__gmpn_mul_1_coreibwl"]
+    pub fn mpn_mul_1_coreibwl();
+    #[link_name = "__cugmp_cpu__gmpn_addmul_1_coreibwl"]
+    pub fn mpn_addmul_1_coreibwl();
+}
+
 unsafe extern "C" {
     // Through GMP's dispatch table: its loop for the processor, or the IFMA
     // kernel where src/cpu/ifma.rs put it there.

@@ -2,8 +2,8 @@
 //! an `mpz_t`'s limbs, the storage helpers that allocate and store them as
 //! GMP does ([`mpz`]), the embedded GMP's renamed entry points
 //! ([`embedded`]), its default memory functions ([`memory`]), what its
-//! processor detection is told ([`cpuid`]), and its fat dispatch table
-//! ([`dispatch`]).
+//! processor detection is told ([`cpuid`]), its fat dispatch table
+//! ([`dispatch`]) and the loops put there on Zen 3 and later ([`zen3`]).
 //!
 //! It imports nothing of the crate but the leaves (`parallel`, for the
 //! threaded store of large results; `pages`, for huge pages; `pinned`, the
@@ -17,6 +17,7 @@ pub mod dispatch;
 pub mod embedded;
 pub mod memory;
 pub mod mpz;
+pub mod zen3;
 
 use libc::{c_int, c_long, c_ulong};
 
