@@ -749,12 +749,13 @@ fn shared_hgcd_steps_match_gmp() {
     assert!(counts.len() == 2 && counts[0] > 0, "no half-gcd step was shared: {counts:?}\n{log}");
 }
 
-/// The half-gcd recursing from the least threshold it takes and from GMP's
-/// own (`CUGMP_HGCD_THRESHOLD` 16 and 0, src/algorithms/hgcd.rs):
+/// The half-gcd recursing from the least threshold it takes, from the one
+/// it takes by default while a device serves, and GMP's own
+/// (`CUGMP_HGCD_THRESHOLD` 16, 64 and 0, src/algorithms/hgcd.rs):
 /// `gcds_match_gmp` in child runs.
 #[test]
 fn half_gcd_thresholds_match_gmp() {
-    for t in ["16", "0"] {
+    for t in ["16", "64", "0"] {
         let env = [("CUGMP_FAULT", None), ("CUGMP_HGCD_THRESHOLD", Some(t))];
         let (ok, log) = common::rerun_tests(&["gcds_match_gmp"], &env);
         assert!(ok && log.contains("1 passed"), "gcds with the half-gcd from {t} limbs failed:\n{log}");

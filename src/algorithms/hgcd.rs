@@ -137,12 +137,17 @@ const DEFAULT_THRESHOLD: usize = 64;
 const LEAST_THRESHOLD: usize = 16;
 
 /// The threshold in force; None for GMP's own half-gcd
-/// (`CUGMP_HGCD_THRESHOLD=0`).
+/// (`CUGMP_HGCD_THRESHOLD=0`, or by default while no device serves the
+/// process). Without GPU products GMP's own, whose reduction above 1000
+/// limbs is its approximate one, took 0.96x the time of the recursion from
+/// 64 limbs for a gcd of 519,052 limbs on the build machine (RESULTS.md,
+/// "The half-gcd's base case").
 fn threshold() -> Option<usize> {
     match crate::config::get().hgcd_threshold {
         Some(0) => None,
         Some(t) => Some(t.max(LEAST_THRESHOLD)),
-        None => Some(DEFAULT_THRESHOLD),
+        None if route::gpu_serving() => Some(DEFAULT_THRESHOLD),
+        None => None,
     }
 }
 

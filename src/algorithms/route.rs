@@ -243,6 +243,14 @@ pub fn hgcd_shared(short: usize, long: usize) -> bool {
         && (config::get().cpu_share.is_some() || gpu::opened())
 }
 
+/// Whether a device is open and serving this process now (without starting
+/// its opening or waiting for it): the half-gcd's own recursion
+/// (src/algorithms/hgcd.rs) serves GPU products, and without them GMP's
+/// own half-gcd is the faster.
+pub fn gpu_serving() -> bool {
+    gpu::opened()
+}
+
 /// The size products are shared from, as configured: CUGMP_CPU_SHARE
 /// where set (0: never), else the default where a GPU may serve and the
 /// host has cores to spare.
