@@ -49,19 +49,31 @@ fn table() -> *mut [usize; WORDS] {
     &raw mut __gmpn_cpuvec
 }
 
+/// Word `index` of GMP's table, filled.
+fn word(index: usize) -> *mut usize {
+    debug_assert!(index < WORDS);
+    // SAFETY: within the table's 42 words (the enums' values).
+    unsafe { (table() as *mut usize).add(index) }
+}
+
 /// Puts `f` in `slot` and returns what GMP had there. `f` must have the
 /// slot's C signature and compute what GMP's does. Called from the
 /// load-time constructor, before any thread of the program calls GMP.
 pub fn replace(slot: Slot, f: usize) -> usize {
-    let t = table();
-    // SAFETY: a word of GMP's table, within its 42; a word write is atomic
-    // on the processors a fat build runs on.
+    let p = word(slot as usize);
+    // SAFETY: a word of GMP's table; a word write is atomic on the
+    // processors a fat build runs on.
     unsafe {
-        let p = (t as *mut usize).add(slot as usize);
         let old = p.read_volatile();
         p.write_volatile(f);
         old
     }
+}
+
+/// What `slot` holds now.
+pub fn function(slot: Slot) -> usize {
+    // SAFETY: a word of GMP's table.
+    unsafe { word(slot as usize).read_volatile() }
 }
 
 /// The shorter operand's length from which GMP's products take Karatsuba's
@@ -73,23 +85,14 @@ pub fn mul_toom22_threshold() -> usize {
 
 /// A threshold as GMP's table holds it for this processor.
 pub fn threshold(which: Threshold) -> usize {
-    let t = table();
-    // SAFETY: a word of GMP's table, within its 42, filled by table().
-    unsafe { (t as *const usize).add(which as usize).read_volatile() }
+    // SAFETY: a word of GMP's table.
+    unsafe { word(which as usize).read_volatile() }
 }
 
 /// Sets a threshold. Called from the load-time constructor, before any
 /// thread of the program calls GMP; every value gives GMP's exact results,
 /// only its speed depends on it.
 pub fn set_threshold(which: Threshold, limbs: usize) {
-    let t = table();
     // SAFETY: as in `replace`.
-    unsafe { (t as *mut usize).add(which as usize).write_volatile(limbs) }
-}
-
-/// What `slot` holds now.
-pub fn function(slot: Slot) -> usize {
-    let t = table();
-    // SAFETY: a word of GMP's table, within its 42, filled by table().
-    unsafe { (t as *const usize).add(slot as usize).read_volatile() }
+    unsafe { word(which as usize).write_volatile(limbs) }
 }

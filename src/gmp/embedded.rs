@@ -168,8 +168,6 @@ unsafe extern "C" {
     pub fn mpn_cmp(a: *const mp_limb_t, b: *const mp_limb_t, n: mp_size_t) -> c_int;
 }
 
-// GMP's mpn building blocks (the compatibility entry points of
-// src/abi/compat.rs, radix conversion's carries, the product fold).
 // GMP's Broadwell loops, named for their addresses alone (src/gmp/zen3.rs
 // puts them in its dispatch table).
 #[cfg(all(target_arch = "x86_64", cugmp_broadwell_loops))]
@@ -184,6 +182,8 @@ unsafe extern "C" {
     pub fn mpn_addmul_1_coreibwl();
 }
 
+// GMP's mpn building blocks (the compatibility entry points of
+// src/abi/compat.rs, radix conversion's carries, the product fold).
 unsafe extern "C" {
     // Through GMP's dispatch table: its loop for the processor, or the IFMA
     // kernel where src/cpu/ifma.rs put it there.
