@@ -348,10 +348,31 @@ unsafe extern "C" fn long_sum<const SUB: bool>(r: mpz_ptr, a: mpz_srcptr, b: mpz
 #[inline(always)]
 unsafe fn add_longer(wp: *mut mp_limb_t, up: *const mp_limb_t, un: usize, vp: *const mp_limb_t, vn: usize) -> mp_limb_t {
     unsafe {
-        let mut k = vn;
-        if vn != 0 && sum_chain::<false>(wp, up, vp, vn) != 0 {
+        let carry = vn != 0 && sum_chain::<false>(wp, up, vp, vn) != 0;
+        carry_from(wp, up, un, vn, carry)
+    }
+}
+
+/// GMP's `mpn_sub`: `w = u - v` over u's `un` limbs where v has `vn < un`
+/// limbs (u's top limb not zero, so no borrow leaves it); the size of w.
+/// w is u, or apart from it; it may be v.
+#[inline(always)]
+unsafe fn subtract_longer(wp: *mut mp_limb_t, up: *const mp_limb_t, un: usize, vp: *const mp_limb_t, vn: usize) -> usize {
+    unsafe {
+        let borrow = vn != 0 && sum_chain::<true>(wp, up, vp, vn) != 0;
+        borrow_from(wp, up, un, vn, borrow)
+    }
+}
+
+/// The rest of `w = u + ...` from limb `k` of u's `n` limbs: the carry
+/// into limb k through the next limbs, then u's rest copied where w is
+/// apart from u; the carry out of the top.
+#[inline(always)]
+unsafe fn carry_from(wp: *mut mp_limb_t, up: *const mp_limb_t, n: usize, mut k: usize, carry: bool) -> mp_limb_t {
+    unsafe {
+        if carry {
             loop {
-                if k == un {
+                if k == n {
                     return 1;
                 }
                 let limb = (*up.add(k)).wrapping_add(1);
@@ -363,21 +384,21 @@ unsafe fn add_longer(wp: *mut mp_limb_t, up: *const mp_limb_t, un: usize, vp: *c
             }
         }
         if wp.cast_const() != up {
-            copy_rest(wp.add(k), up.add(k), un - k);
+            copy_rest(wp.add(k), up.add(k), n - k);
         }
         0
     }
 }
 
-/// GMP's `mpn_sub`: `w = u - v` over u's `un` limbs where v has `vn < un`
-/// limbs (u's top limb not zero, so no borrow leaves it); the size of w.
-/// w is u, or apart from it; it may be v.
+/// The rest of `w = u - ...` from limb `k` of u's `n` limbs (the top one
+/// not zero, and u the larger magnitude): the borrow into limb k through
+/// the next limbs, then u's rest copied where w is apart from u; the size
+/// of w.
 #[inline(always)]
-unsafe fn subtract_longer(wp: *mut mp_limb_t, up: *const mp_limb_t, un: usize, vp: *const mp_limb_t, vn: usize) -> usize {
+unsafe fn borrow_from(wp: *mut mp_limb_t, up: *const mp_limb_t, n: usize, mut k: usize, borrow: bool) -> usize {
     unsafe {
-        let mut k = vn;
-        if vn != 0 && sum_chain::<true>(wp, up, vp, vn) != 0 {
-            while k < un {
+        if borrow {
+            while k < n {
                 let limb = *up.add(k);
                 *wp.add(k) = limb.wrapping_sub(1);
                 k += 1;
@@ -386,18 +407,18 @@ unsafe fn subtract_longer(wp: *mut mp_limb_t, up: *const mp_limb_t, un: usize, v
                 }
             }
         }
-        if k == un {
-            // The borrow reached the top limb, which may now be zero.
-            return normalized(wp, un);
+        if k == n {
+            // The top limb was written here, and may be zero.
+            return normalized(wp, n);
         }
         // u's top limb is w's, untouched: w is not read back, since a
         // load from limbs the C library's wide stores just wrote waits for
         // them (3x GMP's time at 12 and 6 limbs on Zen 3;
         // RESULTS.md, "Sums of unlike lengths").
         if wp.cast_const() != up {
-            copy_rest(wp.add(k), up.add(k), un - k);
+            copy_rest(wp.add(k), up.add(k), n - k);
         }
-        un
+        n
     }
 }
 
@@ -925,54 +946,18 @@ unsafe fn add_limb(wp: *mut mp_limb_t, up: *const mp_limb_t, n: usize, v: mp_lim
     unsafe {
         let low = (*up).wrapping_add(v);
         *wp = low;
-        let mut k = 1;
-        if low < v {
-            loop {
-                if k == n {
-                    return 1;
-                }
-                let limb = (*up.add(k)).wrapping_add(1);
-                *wp.add(k) = limb;
-                k += 1;
-                if limb != 0 {
-                    break;
-                }
-            }
-        }
-        if wp.cast_const() != up {
-            copy_rest(wp.add(k), up.add(k), n - k);
-        }
-        0
+        carry_from(wp, up, n, 1, low < v)
     }
 }
 
 /// GMP's `mpn_sub_1` where `|u| >= v`: `w = u - v` over u's `n` limbs
-/// (not 0, the top one not zero); the size of w, as [`subtract_longer`]
-/// makes it. w is u or apart from it.
+/// (not 0, the top one not zero); the size of w. w is u or apart from it.
 #[inline(always)]
 unsafe fn subtract_limb(wp: *mut mp_limb_t, up: *const mp_limb_t, n: usize, v: mp_limb_t) -> usize {
     unsafe {
         let low = *up;
         *wp = low.wrapping_sub(v);
-        let mut k = 1;
-        if low < v {
-            while k < n {
-                let limb = *up.add(k);
-                *wp.add(k) = limb.wrapping_sub(1);
-                k += 1;
-                if limb != 0 {
-                    break;
-                }
-            }
-        }
-        if k == n {
-            // The top limb was written here, and may be zero.
-            return normalized(wp, n);
-        }
-        if wp.cast_const() != up {
-            copy_rest(wp.add(k), up.add(k), n - k);
-        }
-        n
+        borrow_from(wp, up, n, 1, low < v)
     }
 }
 
