@@ -241,6 +241,10 @@ void __gmpz_mul(mpz_ptr r, mpz_srcptr a, mpz_srcptr b);
 
 void __gmpz_set(mpz_ptr r, mpz_srcptr a);
 
+void __gmpz_neg(mpz_ptr r, mpz_srcptr a);
+
+void __gmpz_abs(mpz_ptr r, mpz_srcptr a);
+
 void __gmpz_mul_ui(mpz_ptr r, mpz_srcptr a, unsigned long v);
 
 void __gmpz_mul_si(mpz_ptr r, mpz_srcptr a, long v);
@@ -276,6 +280,8 @@ extern char *mpz_get_str(char *s, int base, mpz_srcptr op);
 extern void mpz_import(mpz_ptr rop, size_t count, int order, size_t size, int endian, size_t nails, const void *op);
 
 extern void mpz_neg(mpz_ptr r, mpz_srcptr a);
+
+extern void mpz_abs(mpz_ptr r, mpz_srcptr a);
 
 extern void mpz_add(mpz_ptr r, mpz_srcptr a, mpz_srcptr b);
 

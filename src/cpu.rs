@@ -8,7 +8,8 @@
 //! place for its own small products where they are faster.
 //!
 //! [`mpz_mul`], [`mpz_add`], [`mpz_sub`], [`mpz_mul_ui`] and its kin,
-//! [`mpz_set`]: GMP's, made here for operands of a few limbs.
+//! [`mpz_set`], [`mpz_neg`], [`mpz_abs`]: GMP's, made here for operands of
+//! a few limbs, and the sums of unlike lengths for any.
 //!
 //! It may use the ground floor (`gmp`) and the leaves; it knows nothing of
 //! the GPU or of routing.
@@ -248,31 +249,65 @@ pub unsafe fn mpz_sub(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
 }
 
 /// GMP's `mpz_set`, made here where r has room for a's limbs (nothing to
-/// allocate): up to 4 limbs by four moves at most, more by the C
-/// library's memmove, where GMP's calls its copy loop through its dispatch
-/// table (RESULTS.md, "Products of a few limbs"). A growth is GMP's.
+/// allocate): up to 16 limbs by 16-byte moves, more by the C library's
+/// memmove, where GMP's calls its copy loop through its dispatch table
+/// (RESULTS.md, "Products of a few limbs", "Sums of unlike lengths"). A
+/// growth is GMP's.
 ///
 /// # Safety
 /// As GMP's: `r`, `a` initialised, `r` possibly `a`.
 #[inline(always)]
 pub unsafe fn mpz_set(r: mpz_ptr, a: mpz_srcptr) {
+    unsafe { short_copy(r, a, (*a)._mp_size, long_set) }
+}
+
+/// [`mpz_set`] of more than 16 limbs, or into too little room.
+#[inline(never)]
+unsafe extern "C" fn long_set(r: mpz_ptr, a: mpz_srcptr) {
     unsafe {
         let size = (*a)._mp_size;
-        let n = size.unsigned_abs();
-        if n > (*r)._mp_alloc as u32 {
+        let n = size.unsigned_abs() as usize;
+        if n > (*r)._mp_alloc as usize {
             return embedded::mpz_set(r, a);
         }
-        // r may be a: each limb is read before it is written, the same
-        // (memmove allows the overlap).
-        let (from, to) = ((*a)._mp_d as *const mp_limb_t, (*r)._mp_d);
-        if n <= SMALL_LIMBS {
-            for k in 0..SMALL_LIMBS as usize {
-                if k < n as usize {
-                    *to.add(k) = *from.add(k);
-                }
-            }
-        } else {
-            std::ptr::copy(from, to, n as usize);
+        // r may be a (memmove allows the overlap).
+        std::ptr::copy((*a)._mp_d as *const mp_limb_t, (*r)._mp_d, n);
+        (*r)._mp_size = size;
+    }
+}
+
+/// GMP's `mpz_neg`, as [`mpz_set`] up to 16 limbs; longer, GMP's.
+///
+/// # Safety
+/// As GMP's: `r`, `a` initialised, `r` possibly `a`.
+#[inline(always)]
+pub unsafe fn mpz_neg(r: mpz_ptr, a: mpz_srcptr) {
+    unsafe { short_copy(r, a, (*a)._mp_size.wrapping_neg(), embedded::mpz_neg) }
+}
+
+/// GMP's `mpz_abs`, as [`mpz_neg`].
+///
+/// # Safety
+/// As GMP's: `r`, `a` initialised, `r` possibly `a`.
+#[inline(always)]
+pub unsafe fn mpz_abs(r: mpz_ptr, a: mpz_srcptr) {
+    unsafe { short_copy(r, a, (*a)._mp_size.wrapping_abs(), embedded::mpz_abs) }
+}
+
+/// r = a's limbs with the size `size` where a has up to 16 limbs and r
+/// room for them: [`copy_rest`]'s moves (r = a copies nothing). Else
+/// `long`, which grows r as GMP does. (Beyond 16 limbs `memcpy` here was
+/// no faster than GMP's own loops: RESULTS.md, "Sums of unlike lengths".)
+#[inline(always)]
+unsafe fn short_copy(r: mpz_ptr, a: mpz_srcptr, size: c_int, long: unsafe extern "C" fn(mpz_ptr, mpz_srcptr)) {
+    unsafe {
+        let n = (*a)._mp_size.unsigned_abs();
+        if n > 16 || n > (*r)._mp_alloc as u32 {
+            return long(r, a);
+        }
+        if r.cast_const() != a {
+            // Two numbers' limbs are apart.
+            copy_rest((*r)._mp_d, (*a)._mp_d, n as usize);
         }
         (*r)._mp_size = size;
     }
@@ -490,12 +525,12 @@ unsafe fn normalized(wp: *const mp_limb_t, mut n: usize) -> usize {
     n
 }
 
-/// `table`'s function for a's length, 1 to [`GMPS_WITH_LIMB`] limbs, else
+/// `table`'s function for a's length, 1 to [`TABLED_WITH_LIMB`] limbs, else
 /// (zero among them) `long`: one comparison, as where the table had the
 /// four short lengths only (a second one cost 1.2 ns a call at 5 limbs
 /// on the build machine; RESULTS.md, "Sums of unlike lengths").
 #[inline(always)]
-unsafe fn by_length(table: &[WithLimb; GMPS_WITH_LIMB], long: WithLimb, r: mpz_ptr, a: mpz_srcptr, v: c_ulong) {
+unsafe fn by_length(table: &[WithLimb; TABLED_WITH_LIMB], long: WithLimb, r: mpz_ptr, a: mpz_srcptr, v: c_ulong) {
     unsafe {
         match table.get(((*a)._mp_size.unsigned_abs() as usize).wrapping_sub(1)) {
             Some(f) => f(r, a, v),
@@ -883,17 +918,24 @@ type ByLimb = unsafe extern "C" fn(mpz_ptr, mpz_srcptr, c_ulong, bool);
 type WithLimb = unsafe extern "C" fn(mpz_ptr, mpz_srcptr, c_ulong);
 
 /// The functions of [`mpz_mul_ui`] and the rest, at [`small_length`]'s
-/// index.
+/// index; those of [`mpz_add_ui`] and [`mpz_sub_ui`] at the length less 1,
+/// to [`TABLED_WITH_LIMB`] limbs.
 static BY_LIMB: [ByLimb; 4] = [by_limb::<1>, by_limb::<2>, by_limb::<3>, by_limb::<4>];
-static PLUS_LIMB: [WithLimb; GMPS_WITH_LIMB] = [with_limb::<1, false>, with_limb::<2, false>, with_limb::<3, false>, with_limb::<4, false>, GMPS_ADD_UI, GMPS_ADD_UI, GMPS_ADD_UI, GMPS_ADD_UI, GMPS_ADD_UI, GMPS_ADD_UI, GMPS_ADD_UI, GMPS_ADD_UI, GMPS_ADD_UI, GMPS_ADD_UI, GMPS_ADD_UI, GMPS_ADD_UI];
-static MINUS_LIMB: [WithLimb; GMPS_WITH_LIMB] = [with_limb::<1, true>, with_limb::<2, true>, with_limb::<3, true>, with_limb::<4, true>, GMPS_SUB_UI, GMPS_SUB_UI, GMPS_SUB_UI, GMPS_SUB_UI, GMPS_SUB_UI, GMPS_SUB_UI, GMPS_SUB_UI, GMPS_SUB_UI, GMPS_SUB_UI, GMPS_SUB_UI, GMPS_SUB_UI, GMPS_SUB_UI];
+static PLUS_LIMB: [WithLimb; TABLED_WITH_LIMB] = [
+    with_limb::<1, false>, with_limb::<2, false>, with_limb::<3, false>, with_limb::<4, false>,
+    fixed_with_limb::<5, false>, fixed_with_limb::<6, false>, fixed_with_limb::<7, false>, fixed_with_limb::<8, false>,
+    fixed_with_limb::<9, false>, fixed_with_limb::<10, false>, fixed_with_limb::<11, false>, fixed_with_limb::<12, false>,
+    fixed_with_limb::<13, false>, fixed_with_limb::<14, false>, fixed_with_limb::<15, false>, fixed_with_limb::<16, false>,
+];
+static MINUS_LIMB: [WithLimb; TABLED_WITH_LIMB] = [
+    with_limb::<1, true>, with_limb::<2, true>, with_limb::<3, true>, with_limb::<4, true>,
+    fixed_with_limb::<5, true>, fixed_with_limb::<6, true>, fixed_with_limb::<7, true>, fixed_with_limb::<8, true>,
+    fixed_with_limb::<9, true>, fixed_with_limb::<10, true>, fixed_with_limb::<11, true>, fixed_with_limb::<12, true>,
+    fixed_with_limb::<13, true>, fixed_with_limb::<14, true>, fixed_with_limb::<15, true>, fixed_with_limb::<16, true>,
+];
 
-/// The embedded GMP's `mpz_add_ui` and `mpz_sub_ui`, for the tables.
-const GMPS_ADD_UI: WithLimb = embedded::mpz_add_ui;
-const GMPS_SUB_UI: WithLimb = embedded::mpz_sub_ui;
-
-/// GMP's `mpz_add_ui`, or `mpz_sub_ui` for SUB, where `a` has more limbs
-/// than [`with_limb`] takes, as GMP's aors_ui.h makes it: the room grown
+/// GMP's `mpz_add_ui`, or `mpz_sub_ui` for SUB, where `a` has more than
+/// [`TABLED_WITH_LIMB`] limbs, as GMP's aors_ui.h makes it: the room grown
 /// to a's size and one where the magnitudes add, a's size where they
 /// differ; the limb added to the lowest or taken from it, the carry or
 /// borrow through the next limbs, then the rest copied, by moves or the C
@@ -906,7 +948,22 @@ unsafe extern "C" fn long_with_limb<const SUB: bool>(r: mpz_ptr, a: mpz_srcptr, 
         if size == 0 {
             return if SUB { embedded::mpz_sub_ui(r, a, v) } else { embedded::mpz_add_ui(r, a, v) };
         }
-        let n = size.unsigned_abs() as usize;
+        limb_sum::<SUB>(r, a, v, size.unsigned_abs() as usize)
+    }
+}
+
+/// As [`long_with_limb`] where `a` has N limbs (5 to [`TABLED_WITH_LIMB`]):
+/// the rest's moves of a length the compiler knows.
+#[inline(never)]
+unsafe extern "C" fn fixed_with_limb<const N: usize, const SUB: bool>(r: mpz_ptr, a: mpz_srcptr, v: c_ulong) {
+    unsafe { limb_sum::<SUB>(r, a, v, N) }
+}
+
+/// [`long_with_limb`]'s steps where `a` has `n` limbs, not 0.
+#[inline(always)]
+unsafe fn limb_sum<const SUB: bool>(r: mpz_ptr, a: mpz_srcptr, v: c_ulong, n: usize) {
+    unsafe {
+        let size = (*a)._mp_size;
         // The magnitudes add where a's sign is the limb's (turned for a
         // difference).
         let adds = (size < 0) == SUB;
@@ -932,12 +989,13 @@ unsafe extern "C" fn long_with_limb<const SUB: bool>(r: mpz_ptr, a: mpz_srcptr, 
     }
 }
 
-/// The longest operand whose `mpz_add_ui` and `mpz_sub_ui` stay GMP's: its
-/// C loop copies a rest this short as fast as [`long_with_limb`] does, and
-/// its function is the shorter (at 5 limbs 0.77x the reference's speed
-/// through GMP's function, 0.66x through [`long_with_limb`]; at 10, 0.83x
-/// either way; RESULTS.md, "Sums of unlike lengths").
-const GMPS_WITH_LIMB: usize = 16;
+/// The longest operand whose `mpz_add_ui` and `mpz_sub_ui` have a function
+/// of their own length in [`PLUS_LIMB`] and [`MINUS_LIMB`]: there a call to
+/// [`long_with_limb`], its length read, cost more than GMP's own function
+/// (at 5 limbs 0.66x the reference's speed, against 0.77x through GMP's
+/// function and 0.82x to 0.87x through [`fixed_with_limb`]; RESULTS.md,
+/// "Sums of unlike lengths").
+const TABLED_WITH_LIMB: usize = 16;
 
 /// GMP's `mpn_add_1`: `w = u + v` over u's `n` limbs (not 0); the carry
 /// out. w is u or apart from it.
@@ -1770,21 +1828,30 @@ mod tests {
         assert_eq!(cases, 13 * 4 * 2 * 11 * 5 * 4);
     }
 
+    /// `mpz_set`, `mpz_neg` and `mpz_abs` against GMP's: lengths at each
+    /// of [`copy_rest`]'s ways (none, one limb, 16-byte moves of 2 to 4, 5
+    /// to 8 and 9 to 16 limbs, memcpy beyond), both signs, r apart with
+    /// room for 0, 1, len - 1, len or 40 limbs, and r = a.
     #[test]
-    fn small_sets_are_gmps() {
+    fn sets_are_gmps() {
+        type Set = unsafe fn(mpz_ptr, mpz_srcptr);
+        let sets: [(&str, Set, Set); 3] = [
+            ("set", |r, a| unsafe { mpz_set(r, a) }, |r, a| unsafe { embedded::mpz_set(r, a) }),
+            ("neg", |r, a| unsafe { mpz_neg(r, a) }, |r, a| unsafe { embedded::mpz_neg(r, a) }),
+            ("abs", |r, a| unsafe { mpz_abs(r, a) }, |r, a| unsafe { embedded::mpz_abs(r, a) }),
+        ];
         let mut state = 0x6a09_e667_f3bc_c908;
         let mut cases = 0;
-        for len in 0..=6 {
+        for len in [0, 1, 2, 3, 4, 5, 6, 8, 9, 12, 16, 17, 33] {
             let mut x = random_limbs(&mut state, len);
             if let Some(top) = x.last_mut() {
                 *top = (*top).max(1);
             }
             for negative in [false, true] {
-                // r apart with room for 0, 1, len - 1, len or 16 limbs; r = a.
                 for placement in 0..6 {
-                    let by = |set: unsafe fn(mpz_ptr, mpz_srcptr)| {
+                    let by = |set: Set| {
                         let mut a = number(&x, negative, 0);
-                        let mut r = number(&[7], false, [0, 1, len.saturating_sub(1), len, 16, 0][placement]);
+                        let mut r = number(&[7], false, [0, 1, len.saturating_sub(1), len, 40, 0][placement]);
                         // SAFETY: both initialised; r = a as GMP allows it.
                         unsafe {
                             if placement < 5 {
@@ -1796,13 +1863,14 @@ mod tests {
                         }
                         (r.0._mp_size, r.0._mp_alloc, r.limbs().to_vec())
                     };
-                    let want = by(|r, a| unsafe { embedded::mpz_set(r, a) });
-                    assert_eq!(by(|r, a| unsafe { mpz_set(r, a) }), want, "{len} limbs, negative {negative}, placement {placement}");
-                    cases += 1;
+                    for (name, ours, gmps) in sets {
+                        assert_eq!(by(ours), by(gmps), "{name}: {len} limbs, negative {negative}, placement {placement}");
+                        cases += 1;
+                    }
                 }
             }
         }
-        assert_eq!(cases, 7 * 2 * 6);
+        assert_eq!(cases, 13 * 2 * 6 * 3);
     }
 
     #[test]

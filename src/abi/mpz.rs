@@ -76,6 +76,16 @@ pub unsafe extern "C" fn __gmpz_set(r: mpz_ptr, a: mpz_srcptr) {
 }
 
 #[unsafe(no_mangle)]
+pub unsafe extern "C" fn __gmpz_neg(r: mpz_ptr, a: mpz_srcptr) {
+    unsafe { cpu::mpz_neg(r, a) }
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __gmpz_abs(r: mpz_ptr, a: mpz_srcptr) {
+    unsafe { cpu::mpz_abs(r, a) }
+}
+
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn __gmpz_mul_ui(r: mpz_ptr, a: mpz_srcptr, v: c_ulong) {
     unsafe { cpu::mpz_mul_ui(r, a, v) }
 }

@@ -45,6 +45,8 @@ unsafe extern "C" {
     pub fn mpz_import(rop: mpz_ptr, count: size_t, order: c_int, size: size_t, endian: c_int, nails: size_t, op: *const c_void);
     #[link_name = "__cugmp_cpu__gmpz_neg"]
     pub fn mpz_neg(r: mpz_ptr, a: mpz_srcptr);
+    #[link_name = "__cugmp_cpu__gmpz_abs"]
+    pub fn mpz_abs(r: mpz_ptr, a: mpz_srcptr);
     #[link_name = "__cugmp_cpu__gmpz_add"]
     pub fn mpz_add(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr);
     #[link_name = "__cugmp_cpu__gmpz_sub"]
