@@ -347,10 +347,11 @@ unsafe extern "C" fn wide_or_long<const SUB: bool>(r: mpz_ptr, a: mpz_srcptr, b:
 /// shorter operand's limbs added to the longer's or taken from them (the
 /// result has the longer's sign where the signs differ), the carry or
 /// borrow through the longer's next limbs, then its rest copied. GMP's
-/// own `mpz_add` copies that rest by a loop of its C code whose speed
-/// depends on where the link places it: in libcugmp.so it straddles a
-/// 64-byte line and took 2x the reference's time on Zen 3 (RESULTS.md,
-/// "Sums of unlike lengths"); here moves or the C library's `memcpy`.
+/// own `mpz_add` and `mpz_sub` copy that rest by a loop of their C code
+/// whose speed depends on where the link places it: in libcugmp.so
+/// `mpz_sub`'s straddles a 64-byte line and took 2x the reference's time
+/// on Zen 3 (RESULTS.md, "Sums of unlike lengths"); here moves or the C
+/// library's `memcpy`.
 #[inline(never)]
 unsafe extern "C" fn long_sum<const SUB: bool>(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
     unsafe {
@@ -466,8 +467,8 @@ unsafe fn copy_rest(to: *mut mp_limb_t, from: *const mp_limb_t, n: usize) {
     use std::ptr::{read_unaligned as load, write_unaligned as store};
     unsafe {
         let (t, f) = (to as *mut u128, from as *const u128);
-        // The 16-byte word k from the start, or k from the end (n limbs
-        // are 2n 8-byte halves; `at_end(k)` starts 16 (k + 1) bytes back).
+        // `end(p, k)`: the 16-byte word k counted back from the end of
+        // the n limbs at p (it starts 2 (k + 1) limbs before that end).
         let end = |p: *const u128, k: usize| p.cast::<mp_limb_t>().add(n - 2 * (k + 1)).cast::<u128>();
         let end_mut = |p: *mut u128, k: usize| p.cast::<mp_limb_t>().add(n - 2 * (k + 1)).cast::<u128>();
         match n {
