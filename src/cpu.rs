@@ -249,31 +249,16 @@ pub unsafe fn mpz_sub(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
 }
 
 /// GMP's `mpz_set`, made here where r has room for a's limbs (nothing to
-/// allocate): up to 16 limbs by 16-byte moves, more by the C library's
-/// memmove, where GMP's calls its copy loop through its dispatch table
-/// (RESULTS.md, "Products of a few limbs", "Sums of unlike lengths"). A
-/// growth is GMP's.
+/// allocate): up to 16 limbs by 16-byte moves, where GMP's calls its copy
+/// loop through its dispatch table. Longer operands, and a growth, are
+/// GMP's (RESULTS.md, "Products of a few limbs", "Sums of unlike
+/// lengths").
 ///
 /// # Safety
 /// As GMP's: `r`, `a` initialised, `r` possibly `a`.
 #[inline(always)]
 pub unsafe fn mpz_set(r: mpz_ptr, a: mpz_srcptr) {
-    unsafe { short_copy(r, a, (*a)._mp_size, long_set) }
-}
-
-/// [`mpz_set`] of more than 16 limbs, or into too little room.
-#[inline(never)]
-unsafe extern "C" fn long_set(r: mpz_ptr, a: mpz_srcptr) {
-    unsafe {
-        let size = (*a)._mp_size;
-        let n = size.unsigned_abs() as usize;
-        if n > (*r)._mp_alloc as usize {
-            return embedded::mpz_set(r, a);
-        }
-        // r may be a (memmove allows the overlap).
-        std::ptr::copy((*a)._mp_d as *const mp_limb_t, (*r)._mp_d, n);
-        (*r)._mp_size = size;
-    }
+    unsafe { short_copy(r, a, (*a)._mp_size, embedded::mpz_set) }
 }
 
 /// GMP's `mpz_neg`, as [`mpz_set`] up to 16 limbs; longer, GMP's.
@@ -296,8 +281,9 @@ pub unsafe fn mpz_abs(r: mpz_ptr, a: mpz_srcptr) {
 
 /// r = a's limbs with the size `size` where a has up to 16 limbs and r
 /// room for them: [`copy_rest`]'s moves (r = a copies nothing). Else
-/// `long`, which grows r as GMP does. (Beyond 16 limbs `memcpy` here was
-/// no faster than GMP's own loops: RESULTS.md, "Sums of unlike lengths".)
+/// `long`, which grows r as GMP does. (Beyond 16 limbs GMP's own
+/// functions were as fast or faster than a copy of ours behind this
+/// check: RESULTS.md, "Sums of unlike lengths".)
 #[inline(always)]
 unsafe fn short_copy(r: mpz_ptr, a: mpz_srcptr, size: c_int, long: unsafe extern "C" fn(mpz_ptr, mpz_srcptr)) {
     unsafe {
@@ -350,8 +336,8 @@ unsafe extern "C" fn wide_or_long<const SUB: bool>(r: mpz_ptr, a: mpz_srcptr, b:
 /// own `mpz_add` and `mpz_sub` copy that rest by a loop of their C code
 /// whose speed depends on where the link places it: in libcugmp.so
 /// `mpz_sub`'s straddles a 64-byte line and took 2x the reference's time
-/// on Zen 3 (RESULTS.md, "Sums of unlike lengths"); here moves or the C
-/// library's `memcpy`.
+/// on Zen 3 (RESULTS.md, "Sums of unlike lengths"); here moves or
+/// [`copy_limbs`].
 #[inline(never)]
 unsafe extern "C" fn long_sum<const SUB: bool>(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
     unsafe {
@@ -461,7 +447,7 @@ unsafe fn borrow_from(wp: *mut mp_limb_t, up: *const mp_limb_t, n: usize, mut k:
 /// `n` limbs from `from` to `to`, apart: up to 16 by 16-byte moves (the
 /// first and the last bytes, overlapping in the middle, as the C
 /// library's `memcpy` copies short blocks, without its call), more by
-/// `memcpy`.
+/// [`copy_limbs`].
 #[inline(always)]
 unsafe fn copy_rest(to: *mut mp_limb_t, from: *const mp_limb_t, n: usize) {
     use std::ptr::{read_unaligned as load, write_unaligned as store};
@@ -496,7 +482,26 @@ unsafe fn copy_rest(to: *mut mp_limb_t, from: *const mp_limb_t, n: usize) {
                     store(end_mut(t, 3 - k), y);
                 }
             }
-            _ => std::ptr::copy_nonoverlapping(from, to, n),
+            _ => copy_limbs(to, from, n),
+        }
+    }
+}
+
+/// From how many limbs [`copy_limbs`] takes GMP's copy loop.
+const COPY_LOOP_FROM: usize = 256;
+
+/// `n` limbs from `from` to `to`, apart: the C library's `memcpy` below
+/// 256 limbs, GMP's `mpn_copyi` from there. On the build machine's Zen 4
+/// `memcpy` took 0.73x the time of GMP's loop at 100 limbs and 1.13x at
+/// 1000 (RESULTS.md, "Sums of unlike lengths").
+#[inline(always)]
+unsafe fn copy_limbs(to: *mut mp_limb_t, from: *const mp_limb_t, n: usize) {
+    unsafe {
+        if n < COPY_LOOP_FROM {
+            std::ptr::copy_nonoverlapping(from, to, n)
+        } else {
+            // n fits an mp_size_t: it counts an mpz_t's limbs.
+            embedded::mpn_copyi(to, from, n as mp_size_t)
         }
     }
 }
@@ -939,8 +944,8 @@ static MINUS_LIMB: [WithLimb; TABLED_WITH_LIMB] = [
 /// [`TABLED_WITH_LIMB`] limbs, as GMP's aors_ui.h makes it: the room grown
 /// to a's size and one where the magnitudes add, a's size where they
 /// differ; the limb added to the lowest or taken from it, the carry or
-/// borrow through the next limbs, then the rest copied, by moves or the C
-/// library's `memcpy` where GMP's C loop copies them (RESULTS.md, "Sums of
+/// borrow through the next limbs, then the rest copied, by moves or
+/// [`copy_limbs`] where GMP's C loop copies them (RESULTS.md, "Sums of
 /// unlike lengths"). Zero is GMP's.
 #[inline(never)]
 unsafe extern "C" fn long_with_limb<const SUB: bool>(r: mpz_ptr, a: mpz_srcptr, v: c_ulong) {
@@ -1706,6 +1711,13 @@ mod tests {
         unsafe {
             if room > 0 {
                 crate::gmp::mpz::realloc(z.m(), room as mp_size_t);
+                // A mark in the room: a limb a result leaves unwritten
+                // would otherwise hold what the block's last owner left,
+                // often the same case's limbs.
+                let d = (*z.m())._mp_d;
+                for k in 0..room {
+                    *d.add(k) = 0x5a5a_5a5a_5a5a_5a5a ^ k as mp_limb_t;
+                }
             }
             if !limbs.is_empty() {
                 let v = crate::gmp::mpz::view(limbs);
@@ -1795,7 +1807,7 @@ mod tests {
     fn small_limb_operations_are_gmps() {
         let mut state = 0x2545_f491_4f6c_dd1d;
         let mut cases = 0;
-        for x_len in [0, 1, 2, 3, 4, 5, 6, 9, 16, 17, 18, 40, 100] {
+        for x_len in [0, 1, 2, 3, 4, 5, 6, 9, 16, 17, 18, 40, 100, 257, 300] {
             for fill in 0..4 {
                 // All ones; random; random under a top limb of 1; a power
                 // of the base (borrows through).
@@ -1826,12 +1838,12 @@ mod tests {
                 }
             }
         }
-        assert_eq!(cases, 13 * 4 * 2 * 11 * 5 * 4);
+        assert_eq!(cases, 15 * 4 * 2 * 11 * 5 * 4);
     }
 
     /// `mpz_set`, `mpz_neg` and `mpz_abs` against GMP's: lengths at each
     /// of [`copy_rest`]'s ways (none, one limb, 16-byte moves of 2 to 4, 5
-    /// to 8 and 9 to 16 limbs, memcpy beyond), both signs, r apart with
+    /// to 8 and 9 to 16 limbs, GMP's own beyond), both signs, r apart with
     /// room for 0, 1, len - 1, len or 40 limbs, and r = a.
     #[test]
     fn sets_are_gmps() {
@@ -1883,7 +1895,7 @@ mod tests {
     /// The sums of operands as long, 5 to 32 limbs ([`wide_sum`]), of
     /// unlike lengths ([`long_sum`]: the shorter 0 to 33 limbs, around
     /// [`CHAINS`]' end; the longer's rest of 1 to 8 limbs by moves, more by
-    /// `memcpy`), and of longer operands as long (GMP's own path), against
+    /// [`copy_limbs`], around its bound), and of longer operands as long (GMP's own path), against
     /// GMP's.
     #[test]
     fn wide_sums_are_gmps() {
@@ -1891,7 +1903,9 @@ mod tests {
         shapes.extend([(8, 5), (5, 8), (16, 15), (15, 16), (17, 16), (16, 1), (4, 16), (0, 7), (7, 0), (20, 3), (21, 6), (30, 29)]);
         shapes.extend([(63, 63), (64, 64), (64, 1), (1, 64), (63, 64), (64, 61), (65, 65), (65, 64), (70, 3)]);
         shapes.extend([(5, 0), (9, 1), (10, 1), (33, 32), (32, 33), (34, 33), (41, 33), (42, 32), (40, 31), (100, 8), (8, 100)]);
-        assert_eq!(compare_with_gmps(&shapes, &OPS[1..]), 61 * 7 * 4 * 8 * 2);
+        // The rest 255, 256 and 257 limbs: copy_limbs' two ways.
+        shapes.extend([(258, 3), (3, 259), (261, 4)]);
+        assert_eq!(compare_with_gmps(&shapes, &OPS[1..]), 64 * 7 * 4 * 8 * 2);
     }
 
     /// The products where both operands have 3 to 16 limbs outside the

@@ -191,6 +191,8 @@ unsafe extern "C" {
     // kernel where src/cpu/ifma.rs put it there.
     #[link_name = "__cugmp_cpu__gmpn_mul_basecase"]
     pub fn mpn_mul_basecase(rp: *mut mp_limb_t, up: *const mp_limb_t, un: mp_size_t, vp: *const mp_limb_t, vn: mp_size_t);
+    #[link_name = "__cugmp_cpu__gmpn_copyi"]
+    pub fn mpn_copyi(rp: *mut mp_limb_t, up: *const mp_limb_t, n: mp_size_t);
     #[link_name = "__cugmp_cpu__gmpn_add_n"]
     pub fn mpn_add_n(rp: *mut mp_limb_t, up: *const mp_limb_t, vp: *const mp_limb_t, n: mp_size_t) -> mp_limb_t;
     #[link_name = "__cugmp_cpu__gmpn_sub_n"]
