@@ -347,6 +347,8 @@ extern void mpn_sqr(mp_limb_t *rp, const mp_limb_t *up, mp_size_t n);
 
 extern int mpn_cmp(const mp_limb_t *a, const mp_limb_t *b, mp_size_t n);
 
+extern void mpn_copyi(mp_limb_t *rp, const mp_limb_t *up, mp_size_t n);
+
 extern mp_limb_t mpn_add_n(mp_limb_t *rp, const mp_limb_t *up, const mp_limb_t *vp, mp_size_t n);
 
 extern mp_limb_t mpn_sub_n(mp_limb_t *rp, const mp_limb_t *up, const mp_limb_t *vp, mp_size_t n);
