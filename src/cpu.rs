@@ -336,8 +336,8 @@ unsafe extern "C" fn wide_or_long<const SUB: bool>(r: mpz_ptr, a: mpz_srcptr, b:
 /// own `mpz_add` and `mpz_sub` copy that rest by a loop of their C code
 /// whose speed depends on where the link places it: in libcugmp.so
 /// `mpz_sub`'s straddles a 64-byte line and took 2x the reference's time
-/// on Zen 3 (RESULTS.md, "Sums of unlike lengths"); here moves or
-/// [`copy_limbs`].
+/// on Zen 3 (RESULTS.md, "Sums of unlike lengths"); here
+/// [`copy_rest`]'s.
 #[inline(never)]
 unsafe extern "C" fn long_sum<const SUB: bool>(r: mpz_ptr, a: mpz_srcptr, b: mpz_srcptr) {
     unsafe {
@@ -447,7 +447,7 @@ unsafe fn borrow_from(wp: *mut mp_limb_t, up: *const mp_limb_t, n: usize, mut k:
 /// `n` limbs from `from` to `to`, apart: up to 16 by 16-byte moves (the
 /// first and the last bytes, overlapping in the middle, as the C
 /// library's `memcpy` copies short blocks, without its call), more by
-/// [`copy_limbs`].
+/// `memcpy`, and from [`COPY_LOOP_FROM`] limbs by GMP's `mpn_copyi`.
 #[inline(always)]
 unsafe fn copy_rest(to: *mut mp_limb_t, from: *const mp_limb_t, n: usize) {
     use std::ptr::{read_unaligned as load, write_unaligned as store};
@@ -482,29 +482,18 @@ unsafe fn copy_rest(to: *mut mp_limb_t, from: *const mp_limb_t, n: usize) {
                     store(end_mut(t, 3 - k), y);
                 }
             }
-            _ => copy_limbs(to, from, n),
-        }
-    }
-}
-
-/// From how many limbs [`copy_limbs`] takes GMP's copy loop.
-const COPY_LOOP_FROM: usize = 256;
-
-/// `n` limbs from `from` to `to`, apart: the C library's `memcpy` below
-/// 256 limbs, GMP's `mpn_copyi` from there. On the build machine's Zen 4
-/// `memcpy` took 0.73x the time of GMP's loop at 100 limbs and 1.13x at
-/// 1000 (RESULTS.md, "Sums of unlike lengths").
-#[inline(always)]
-unsafe fn copy_limbs(to: *mut mp_limb_t, from: *const mp_limb_t, n: usize) {
-    unsafe {
-        if n < COPY_LOOP_FROM {
-            std::ptr::copy_nonoverlapping(from, to, n)
-        } else {
+            ..COPY_LOOP_FROM => std::ptr::copy_nonoverlapping(from, to, n),
             // n fits an mp_size_t: it counts an mpz_t's limbs.
-            embedded::mpn_copyi(to, from, n as mp_size_t)
+            _ => embedded::mpn_copyi(to, from, n as mp_size_t),
         }
     }
 }
+
+/// From how many limbs [`copy_rest`] takes GMP's `mpn_copyi` over the C
+/// library's `memcpy`: on the build machine's Zen 4 `memcpy` took 0.73x
+/// the time of GMP's loop at 100 limbs and 1.13x at 1000 (RESULTS.md,
+/// "Sums of unlike lengths").
+const COPY_LOOP_FROM: usize = 256;
 
 /// `w = u + v`, or `u - v` for SUB, over `n` limbs (not 0), the carry or
 /// borrow out: [`CHAINS`]' straight run of `adc` or `sbb` up to 32 limbs
@@ -944,9 +933,9 @@ static MINUS_LIMB: [WithLimb; TABLED_WITH_LIMB] = [
 /// [`TABLED_WITH_LIMB`] limbs, as GMP's aors_ui.h makes it: the room grown
 /// to a's size and one where the magnitudes add, a's size where they
 /// differ; the limb added to the lowest or taken from it, the carry or
-/// borrow through the next limbs, then the rest copied, by moves or
-/// [`copy_limbs`] where GMP's C loop copies them (RESULTS.md, "Sums of
-/// unlike lengths"). Zero is GMP's.
+/// borrow through the next limbs, then the rest copied by [`copy_rest`]
+/// where GMP's C loop copies it (RESULTS.md, "Sums of unlike lengths").
+/// Zero is GMP's.
 #[inline(never)]
 unsafe extern "C" fn long_with_limb<const SUB: bool>(r: mpz_ptr, a: mpz_srcptr, v: c_ulong) {
     unsafe {
@@ -1895,15 +1884,15 @@ mod tests {
     /// The sums of operands as long, 5 to 32 limbs ([`wide_sum`]), of
     /// unlike lengths ([`long_sum`]: the shorter 0 to 33 limbs, around
     /// [`CHAINS`]' end; the longer's rest of 1 to 8 limbs by moves, more by
-    /// [`copy_limbs`], around its bound), and of longer operands as long (GMP's own path), against
-    /// GMP's.
+    /// `memcpy` and around [`COPY_LOOP_FROM`]), and of longer operands as
+    /// long (GMP's own path), against GMP's.
     #[test]
     fn wide_sums_are_gmps() {
         let mut shapes: Vec<(usize, usize)> = (5..=33).map(|n| (n, n)).collect();
         shapes.extend([(8, 5), (5, 8), (16, 15), (15, 16), (17, 16), (16, 1), (4, 16), (0, 7), (7, 0), (20, 3), (21, 6), (30, 29)]);
         shapes.extend([(63, 63), (64, 64), (64, 1), (1, 64), (63, 64), (64, 61), (65, 65), (65, 64), (70, 3)]);
         shapes.extend([(5, 0), (9, 1), (10, 1), (33, 32), (32, 33), (34, 33), (41, 33), (42, 32), (40, 31), (100, 8), (8, 100)]);
-        // The rest 255, 256 and 257 limbs: copy_limbs' two ways.
+        // The rest 255, 256 and 257 limbs: either side of COPY_LOOP_FROM.
         shapes.extend([(258, 3), (3, 259), (261, 4)]);
         assert_eq!(compare_with_gmps(&shapes, &OPS[1..]), 64 * 7 * 4 * 8 * 2);
     }
