@@ -57,6 +57,10 @@
 //!   and `mpn_mul`, and GMP's internal products, go to the GPU, instead of
 //!   the measured thresholds (src/algorithms/route.rs, `measured_threshold`);
 //!   `cugmp_threshold()` reports what is in force.
+//! * `CUGMP_GPU_FROM_STEP=n` (limbs by `route::product_size`; 0: never;
+//!   tuning only): under `auto`, the size from which a half-gcd matrix
+//!   step's products go to the GPU at once, a slot each
+//!   (src/algorithms/hgcd.rs); default GMP's internal products' threshold.
 //! * `CUGMP_GPU_QUEUES=n` (1 to 16): streams the device runs products of
 //!   different threads on at once (src/gpu/device.rs, `Queue`); default
 //!   DEFAULT_GPU_QUEUES.
@@ -170,6 +174,9 @@ pub struct Config {
     /// the measured thresholds.
     pub gpu_from_mul: Option<usize>,
     pub gpu_from_internal: Option<usize>,
+    /// `CUGMP_GPU_FROM_STEP` as set (Some(0): never); None for Internal's
+    /// threshold.
+    pub gpu_from_step: Option<usize>,
     /// `CUGMP_GPUS`, at least 1 (None: every device).
     pub gpus: Option<usize>,
     pub product: ProductEngine,
@@ -241,6 +248,7 @@ impl Config {
         let gpus = count("CUGMP_GPUS").map(|n| n.max(1));
         let gpu_from_mul = count("CUGMP_GPU_FROM_MUL");
         let gpu_from_internal = count("CUGMP_GPU_FROM_INTERNAL");
+        let gpu_from_step = count("CUGMP_GPU_FROM_STEP");
         let ntt_piece = count("CUGMP_NTT_PIECE").filter(|&n| n > 0);
         let ntt_wide = count("CUGMP_NTT_WIDE");
         let ntt_lanes = count("CUGMP_NTT_LANES");
@@ -268,6 +276,7 @@ impl Config {
             loaded_product_us,
             gpu_from_mul,
             gpu_from_internal,
+            gpu_from_step,
             gpus,
             product,
             ntt_piece,

@@ -1119,6 +1119,55 @@ fn small_sweep(api: &Api) -> String {
     format!("{cases} small products and squares on 4 threads, product sizes {} to {} limbs", totals[0], totals[totals.len() - 1])
 }
 
+/// A half-gcd step's products made at once on the device
+/// (src/algorithms/hgcd.rs, `step_products`), in a process of their own
+/// with CUGMP_LOG, whose log shows steps of four products (an adjustment)
+/// and of eight (a matrix product) made so; every gcd, gcdext and inverse
+/// equal to GMP's.
+fn hgcd_steps(_api: &Api) -> String {
+    let (ok, stdout, log) = logged_child("gpu_hgcd_steps_sweep", &[]);
+    assert!(ok, "the half-gcd steps' sweep failed: {stdout}\n{}", log_tail(&log));
+    let at_once = |k: usize| log.lines().filter(|l| l.contains("half-gcd step's products: ") && l.contains(&format!(": {k} products of"))).count();
+    let (fours, eights) = (at_once(4), at_once(8));
+    assert!(fours > 0 && eights > 0, "the half-gcd steps' products were not made at once on the device: {fours} adjustments, {eights} matrix products\n{}", log_tail(&log));
+    format!("{fours} adjustments and {eights} matrix products at once on the device; {}", stdout.trim())
+}
+
+/// The body of `hgcd_steps`: gcd, gcdext and invert of random numbers and
+/// of numbers with a common factor (the reduction ends early), 3000 to
+/// 60,000 limbs, one operand negative, results against GMP's.
+fn hgcd_steps_sweep(api: &Api) -> String {
+    let mut rng = RandState::new();
+    let mut cases = 0;
+    for (an, bn) in [(3000u32, 3000u32), (20_000, 19_000), (60_000, 60_000)] {
+        for common in [false, true] {
+            let (mut a, mut b) = (operand(an, 0, &mut rng), -operand(bn, 0, &mut rng));
+            if common {
+                let f = operand(an / 3, 0, &mut rng);
+                a *= &f;
+                b *= &f;
+            }
+            let (ma, mb) = (to_mpz(api, &a), to_mpz(api, &b));
+            let (mut g, mut s, mut t) = (to_mpz(api, &Integer::new()), to_mpz(api, &Integer::new()), to_mpz(api, &Integer::new()));
+            unsafe { (api.gcd)(&mut *g, &*ma, &*mb) };
+            let want = Integer::from(a.gcd_ref(&b));
+            assert!(from_mpz(&g) == want, "MISMATCH: mpz_gcd {an}x{bn} limbs, common factor {common}");
+            unsafe { (api.gcdext)(&mut *g, &mut *s, &mut *t, &*ma, &*mb) };
+            let (wg, ws, wt) = a.clone().extended_gcd(b.clone(), Integer::new());
+            assert!(from_mpz(&g) == wg && from_mpz(&s) == ws && from_mpz(&t) == wt, "MISMATCH: mpz_gcdext {an}x{bn} limbs, common factor {common}");
+            let modulus = Integer::from(b.abs_ref());
+            let invertible = unsafe { (api.invert)(&mut *g, &*ma, &*mb) } != 0;
+            let want = a.clone().invert(&modulus).ok();
+            assert!(invertible == want.is_some() && want.is_none_or(|w| from_mpz(&g) == w), "MISMATCH: mpz_invert {an}x{bn} limbs, common factor {common}");
+            for mut m in [ma, mb, g, s, t] {
+                unsafe { (api.clear)(&mut *m) };
+            }
+            cases += 3;
+        }
+    }
+    format!("{cases} gcds, gcdexts and inverses of 3000 to 60,000 limbs")
+}
+
 /// Products by the second engine (CUGMP_PRODUCT=gfp): the product sweep
 /// and GMP's algorithms through the hooks, in a process of their own with
 /// CUGMP_LOG, whose log shows that the engine took the products.
@@ -1289,6 +1338,7 @@ const TESTS: &[(&str, &[(&str, &str)])] = &[
     ("gpu_gfp_matches_gmp", &[]),
     ("gpu_pieces_match_gmp", &[]),
     ("gpu_small_products_match_gmp", &[]),
+    ("gpu_hgcd_steps_match_gmp", &[]),
     ("gpu_devices_match_gmp", &[]),
     // The fallback does not depend on size: these stop at 2^20 limbs.
     ("gpu_oom_falls_back_to_cpu", &[("CUGMP_FAULT", "gpu-oom"), ("CUGMP_TEST_MAX_LIMBS", "1048576")]),
@@ -1358,6 +1408,8 @@ fn child(name: &str) {
         "gpu_gfp_matches_gmp" => Some(gfp_engine),
         "gpu_small_products_match_gmp" => Some(small_products),
         "gpu_small_sweep" => Some(small_sweep),
+        "gpu_hgcd_steps_match_gmp" => Some(hgcd_steps),
+        "gpu_hgcd_steps_sweep" => Some(hgcd_steps_sweep),
         "gpu_gfp_sweep" => Some(gfp_sweep),
         "gpu_pieces_match_gmp" => Some(pieces_engine),
         "gpu_pieces_sweep" => Some(pieces_sweep),

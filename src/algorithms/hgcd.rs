@@ -15,6 +15,12 @@
 //! limbs; eight products on several threads cost less time than seven on
 //! one.)
 //!
+//! A step whose products the GPU takes (`route::hgcd_step_on_gpu`) sends
+//! them there at once, each on a slot of its own (src/gpu/ntt/small.rs),
+//! launched together: the device runs their chains of passes beside each
+//! other, where GMP's routine would send them one after another (its
+//! matrix product seven, each waiting for the last).
+//!
 //! Where the routing declines (`route::hgcd_shared`: sharing off, or a
 //! product the GPU may take; `route::one_sharing`: another thread at
 //! shareable work; or the helpers asleep), GMP's own routine runs, its
@@ -25,17 +31,38 @@
 //! same name takes them. That one contract is stated here, not per function.
 #![allow(clippy::missing_safety_doc)]
 
-use super::route;
+use super::{product, route};
 use crate::cpu;
 use crate::gmp::{embedded, hgcd_matrix, mp_limb_t, mp_size_t};
 use crate::helpers;
 use crate::stats::{self, Op};
 
-/// The products `x[k] * y[k]`, side by side in a new buffer (each of
-/// `x[0].len() + y[0].len()` limbs), made at once on the caller and the
-/// helpers where this thread may share now (`route::one_sharing`, the
-/// helpers awake); None to leave the step to GMP. Each product counts in
-/// the profile as one of GMP's internal products.
+/// The products `x[k] * y[k]` of a step (every x[k] of one length, every
+/// y[k] of another), side by side in a new buffer (each of `x[0].len() +
+/// y[0].len()` limbs): on the GPU at once where the routing sends such a
+/// step there (`route::hgcd_step_on_gpu`) and each product fits a small
+/// product's graph, else on the caller and the helpers where the step is
+/// shared (`route::hgcd_shared`); None to leave the step to GMP (also after
+/// a GPU failure: GMP's routine makes the products again).
+fn step_products(x: &[&[mp_limb_t]], y: &[&[mp_limb_t]]) -> Option<Vec<mp_limb_t>> {
+    let (xn, yn) = (x[0].len(), y[0].len());
+    let (short, long) = (xn.min(yn), xn.max(yn));
+    if let Some(g) = route::hgcd_step_on_gpu(short, long).filter(|g| g.small_product_fits(long, short)) {
+        // Only while no other thread is at such work: a step takes up to
+        // eight of the device's sixteen slots, and the threads of a
+        // program making gcds at once would leave one another none.
+        return route::one_sharing(|alone| if alone { product::products_at_once(g, x, y, "a half-gcd step's products") } else { None });
+    }
+    if !route::hgcd_shared(short, long) {
+        return None;
+    }
+    shared_products(x, y)
+}
+
+/// `step_products` on the caller and the helpers, where this thread may
+/// share now (`route::one_sharing`, the helpers awake); None to leave the
+/// step to GMP. Each product counts in the profile as one of GMP's
+/// internal products.
 fn shared_products(x: &[&[mp_limb_t]], y: &[&[mp_limb_t]]) -> Option<Vec<mp_limb_t>> {
     route::one_sharing(|alone| {
         if !alone || !helpers::awake() {
@@ -62,7 +89,7 @@ fn shared_products(x: &[&[mp_limb_t]], y: &[&[mp_limb_t]]) -> Option<Vec<mp_limb
 pub unsafe fn matrix_adjust(m: *const hgcd_matrix, n: usize, ap: *mut mp_limb_t, bp: *mut mp_limb_t, p: usize, gmp: impl FnOnce() -> mp_size_t) -> mp_size_t {
     // SAFETY: GMP's matrix: four entries of M.n limbs.
     let (mn, entries) = unsafe { ((*m).n as usize, (*m).p) };
-    if p == 0 || mn == 0 || p + mn >= n || !route::hgcd_shared(p.min(mn), p.max(mn)) {
+    if p == 0 || mn == 0 || p + mn >= n {
         return gmp();
     }
     let len = p + mn;
@@ -73,7 +100,7 @@ pub unsafe fn matrix_adjust(m: *const hgcd_matrix, n: usize, ap: *mut mp_limb_t,
         (std::slice::from_raw_parts(ap.cast_const(), p), std::slice::from_raw_parts(bp.cast_const(), p), [r(0, 0), r(0, 1), r(1, 0), r(1, 1)])
     };
     // t = [r11 a, r10 a, r01 b, r00 b], as GMP's routine makes them.
-    let Some(t) = shared_products(&[a, a, b, b], &[r[3], r[2], r[1], r[0]]) else { return gmp() };
+    let Some(t) = step_products(&[a, a, b, b], &[r[3], r[2], r[1], r[0]]) else { return gmp() };
     let (r11a, r10a, r01b, r00b) = (t.as_ptr(), t[len..].as_ptr(), t[2 * len..].as_ptr(), t[3 * len..].as_ptr());
     // SAFETY: a and b hold n + 1 limbs (GMP's routine may write a[n] too);
     // the products len each. GMP's sums in GMP's order.
@@ -101,7 +128,7 @@ pub unsafe fn matrix_adjust(m: *const hgcd_matrix, n: usize, ap: *mut mp_limb_t,
 /// of `rn` limbs (room for `rn + mn + 1`), M's `m` of `mn`; each new entry
 /// has `rn + mn + 1` limbs. `gmp` is GMP's own routine.
 pub unsafe fn matrix22_mul(r: [*mut mp_limb_t; 4], rn: usize, m: [*const mp_limb_t; 4], mn: usize, gmp: impl FnOnce()) {
-    if rn == 0 || mn == 0 || !route::hgcd_shared(rn.min(mn), rn.max(mn)) {
+    if rn == 0 || mn == 0 {
         return gmp();
     }
     let len = rn + mn;
@@ -114,7 +141,7 @@ pub unsafe fn matrix22_mul(r: [*mut mp_limb_t; 4], rn: usize, m: [*const mp_limb
     };
     // New r0 = r0 m0 + r1 m2, r1 = r0 m1 + r1 m3, r2 = r2 m0 + r3 m2, r3 =
     // r2 m1 + r3 m3: the pairs side by side in t.
-    let Some(t) = shared_products(&[x[0], x[1], x[0], x[1], x[2], x[3], x[2], x[3]], &[y[0], y[2], y[1], y[3], y[0], y[2], y[1], y[3]]) else { return gmp() };
+    let Some(t) = step_products(&[x[0], x[1], x[0], x[1], x[2], x[3], x[2], x[3]], &[y[0], y[2], y[1], y[3], y[0], y[2], y[1], y[3]]) else { return gmp() };
     for (k, &e) in r.iter().enumerate() {
         let (u, v) = (t[2 * k * len..].as_ptr(), t[(2 * k + 1) * len..].as_ptr());
         // SAFETY: each entry has room for len + 1 limbs.

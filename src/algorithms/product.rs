@@ -180,6 +180,46 @@ unsafe fn product_result<P: AsRef<[mp_limb_t]>>(
     }
 }
 
+/// The products `x[k] * y[k]` (every x[k] of one length, every y[k] of
+/// another, none empty), side by side in a new buffer of `x[0].len() +
+/// y[0].len()` limbs each, made at once on `g` (`Gpu::mul_many_into`: a
+/// slot each, launched together) as GMP's internal products: each counted,
+/// and under CUGMP_CHECK checked against the CPU. None after a GPU
+/// failure, counted and logged; the caller then makes them on the CPU.
+pub fn products_at_once(g: &Gpu, x: &[&[mp_limb_t]], y: &[&[mp_limb_t]], what: &str) -> Option<Vec<mp_limb_t>> {
+    let (xn, yn) = (x[0].len(), y[0].len());
+    assert!(x.len() == y.len() && xn > 0 && yn > 0 && x.iter().all(|a| a.len() == xn) && y.iter().all(|b| b.len() == yn), "{what}: products at once of one shape");
+    let len = xn + yn;
+    let mut out = vec![0; x.len() * len];
+    let pairs: Vec<(&[u64], &[u64])> = x.iter().zip(y).map(|(&a, &b)| (a, b)).collect();
+    let mut outs: Vec<&mut [u64]> = out.chunks_mut(len).collect();
+    log!("{what}: {} products of {xn}x{yn} limbs at once", x.len());
+    stats::gpu_attempt_starts();
+    let start = std::time::Instant::now();
+    if let Err(e) = g.mul_many_into(&pairs, &mut outs) {
+        stats::fallback(Op::Internal, e.fallback());
+        log!("{what}: GPU failed ({e}); finishing on the CPU");
+        return None;
+    }
+    // Each product's share of the wait, for the profile and the device's
+    // delay.
+    let each = start.elapsed() / x.len() as u32;
+    for _ in 0..x.len() {
+        stats::gpu_call(Op::Internal, xn.min(yn), each);
+    }
+    route::product_took(xn, yn, each);
+    if config::get().check {
+        for (&(a, b), product) in pairs.iter().zip(out.chunks(len)) {
+            let want = cpu_reference(|| cpu::product(a, b, None));
+            if want != product {
+                eprintln!("cugmp: CUGMP_CHECK: the GPU's {what} of {xn}x{yn} limbs differs from the CPU engine's; aborting");
+                std::process::abort();
+            }
+        }
+    }
+    Some(out)
+}
+
 /// `{rp, un+vn} = {up, un} * {vp, vn}` on the GPU when routed there; false if
 /// the CPU must do it. `rp` may not overlap the operands (GMP's rule for mpn_mul).
 unsafe fn mpn_product_on_gpu(rp: *mut mp_limb_t, up: *const mp_limb_t, un: usize, vp: *const mp_limb_t, vn: usize, what: &str) -> bool {

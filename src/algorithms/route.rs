@@ -243,6 +243,26 @@ pub fn hgcd_shared(short: usize, long: usize) -> bool {
         && (config::get().cpu_share.is_some() || gpu::opened())
 }
 
+/// The GPU where a half-gcd matrix step's products of `short` x `long`
+/// limbs are made there at once, each on a slot of its own
+/// (src/algorithms/hgcd.rs): by `product_size`, from the step threshold
+/// (`CUGMP_GPU_FROM_STEP` under auto, else GMP's internal products'),
+/// routed as one of GMP's internal products. Under force from Internal's
+/// threshold there.
+pub fn hgcd_step_on_gpu(short: usize, long: usize) -> Option<&'static Gpu> {
+    let cfg = config::get();
+    let from = match (cfg.gpu, cfg.gpu_from_step) {
+        (GpuMode::Auto, Some(0)) => usize::MAX,
+        (GpuMode::Auto, Some(n)) => n,
+        _ => gpu_from(Op::Internal),
+    };
+    let size = product_size(long, short);
+    if short == 0 || size < from || internal_held_on_cpu() || !gpu_serving() {
+        return None;
+    }
+    route_wanted(Op::Internal, size, true, (long, short))
+}
+
 /// Whether a device is open and serving this process now (without starting
 /// its opening or waiting for it): the half-gcd's own recursion
 /// (src/algorithms/hgcd.rs) serves GPU products, and without them GMP's
@@ -392,8 +412,12 @@ pub fn route(op: Op, limbs: usize, gpu_capable: bool) -> Option<&'static Gpu> {
 
 /// `route`, a product's operands being `dims` limbs long.
 fn route_sized(op: Op, limbs: usize, gpu_capable: bool, dims: (usize, usize)) -> Option<&'static Gpu> {
+    route_wanted(op, limbs, gpu_capable && gpu_wanted(op, limbs), dims)
+}
+
+/// `route_sized` where the thresholds' answer is `wants_gpu`.
+fn route_wanted(op: Op, limbs: usize, wants_gpu: bool, dims: (usize, usize)) -> Option<&'static Gpu> {
     settle();
-    let wants_gpu = gpu_capable && gpu_wanted(op, limbs);
     let cpu_us = if matches!(op, Op::Mul | Op::Internal) { gmp_product_us(dims.0, dims.1) } else { 0.0 };
     let mut chosen = if wants_gpu { engine(cpu_us) } else { None };
     if let Some(g) = chosen.filter(|_| matches!(op, Op::Mul | Op::Internal) && config::get().gpu == GpuMode::Auto) {

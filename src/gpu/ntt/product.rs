@@ -252,7 +252,12 @@ impl Gpu {
     /// Whether `u * v` goes through a small product's graph
     /// (src/gpu/ntt/small.rs): short enough, and the NTT's.
     fn small_fits(&self, u: &[u64], v: &[u64]) -> bool {
-        let (un, vn) = (u.len(), v.len());
+        self.small_product_fits(u.len(), v.len())
+    }
+
+    /// Whether a product of `un` x `vn` limbs goes through a small
+    /// product's graph, so that `mul_many_into` launches it beside others.
+    pub fn small_product_fits(&self, un: usize, vn: usize) -> bool {
         un > 0 && vn > 0 && small::takes(un, vn) && by_gfp(un, vn).is_none()
     }
 
@@ -284,6 +289,19 @@ impl Gpu {
             return self.pieces_from_host(shape, piece, u, v, out);
         }
         self.product_then(u, v, |stream, t| self.copy_from_device_into(stream, t, out))
+    }
+
+    /// `outs[k] = pairs[k].0 * pairs[k].1` (each `outs[k]` exactly the
+    /// product's limbs, no operand empty), the products that fit a small
+    /// product's graph launched at once on a slot each
+    /// (`small_products_into`), the others one after another as `mul_into`
+    /// makes them. On an error `outs` hold anything.
+    pub fn mul_many_into(&self, pairs: &[(&[u64], &[u64])], outs: &mut [&mut [u64]]) -> Result<(), GpuError> {
+        assert!(pairs.len() == outs.len(), "mul_many_into takes an output a product");
+        if pairs.iter().all(|&(u, v)| self.small_fits(u, v)) && self.small_products_into(pairs, outs)? {
+            return Ok(());
+        }
+        pairs.iter().zip(outs.iter_mut()).try_for_each(|(&(u, v), out)| self.mul_into(u, v, out))
     }
 
     /// Upload `u` and `v` (`v` not at all when it is `u`: a square; with

@@ -342,6 +342,62 @@ impl Gpu {
         done.map(|()| true)
     }
 
+    /// `outs[k] = pairs[k].0 * pairs[k].1` for products `takes` accepts
+    /// (each `outs[k]` exactly their limbs), launched at once on a slot
+    /// each, every slot's graph on its own streams, then waited for: the
+    /// device runs them beside each other, where one after another each
+    /// would wait for its chain of passes alone. More products than slots
+    /// to be had run in turns of as many as there are. Ok(false), `outs`
+    /// untouched, when no slot is free and no more may be made. On an
+    /// error `outs` hold anything.
+    pub(super) fn small_products_into(&self, pairs: &[(&[u64], &[u64])], outs: &mut [&mut [u64]]) -> Result<bool, GpuError> {
+        assert!(pairs.len() == outs.len(), "small_products_into takes an output a product");
+        for (&(u, v), out) in pairs.iter().zip(outs.iter()) {
+            assert!(takes(u.len(), v.len()) && !u.is_empty() && !v.is_empty() && out.len() == u.len() + v.len(), "small_products_into takes small products and room for each");
+        }
+        injected(Fault::GpuOom, "gpu-oom")?;
+        injected(Fault::GpuLaunch, "gpu-launch")?;
+        let mut slots = Vec::with_capacity(pairs.len());
+        while slots.len() < pairs.len() {
+            match self.take_slot() {
+                Ok(Some(slot)) => slots.push(slot),
+                Ok(None) => break,
+                Err(e) if slots.is_empty() => return Err(e),
+                Err(_) => break,
+            }
+        }
+        if slots.is_empty() {
+            return Ok(false);
+        }
+        let queue = self.queue();
+        let _busy: Vec<_> = pairs.iter().map(|(u, v)| queue.busy.enter(u.len() + v.len())).collect();
+        let turns = slots.len();
+        let done = pairs.chunks(turns).zip(outs.chunks_mut(turns)).try_for_each(|(pairs, outs)| {
+            let mut launched = 0;
+            let started = slots.iter_mut().zip(pairs).try_for_each(|(slot, &(u, v))| {
+                let square = std::ptr::eq(u, v);
+                self.start_slot(slot, Graph::of(u.len(), v.len()), u, (!square).then_some(v))?;
+                launched += 1;
+                Ok(())
+            });
+            // Every launched product is waited for, also after a failure,
+            // before its slot's buffers are used again.
+            let finished = slots[..launched].iter_mut().zip(outs.iter_mut()).try_fold((), |(), (slot, out)| self.finish_slot(slot, out));
+            started.and(finished)
+        });
+        if done.is_err() {
+            for slot in &mut slots {
+                // Its graphs may have been left half run: recorded again
+                // next time; its streams drained first (a failed wait
+                // leaves nothing more to drain).
+                let _ = slot.stream.synchronize();
+                slot.graphs.clear();
+            }
+        }
+        self.small.0.lock().unwrap_or_else(|p| p.into_inner()).free.extend(slots);
+        done.map(|()| true)
+    }
+
     /// A free slot, or a new one while fewer than MAX_SLOTS exist (None
     /// also where the arena would pass CUGMP_GPU_MEM_LIMIT).
     fn take_slot(&self) -> Result<Option<Slot>, GpuError> {
@@ -428,6 +484,14 @@ impl Gpu {
     }
 
     fn run_slot(&self, slot: &mut Slot, which: Graph, u: &[u64], v: Option<&[u64]>, out: &mut [u64]) -> Result<(), GpuError> {
+        self.start_slot(slot, which, u, v)?;
+        self.finish_slot(slot, out)
+    }
+
+    /// `u * v` (`v` None: u squared) launched on `slot`'s graph for it
+    /// (recorded now where the slot has none yet); `finish_slot` waits for
+    /// it and takes the product.
+    fn start_slot(&self, slot: &mut Slot, which: Graph, u: &[u64], v: Option<&[u64]>) -> Result<(), GpuError> {
         let profiling = crate::stats::profiling();
         let start = profiling.then(std::time::Instant::now);
         slot.fill(0, u);
@@ -451,8 +515,14 @@ impl Gpu {
             }
         };
         slot.graphs[k].2.launch()?;
+        Ok(())
+    }
+
+    /// Waits for the product `start_slot` launched on `slot` and copies its
+    /// `out.len()` limbs into `out`.
+    fn finish_slot(&self, slot: &mut Slot, out: &mut [u64]) -> Result<(), GpuError> {
         slot.stream.synchronize()?;
-        let start = profiling.then(std::time::Instant::now);
+        let start = crate::stats::profiling().then(std::time::Instant::now);
         debug_assert!(slot.host_out.len() == CAP);
         // SAFETY: CAP limbs at `output`, written by the graph's last kernel,
         // which the synchronize above waited for.
