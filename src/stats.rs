@@ -53,6 +53,13 @@ pub enum Op {
     /// A product of binary polynomials (cugmp_gf2x_mul) by the additive
     /// FFT; its size is the shorter polynomial's limbs.
     Gf2x,
+    /// GMP's half-gcd steps (Lehmer's, or a division) in the half-gcd's
+    /// recursion (src/algorithms/hgcd.rs); its size is the numbers' limbs.
+    HgcdStep,
+    /// A half-gcd matrix step (an adjustment or a matrix product) apart
+    /// from its products: the sums, and the caller's wait for the helpers
+    /// that make its products; its size is a product's limbs.
+    HgcdMatrix,
 }
 
 impl Op {
@@ -75,10 +82,12 @@ impl Op {
             Op::Internal => "gmp-internal mul",
             Op::PowmBatch => "powm_batch",
             Op::Gf2x => "gf2x_mul",
+            Op::HgcdStep => "half-gcd steps",
+            Op::HgcdMatrix => "half-gcd matrix sums",
         }
     }
 
-    pub const ALL: [Op; 17] = [
+    pub const ALL: [Op; 19] = [
         Op::SetStr,
         Op::GetStr,
         Op::Add,
@@ -96,6 +105,8 @@ impl Op {
         Op::Internal,
         Op::PowmBatch,
         Op::Gf2x,
+        Op::HgcdStep,
+        Op::HgcdMatrix,
     ];
 }
 

@@ -91,6 +91,12 @@ fn shared_products(x: &[&[mp_limb_t]], y: &[&[mp_limb_t]]) -> Option<Vec<mp_limb
 pub unsafe fn matrix_adjust(m: *const hgcd_matrix, n: usize, ap: *mut mp_limb_t, bp: *mut mp_limb_t, p: usize, gmp: impl FnOnce() -> mp_size_t) -> mp_size_t {
     // SAFETY: GMP's matrix: four entries of M.n limbs.
     let (mn, entries) = unsafe { ((*m).n as usize, (*m).p) };
+    // SAFETY: the caller's arguments.
+    stats::on_cpu(Op::HgcdMatrix, p + mn, || unsafe { adjust_timed(mn, entries, n, ap, bp, p, gmp) })
+}
+
+/// `matrix_adjust`'s work, `m`'s size and entries read.
+unsafe fn adjust_timed(mn: usize, entries: [[*mut mp_limb_t; 2]; 2], n: usize, ap: *mut mp_limb_t, bp: *mut mp_limb_t, p: usize, gmp: impl FnOnce() -> mp_size_t) -> mp_size_t {
     if p == 0 || mn == 0 || p + mn >= n {
         return gmp();
     }
@@ -130,6 +136,12 @@ pub unsafe fn matrix_adjust(m: *const hgcd_matrix, n: usize, ap: *mut mp_limb_t,
 /// of `rn` limbs (room for `rn + mn + 1`), M's `m` of `mn`; each new entry
 /// has `rn + mn + 1` limbs. `gmp` is GMP's own routine.
 pub unsafe fn matrix22_mul(r: [*mut mp_limb_t; 4], rn: usize, m: [*const mp_limb_t; 4], mn: usize, gmp: impl FnOnce()) {
+    // SAFETY: the caller's arguments.
+    stats::on_cpu(Op::HgcdMatrix, rn + mn, || unsafe { matrix22_timed(r, rn, m, mn, gmp) })
+}
+
+/// `matrix22_mul`'s work.
+unsafe fn matrix22_timed(r: [*mut mp_limb_t; 4], rn: usize, m: [*const mp_limb_t; 4], mn: usize, gmp: impl FnOnce()) {
     if rn == 0 || mn == 0 {
         return gmp();
     }
@@ -272,7 +284,7 @@ unsafe fn hgcd(ap: *mut mp_limb_t, bp: *mut mp_limb_t, mut n: usize, m: *mut hgc
     // One of GMP's steps (a Lehmer step, or a division where that fails):
     // the new size, or None where no step reduces the numbers further.
     // SAFETY (for every call): GMP's arguments; n + 1 limbs of scratch.
-    let step = |n: usize| match unsafe { embedded::mpn_hgcd_step(n as mp_size_t, ap, bp, s as mp_size_t, m, tp) } {
+    let step = |n: usize| match stats::on_cpu(Op::HgcdStep, n, || unsafe { embedded::mpn_hgcd_step(n as mp_size_t, ap, bp, s as mp_size_t, m, tp) }) {
         0 => None,
         nn => Some(nn as usize),
     };
