@@ -752,13 +752,22 @@ fn shared_hgcd_steps_match_gmp() {
 /// The half-gcd recursing from the least threshold it takes, from the one
 /// it takes by default while a device serves, and GMP's own
 /// (`CUGMP_HGCD_THRESHOLD` 16, 64 and 0, src/algorithms/hgcd.rs):
-/// `gcds_match_gmp` in child runs.
+/// `gcds_match_gmp` in child runs. The one from 64 limbs under
+/// `CUGMP_PROFILE`, whose table gives the recursion's own rows: its steps
+/// and its matrix steps' sums.
 #[test]
 fn half_gcd_thresholds_match_gmp() {
     for t in ["16", "64", "0"] {
-        let env = [("CUGMP_FAULT", None), ("CUGMP_HGCD_THRESHOLD", Some(t))];
+        let profile = (t == "64").then_some("1");
+        let env = [("CUGMP_FAULT", None), ("CUGMP_HGCD_THRESHOLD", Some(t)), ("CUGMP_PROFILE", profile)];
         let (ok, log) = common::rerun_tests(&["gcds_match_gmp"], &env);
         assert!(ok && log.contains("1 passed"), "gcds with the half-gcd from {t} limbs failed:\n{log}");
+        if profile.is_some() {
+            for row in ["half-gcd steps ", "half-gcd matrix sums "] {
+                let calls: u64 = log.lines().filter_map(|l| l.strip_prefix(row)).filter_map(|rest| rest.split_whitespace().nth(1)?.parse::<u64>().ok()).sum();
+                assert!(calls > 0, "no calls in the profile's rows {row:?}:\n{log}");
+            }
+        }
     }
 }
 
