@@ -91,76 +91,71 @@ fn shared_products(x: &[&[mp_limb_t]], y: &[&[mp_limb_t]]) -> Option<Vec<mp_limb
 pub unsafe fn matrix_adjust(m: *const hgcd_matrix, n: usize, ap: *mut mp_limb_t, bp: *mut mp_limb_t, p: usize, gmp: impl FnOnce() -> mp_size_t) -> mp_size_t {
     // SAFETY: GMP's matrix: four entries of M.n limbs.
     let (mn, entries) = unsafe { ((*m).n as usize, (*m).p) };
-    // SAFETY: the caller's arguments.
-    stats::on_cpu(Op::HgcdMatrix, p + mn, || unsafe { adjust_timed(mn, entries, n, ap, bp, p, gmp) })
-}
-
-/// `matrix_adjust`'s work, `m`'s size and entries read.
-unsafe fn adjust_timed(mn: usize, entries: [[*mut mp_limb_t; 2]; 2], n: usize, ap: *mut mp_limb_t, bp: *mut mp_limb_t, p: usize, gmp: impl FnOnce() -> mp_size_t) -> mp_size_t {
-    if p == 0 || mn == 0 || p + mn >= n {
-        return gmp();
-    }
-    let len = p + mn;
-    // SAFETY: a and b hold n > p limbs, the entries mn; none is written
-    // until the products are done.
-    let (a, b, r) = unsafe {
-        let r = |i: usize, j: usize| std::slice::from_raw_parts(entries[i][j].cast_const(), mn);
-        (std::slice::from_raw_parts(ap.cast_const(), p), std::slice::from_raw_parts(bp.cast_const(), p), [r(0, 0), r(0, 1), r(1, 0), r(1, 1)])
-    };
-    // t = [r11 a, r10 a, r01 b, r00 b], as GMP's routine makes them.
-    let Some(t) = step_products(&[a, a, b, b], &[r[3], r[2], r[1], r[0]]) else { return gmp() };
-    let (r11a, r10a, r01b, r00b) = (t.as_ptr(), t[len..].as_ptr(), t[2 * len..].as_ptr(), t[3 * len..].as_ptr());
-    // SAFETY: a and b hold n + 1 limbs (GMP's routine may write a[n] too);
-    // the products len each. GMP's sums in GMP's order.
-    unsafe {
-        std::ptr::copy_nonoverlapping(r11a, ap, p);
-        let mut ah = cpu::add_or_sub_into(ap.add(p), n - p, r11a.add(p), mn, false);
-        ah -= cpu::add_or_sub_into(ap, n, r01b, len, true);
-        std::ptr::copy_nonoverlapping(r00b, bp, p);
-        let mut bh = cpu::add_or_sub_into(bp.add(p), n - p, r00b.add(p), mn, false);
-        bh -= cpu::add_or_sub_into(bp, n, r10a, len, true);
-        if ah > 0 || bh > 0 {
-            *ap.add(n) = ah;
-            *bp.add(n) = bh;
-            (n + 1) as mp_size_t
-        } else if *ap.add(n - 1) == 0 && *bp.add(n - 1) == 0 {
-            // The subtraction takes at most one limb off.
-            (n - 1) as mp_size_t
-        } else {
-            n as mp_size_t
+    // The profile's own time of the step: its products have rows of their
+    // own (timed inside, subtracted by on_cpu).
+    stats::on_cpu(Op::HgcdMatrix, p + mn, || {
+        if p == 0 || mn == 0 || p + mn >= n {
+            return gmp();
         }
-    }
+        let len = p + mn;
+        // SAFETY: a and b hold n > p limbs, the entries mn; none is written
+        // until the products are done.
+        let (a, b, r) = unsafe {
+            let r = |i: usize, j: usize| std::slice::from_raw_parts(entries[i][j].cast_const(), mn);
+            (std::slice::from_raw_parts(ap.cast_const(), p), std::slice::from_raw_parts(bp.cast_const(), p), [r(0, 0), r(0, 1), r(1, 0), r(1, 1)])
+        };
+        // t = [r11 a, r10 a, r01 b, r00 b], as GMP's routine makes them.
+        let Some(t) = step_products(&[a, a, b, b], &[r[3], r[2], r[1], r[0]]) else { return gmp() };
+        let (r11a, r10a, r01b, r00b) = (t.as_ptr(), t[len..].as_ptr(), t[2 * len..].as_ptr(), t[3 * len..].as_ptr());
+        // SAFETY: a and b hold n + 1 limbs (GMP's routine may write a[n] too);
+        // the products len each. GMP's sums in GMP's order.
+        unsafe {
+            std::ptr::copy_nonoverlapping(r11a, ap, p);
+            let mut ah = cpu::add_or_sub_into(ap.add(p), n - p, r11a.add(p), mn, false);
+            ah -= cpu::add_or_sub_into(ap, n, r01b, len, true);
+            std::ptr::copy_nonoverlapping(r00b, bp, p);
+            let mut bh = cpu::add_or_sub_into(bp.add(p), n - p, r00b.add(p), mn, false);
+            bh -= cpu::add_or_sub_into(bp, n, r10a, len, true);
+            if ah > 0 || bh > 0 {
+                *ap.add(n) = ah;
+                *bp.add(n) = bh;
+                (n + 1) as mp_size_t
+            } else if *ap.add(n - 1) == 0 && *bp.add(n - 1) == 0 {
+                // The subtraction takes at most one limb off.
+                (n - 1) as mp_size_t
+            } else {
+                n as mp_size_t
+            }
+        }
+    })
 }
 
 /// GMP's `mpn_matrix22_mul`: `R = R M` for 2 x 2 matrices, R's entries `r`
 /// of `rn` limbs (room for `rn + mn + 1`), M's `m` of `mn`; each new entry
 /// has `rn + mn + 1` limbs. `gmp` is GMP's own routine.
 pub unsafe fn matrix22_mul(r: [*mut mp_limb_t; 4], rn: usize, m: [*const mp_limb_t; 4], mn: usize, gmp: impl FnOnce()) {
-    // SAFETY: the caller's arguments.
-    stats::on_cpu(Op::HgcdMatrix, rn + mn, || unsafe { matrix22_timed(r, rn, m, mn, gmp) })
-}
-
-/// `matrix22_mul`'s work.
-unsafe fn matrix22_timed(r: [*mut mp_limb_t; 4], rn: usize, m: [*const mp_limb_t; 4], mn: usize, gmp: impl FnOnce()) {
-    if rn == 0 || mn == 0 {
-        return gmp();
-    }
-    let len = rn + mn;
-    // SAFETY: R's entries hold rn limbs, M's mn; R is written only after
-    // the products.
-    let (x, y) = unsafe {
-        let x: [&[mp_limb_t]; 4] = r.map(|e| std::slice::from_raw_parts(e.cast_const(), rn));
-        let y: [&[mp_limb_t]; 4] = m.map(|e| std::slice::from_raw_parts(e, mn));
-        (x, y)
-    };
-    // New r0 = r0 m0 + r1 m2, r1 = r0 m1 + r1 m3, r2 = r2 m0 + r3 m2, r3 =
-    // r2 m1 + r3 m3: the pairs side by side in t.
-    let Some(t) = step_products(&[x[0], x[1], x[0], x[1], x[2], x[3], x[2], x[3]], &[y[0], y[2], y[1], y[3], y[0], y[2], y[1], y[3]]) else { return gmp() };
-    for (k, &e) in r.iter().enumerate() {
-        let (u, v) = (t[2 * k * len..].as_ptr(), t[(2 * k + 1) * len..].as_ptr());
-        // SAFETY: each entry has room for len + 1 limbs.
-        unsafe { *e.add(len) = embedded::mpn_add_n(e, u, v, len as mp_size_t) };
-    }
+    // Timed as `matrix_adjust` is.
+    stats::on_cpu(Op::HgcdMatrix, rn + mn, || {
+        if rn == 0 || mn == 0 {
+            return gmp();
+        }
+        let len = rn + mn;
+        // SAFETY: R's entries hold rn limbs, M's mn; R is written only after
+        // the products.
+        let (x, y) = unsafe {
+            let x: [&[mp_limb_t]; 4] = r.map(|e| std::slice::from_raw_parts(e.cast_const(), rn));
+            let y: [&[mp_limb_t]; 4] = m.map(|e| std::slice::from_raw_parts(e, mn));
+            (x, y)
+        };
+        // New r0 = r0 m0 + r1 m2, r1 = r0 m1 + r1 m3, r2 = r2 m0 + r3 m2, r3 =
+        // r2 m1 + r3 m3: the pairs side by side in t.
+        let Some(t) = step_products(&[x[0], x[1], x[0], x[1], x[2], x[3], x[2], x[3]], &[y[0], y[2], y[1], y[3], y[0], y[2], y[1], y[3]]) else { return gmp() };
+        for (k, &e) in r.iter().enumerate() {
+            let (u, v) = (t[2 * k * len..].as_ptr(), t[(2 * k + 1) * len..].as_ptr());
+            // SAFETY: each entry has room for len + 1 limbs.
+            unsafe { *e.add(len) = embedded::mpn_add_n(e, u, v, len as mp_size_t) };
+        }
+    })
 }
 
 /// The size from which GMP's build of the embedded half-gcd recurses
