@@ -224,7 +224,7 @@ impl Gpu {
     pub fn mul(&self, u: &[u64], v: &[u64]) -> Result<Vec<u64>, GpuError> {
         if self.small_fits(u, v) {
             let mut out = vec![0; u.len() + v.len()];
-            if self.small_product_into(u, v, &mut out)? {
+            if self.small_products_into(&[(u, v)], &mut [&mut out[..]])? {
                 return Ok(out);
             }
         }
@@ -282,7 +282,7 @@ impl Gpu {
     /// `out` holds anything; the caller computes it again on the CPU.
     pub fn mul_into(&self, u: &[u64], v: &[u64], out: &mut [u64]) -> Result<(), GpuError> {
         assert!(out.len() == u.len() + v.len(), "mul_into takes room for exactly the product");
-        if self.small_fits(u, v) && self.small_product_into(u, v, out)? {
+        if self.small_fits(u, v) && self.small_products_into(&[(u, v)], &mut [&mut *out])? {
             return Ok(());
         }
         if let Some((shape, piece)) = self.pieces_plan(u, v) {

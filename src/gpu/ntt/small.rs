@@ -321,35 +321,14 @@ fn mapped(host: *mut u64) -> Result<u64, GpuError> {
 }
 
 impl Gpu {
-    /// `out = u * v` (`out` exactly `u.len() + v.len()` limbs; the same slice
-    /// twice squares) for a product `takes` accepts, through a slot's
-    /// graph: Ok(false), `out` untouched, when no slot is free and no more
-    /// may be made. On an error `out` holds anything.
-    pub(super) fn small_product_into(&self, u: &[u64], v: &[u64], out: &mut [u64]) -> Result<bool, GpuError> {
-        let (un, vn) = (u.len(), v.len());
-        assert!(takes(un, vn) && un > 0 && vn > 0 && out.len() == un + vn, "small_product_into takes a small product and room for it");
-        injected(Fault::GpuOom, "gpu-oom")?;
-        injected(Fault::GpuLaunch, "gpu-launch")?;
-        let Some(mut slot) = self.take_slot()? else { return Ok(false) };
-        let square = std::ptr::eq(u, v);
-        let _busy = self.queue().busy.enter(un + vn);
-        let done = self.run_slot(&mut slot, Graph::of(un, vn), u, (!square).then_some(v), out);
-        if done.is_err() {
-            // Its graphs may have been left half run: recorded again next time.
-            slot.graphs.clear();
-        }
-        self.small.0.lock().unwrap_or_else(|p| p.into_inner()).free.push(slot);
-        done.map(|()| true)
-    }
-
     /// `outs[k] = pairs[k].0 * pairs[k].1` for products `takes` accepts
-    /// (each `outs[k]` exactly their limbs), launched at once on a slot
-    /// each, every slot's graph on its own streams, then waited for: the
-    /// device runs them beside each other, where one after another each
-    /// would wait for its chain of passes alone. More products than slots
-    /// to be had run in turns of as many as there are. Ok(false), `outs`
-    /// untouched, when no slot is free and no more may be made. On an
-    /// error `outs` hold anything.
+    /// (each `outs[k]` exactly their limbs; the same slice twice squares),
+    /// one or more, launched at once on a slot each, every slot's graph on
+    /// its own streams, then waited for: the device runs them beside each
+    /// other, where one after another each would wait for its chain of
+    /// passes alone. More products than slots to be had run in turns of as
+    /// many as there are. Ok(false), `outs` untouched, when no slot is free
+    /// and no more may be made. On an error `outs` hold anything.
     pub(super) fn small_products_into(&self, pairs: &[(&[u64], &[u64])], outs: &mut [&mut [u64]]) -> Result<bool, GpuError> {
         assert!(pairs.len() == outs.len(), "small_products_into takes an output a product");
         for (&(u, v), out) in pairs.iter().zip(outs.iter()) {
@@ -481,11 +460,6 @@ impl Gpu {
                 }
             }
         }
-    }
-
-    fn run_slot(&self, slot: &mut Slot, which: Graph, u: &[u64], v: Option<&[u64]>, out: &mut [u64]) -> Result<(), GpuError> {
-        self.start_slot(slot, which, u, v)?;
-        self.finish_slot(slot, out)
     }
 
     /// `u * v` (`v` None: u squared) launched on `slot`'s graph for it
