@@ -48,6 +48,12 @@
 //!   `mpz_mul` products whose shorter operand has n limbs or more are cut
 //!   twice (up to nine parts) rather than once; default
 //!   `route::CPU_SHARE_TWICE_FROM` where 4 helpers or more are kept.
+//! * `CUGMP_HGCD_HALVES=n` (limbs; 0: never; tuning only): a half-gcd
+//!   step's products shared among the cores whose shorter operand has n
+//!   limbs or more and whose longer one twice as many are cut in halves,
+//!   however many helpers there are; by default from
+//!   `route::HGCD_HALVES_FROM`, where the helpers can take every half at
+//!   once.
 //! * `CUGMP_LOADED_PRODUCT_US=n` (tuning only): while other products are
 //!   on the device, a product's GPU time is taken to be at least n
 //!   microseconds (src/algorithms/route.rs, `queue_favours_cpu`); default
@@ -166,6 +172,8 @@ pub struct Config {
     pub hgcd_threshold: Option<usize>,
     /// `CUGMP_CPU_SHARE_TWICE` as set (Some(0): never); None for the default.
     pub cpu_share_twice: Option<usize>,
+    /// `CUGMP_HGCD_HALVES` as set (Some(0): never); None for the default.
+    pub hgcd_halves: Option<usize>,
     /// `CUGMP_GPU_QUEUES`, 1 to 16 (default DEFAULT_GPU_QUEUES).
     pub gpu_queues: usize,
     /// `CUGMP_LOADED_PRODUCT_US` as set; None for the default.
@@ -242,6 +250,7 @@ impl Config {
         let cpu_share = count("CUGMP_CPU_SHARE");
         let cpu_helpers = count("CUGMP_CPU_HELPERS").map(|n| n.clamp(1, 8));
         let cpu_share_twice = count("CUGMP_CPU_SHARE_TWICE");
+        let hgcd_halves = count("CUGMP_HGCD_HALVES");
         let hgcd_threshold = count("CUGMP_HGCD_THRESHOLD");
         let gpu_queues = count("CUGMP_GPU_QUEUES").unwrap_or(DEFAULT_GPU_QUEUES).clamp(1, 16);
         let loaded_product_us = count("CUGMP_LOADED_PRODUCT_US");
@@ -272,6 +281,7 @@ impl Config {
             pinned: !matches!(std::env::var("CUGMP_PINNED").as_deref(), Ok("0") | Ok("off")),
             hgcd_threshold,
             cpu_share_twice,
+            hgcd_halves,
             gpu_queues,
             loaded_product_us,
             gpu_from_mul,

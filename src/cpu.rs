@@ -1182,6 +1182,24 @@ fn cut_each<R>(parts: Vec<Part<'_>>, make: impl FnOnce(Vec<Part<'_>>) -> Option<
     }
 }
 
+/// Every one of `parts` whose shorter operand has at least `from` limbs
+/// and at most half the longer one's (rounded up) cut in two by
+/// [`halves_by`], the others whole, and all of them made by one `make`, so
+/// that they run at once; then each cut one put together.
+pub fn halves_each<R>(parts: Vec<Part<'_>>, from: usize, make: &mut dyn FnMut(Vec<Part<'_>>) -> Option<R>) -> Option<R> {
+    fn next<'a, R>(mut ready: Vec<Part<'a>>, mut rest: std::vec::IntoIter<Part<'a>>, from: usize, make: &mut dyn FnMut(Vec<Part<'_>>) -> Option<R>) -> Option<R> {
+        let Some((out, a, b)) = rest.next() else { return make(ready) };
+        let (u, v) = if a.len() >= b.len() { (a, b) } else { (b, a) };
+        let k = u.len().div_ceil(2);
+        if v.len() < from.max(1) || v.len() > k {
+            ready.push((out, u, v));
+            return next(ready, rest, from, make);
+        }
+        halves_by(out, u, v, k, |halves| next(ready.into_iter().chain(halves).collect(), rest, from, make))
+    }
+    next(Vec::new(), parts.into_iter(), from, make)
+}
+
 /// `|x - y|` into `d` (x.len() limbs, y not longer, not empty), and whether
 /// x < y.
 fn difference(d: &mut [mp_limb_t], x: &[mp_limb_t], y: &[mp_limb_t]) -> bool {
@@ -1676,6 +1694,47 @@ mod tests {
         let mut r3 = [9; 3];
         fold_mod_bnm1(&[7, 8], &mut r3[..2]);
         assert_eq!(r3, [7, 8, 9]);
+    }
+
+    /// `halves_each` leaves GMP's products, limb for limb: the long ones by
+    /// short ones cut (two parts each handed to `make`), the others whole,
+    /// all in one `make`.
+    #[test]
+    fn halves_each_puts_the_products_together() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut limbs = |n: usize| -> Vec<mp_limb_t> {
+            (0..n)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    x
+                })
+                .collect()
+        };
+        // (longer, shorter): cut where shorter <= half the longer (rounded
+        // up) and >= 4.
+        let shapes = [(9usize, 4usize), (8, 4), (100, 33), (7, 5), (64, 3), (1, 1), (200, 100), (201, 101), (201, 102)];
+        let ops: Vec<(Vec<mp_limb_t>, Vec<mp_limb_t>)> = shapes.iter().map(|&(u, v)| (limbs(u), limbs(v))).collect();
+        let mut got: Vec<Vec<mp_limb_t>> = shapes.iter().map(|&(u, v)| vec![0; u + v]).collect();
+        let parts: Vec<Part<'_>> = got.iter_mut().zip(&ops).map(|(o, (u, v))| (&mut o[..], &u[..], &v[..])).collect();
+        let mut made = 0;
+        let done = halves_each(parts, 4, &mut |parts| {
+            made = parts.len();
+            for (o, a, b) in parts {
+                mul(o, a, b);
+            }
+            Some(())
+        });
+        assert!(done.is_some());
+        // Cut: (9, 4), (8, 4), (100, 33), (200, 100), (201, 101); (7, 5)
+        // and (201, 102) are over half, (64, 3) and (1, 1) too short.
+        assert_eq!(made, shapes.len() + 5, "the parts handed to make");
+        for ((u, v), p) in ops.iter().zip(&got) {
+            let mut want = vec![0; u.len() + v.len()];
+            mul(&mut want, u, v);
+            assert!(*p == want, "{} x {} limbs: the halves put together differ from GMP's product", u.len(), v.len());
+        }
     }
 
     #[test]

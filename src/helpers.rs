@@ -222,6 +222,11 @@ fn help(board: &'static Board) {
     }
 }
 
+/// The helper threads kept (none in a forked child).
+pub fn count() -> usize {
+    board().helpers.len()
+}
+
 /// Whether the helpers are awake and the board is free: worth cutting work
 /// for them now. Helpers found asleep are woken for the caller's next
 /// work (a sleeping thread takes longer to wake than a short task lasts).

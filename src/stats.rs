@@ -494,11 +494,13 @@ pub enum Shared {
     Product,
     /// A half-gcd matrix step's products (src/algorithms/hgcd.rs).
     HgcdStep,
+    /// Of those, a step whose products were cut in halves.
+    HgcdHalves,
 }
 
 /// Per kind of `Shared` work: how many were shared, and of them in how
 /// many the helpers were asked (the board was free).
-static SHARED: [[AtomicU64; 2]; 2] = [const { [const { AtomicU64::new(0) }; 2] }; 2];
+static SHARED: [[AtomicU64; 2]; 3] = [const { [const { AtomicU64::new(0) }; 2] }; 3];
 
 /// `work` made on several cores; `helped`: the helpers were asked.
 pub fn shared(work: Shared, helped: bool) {
@@ -605,7 +607,11 @@ pub fn table() -> String {
     if !any {
         t.push_str("(no operation cuGMP routes was called)\n");
     }
-    for (work, what) in [(Shared::Product, "mpz_mul products shared among cores"), (Shared::HgcdStep, "half-gcd matrix steps with their products shared among cores")] {
+    for (work, what) in [
+        (Shared::Product, "mpz_mul products shared among cores"),
+        (Shared::HgcdStep, "half-gcd matrix steps with their products shared among cores"),
+        (Shared::HgcdHalves, "half-gcd matrix steps with their products cut in halves"),
+    ] {
         let [made, helped] = &SHARED[work as usize];
         let made = made.load(Relaxed);
         if made > 0 {

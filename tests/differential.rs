@@ -739,7 +739,10 @@ fn gcds_match_gmp() {
 /// (`CUGMP_CPU_SHARE`, src/algorithms/hgcd.rs): `gcds_match_gmp` in a
 /// child run that shares them with the GPU off, the helpers not stepping
 /// back from the busy test machine (`CUGMP_CPU_STEP_BACK=0`); the child's
-/// statistics prove that steps were shared.
+/// statistics prove that steps were shared. Then again with the half-gcd's
+/// own recursion from 64 limbs and the adjustments' products cut in halves
+/// (from 32 limbs, `CUGMP_HGCD_HALVES`, which cuts them whatever the
+/// helpers' number).
 #[test]
 fn shared_hgcd_steps_match_gmp() {
     let env = [("CUGMP_FAULT", None), ("CUGMP_CPU_SHARE", Some("2")), ("CUGMP_CPU_STEP_BACK", Some("0")), ("CUGMP_GPU", Some("off")), ("CUGMP_STATS", Some("1"))];
@@ -747,6 +750,11 @@ fn shared_hgcd_steps_match_gmp() {
     assert!(ok && log.contains("1 passed"), "the shared steps' run failed:\n{log}");
     let counts = counts_after(&log, "half-gcd matrix steps with their products shared among cores: ");
     assert!(counts.len() == 2 && counts[0] > 0, "no half-gcd step was shared: {counts:?}\n{log}");
+    let halves = [("CUGMP_HGCD_THRESHOLD", Some("64")), ("CUGMP_HGCD_HALVES", Some("32"))];
+    let (ok, log) = common::rerun_tests(&["gcds_match_gmp"], &[&env[..], &halves[..]].concat());
+    assert!(ok && log.contains("1 passed"), "the run with the steps' products in halves failed:\n{log}");
+    let counts = counts_after(&log, "half-gcd matrix steps with their products cut in halves: ");
+    assert!(counts.len() == 2 && counts[0] > 0, "no half-gcd step's products were cut in halves: {counts:?}\n{log}");
 }
 
 /// The half-gcd recursing from the least threshold it takes, from the one

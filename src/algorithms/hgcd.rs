@@ -72,14 +72,25 @@ fn shared_products(x: &[&[mp_limb_t]], y: &[&[mp_limb_t]]) -> Option<Vec<mp_limb
         }
         let len = x[0].len() + y[0].len();
         let mut out = vec![0; x.len() * len];
-        let mut tasks: Vec<_> = out
-            .chunks_mut(len)
-            .zip(x.iter().zip(y))
-            .map(|(o, (&a, &b))| move || stats::on_cpu(Op::Internal, a.len().min(b.len()), || cpu::mul(o, a, b)))
-            .collect();
-        let mut refs: Vec<&mut (dyn FnMut() + Send)> = tasks.iter_mut().map(|t| t as &mut (dyn FnMut() + Send)).collect();
-        stats::shared(stats::Shared::HgcdStep, helpers::share(&mut refs));
-        drop(tasks);
+        let parts: Vec<cpu::Part<'_>> = out.chunks_mut(len).zip(x.iter().zip(y)).map(|(o, (&a, &b))| (o, a, b)).collect();
+        let mut cut = false;
+        let mut on_cores = |parts: Vec<cpu::Part<'_>>| {
+            cut = parts.len() > x.len();
+            let mut tasks: Vec<_> = parts.into_iter().map(|(o, a, b)| move || stats::on_cpu(Op::Internal, a.len().min(b.len()), || cpu::mul(o, a, b))).collect();
+            let mut refs: Vec<&mut (dyn FnMut() + Send)> = tasks.iter_mut().map(|t| t as &mut (dyn FnMut() + Send)).collect();
+            Some(helpers::share(&mut refs))
+        };
+        // Where the helpers can take every half at once, products of long
+        // numbers by short entries (an adjustment's) are cut in halves.
+        let helped = match route::hgcd_halves_from(x.len()) {
+            Some(from) => cpu::halves_each(parts, from, &mut on_cores),
+            None => on_cores(parts),
+        };
+        let helped = helped.unwrap_or(false);
+        stats::shared(stats::Shared::HgcdStep, helped);
+        if cut {
+            stats::shared(stats::Shared::HgcdHalves, helped);
+        }
         Some(out)
     })
 }

@@ -179,6 +179,25 @@ static TWICE_FROM: AtomicUsize = AtomicUsize::new(usize::MAX);
 /// cores"), too short to hand to another thread.
 const HGCD_SHARE_FROM: usize = 32;
 
+/// A shared half-gcd step's products are cut in halves from this size of
+/// the shorter operand (`hgcd_halves_from`). An adjustment's four products
+/// are of numbers about twice as long as the matrix's entries, and with
+/// eight helpers its eight halves run at once, each half the work.
+const HGCD_HALVES_FROM: usize = 64;
+
+/// The shorter operand's size from which a shared half-gcd step of `tasks`
+/// products cuts them in halves (`cpu::halves_each`): `CUGMP_HGCD_HALVES`
+/// where set (0: never) whatever the helpers' number, else
+/// `HGCD_HALVES_FROM` where the caller and the helpers are at least as
+/// many as the halves (with fewer, halves would wait for one another).
+pub fn hgcd_halves_from(tasks: usize) -> Option<usize> {
+    match config::get().hgcd_halves {
+        Some(0) => None,
+        Some(from) => Some(from),
+        None => (helpers::count() + 1 >= 2 * tasks).then_some(HGCD_HALVES_FROM),
+    }
+}
+
 /// Threads inside `one_sharing` now.
 static SHARING: AtomicUsize = AtomicUsize::new(0);
 /// The thread that last entered `one_sharing` (the address of a
