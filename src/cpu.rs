@@ -1145,7 +1145,7 @@ pub fn mul_on_cores(out: &mut [mp_limb_t], a: &[mp_limb_t], b: &[mp_limb_t], twi
 /// awake.
 fn mul_cut(out: &mut [mp_limb_t], a: &[mp_limb_t], b: &[mp_limb_t], twice: bool) -> bool {
     assert!(!a.is_empty() && !b.is_empty() && out.len() == a.len() + b.len(), "cpu::mul_cut: {} x {} limbs into {}", a.len(), b.len(), out.len());
-    let made = if twice { cut((out, a, b), |parts| cut_each(parts, parts_on_cores)) } else { cut((out, a, b), parts_on_cores) };
+    let made = if twice { cut((out, a, b), |parts| cut_each(parts, &mut |parts| parts_on_cores(parts, mul))) } else { cut((out, a, b), |parts| parts_on_cores(parts, mul)) };
     made.unwrap_or(false)
 }
 
@@ -1165,39 +1165,35 @@ fn cut<R>(part: Part<'_>, make: impl FnOnce(Vec<Part<'_>>) -> Option<R>) -> Opti
     if v.len() > k { karatsuba_by(out, u, v, k, square, make) } else { halves_by(out, u, v, k, make) }
 }
 
-/// Every one of `parts` (at most three) cut by [`cut`], and all their parts
-/// made by one `make`, so that they run at once.
-fn cut_each<R>(parts: Vec<Part<'_>>, make: impl FnOnce(Vec<Part<'_>>) -> Option<R>) -> Option<R> {
-    let mut parts = parts.into_iter();
-    let (first, second, third) = (parts.next(), parts.next(), parts.next());
-    debug_assert!(parts.next().is_none(), "cpu::cut_each: more than three parts");
-    fn joined<'a>(lists: Vec<Vec<Part<'a>>>) -> Vec<Part<'a>> {
-        lists.into_iter().flatten().collect()
-    }
-    match (first, second, third) {
-        (Some(p), Some(q), Some(r)) => cut(p, |x| cut(q, |y| cut(r, |z| make(joined(vec![x, y, z]))))),
-        (Some(p), Some(q), None) => cut(p, |x| cut(q, |y| make(joined(vec![x, y])))),
-        (Some(p), None, _) => cut(p, make),
-        (None, ..) => make(Vec::new()),
-    }
+/// Every one of `parts` cut by [`cut`], and all their parts made by one
+/// `make`, so that they run at once.
+fn cut_each<R>(parts: Vec<Part<'_>>, make: &mut dyn FnMut(Vec<Part<'_>>) -> Option<R>) -> Option<R> {
+    cut_where(parts, &|_, _| true, make)
 }
 
 /// Every one of `parts` whose shorter operand has at least `from` limbs
-/// and at most half the longer one's (rounded up) cut in two by
-/// [`halves_by`], the others whole, and all of them made by one `make`, so
-/// that they run at once; then each cut one put together.
+/// and at most half the longer one's (rounded up) cut in two (by
+/// [`halves_by`], as [`cut`] cuts such a product), the others whole, and
+/// all of them made by one `make`, so that they run at once; then each cut
+/// one put together.
 pub fn halves_each<R>(parts: Vec<Part<'_>>, from: usize, make: &mut dyn FnMut(Vec<Part<'_>>) -> Option<R>) -> Option<R> {
-    fn next<'a, R>(mut ready: Vec<Part<'a>>, mut rest: std::vec::IntoIter<Part<'a>>, from: usize, make: &mut dyn FnMut(Vec<Part<'_>>) -> Option<R>) -> Option<R> {
-        let Some((out, a, b)) = rest.next() else { return make(ready) };
-        let (u, v) = if a.len() >= b.len() { (a, b) } else { (b, a) };
-        let k = u.len().div_ceil(2);
-        if v.len() < from.max(1) || v.len() > k {
-            ready.push((out, u, v));
-            return next(ready, rest, from, make);
+    cut_where(parts, &|long, short| short >= from.max(1) && short <= long.div_ceil(2), make)
+}
+
+/// The parts for which `wanted(longer, shorter)` (their operands' limbs)
+/// cut by [`cut`], the others whole, all made by one `make` in the parts'
+/// order, then each cut one put together.
+fn cut_where<R>(parts: Vec<Part<'_>>, wanted: &dyn Fn(usize, usize) -> bool, make: &mut dyn FnMut(Vec<Part<'_>>) -> Option<R>) -> Option<R> {
+    fn next<'a, R>(mut ready: Vec<Part<'a>>, mut rest: std::vec::IntoIter<Part<'a>>, wanted: &dyn Fn(usize, usize) -> bool, make: &mut dyn FnMut(Vec<Part<'_>>) -> Option<R>) -> Option<R> {
+        let Some(part) = rest.next() else { return make(ready) };
+        let (a, b) = (part.1.len(), part.2.len());
+        if !wanted(a.max(b), a.min(b)) {
+            ready.push(part);
+            return next(ready, rest, wanted, make);
         }
-        halves_by(out, u, v, k, |halves| next(ready.into_iter().chain(halves).collect(), rest, from, make))
+        cut(part, |pieces| next(ready.into_iter().chain(pieces).collect(), rest, wanted, make))
     }
-    next(Vec::new(), parts.into_iter(), from, make)
+    next(Vec::new(), parts.into_iter(), wanted, make)
 }
 
 /// `|x - y|` into `d` (x.len() limbs, y not longer, not empty), and whether
@@ -1520,10 +1516,12 @@ fn shift_piece(piece: &mut [mp_limb_t], first: usize, src: &[mp_limb_t], by: i64
 /// y one slice: a square).
 pub type Part<'a> = (&'a mut [mp_limb_t], &'a [mp_limb_t], &'a [mp_limb_t]);
 
-/// Make every part by GMP, on the kept helper threads where they are free
-/// (`helpers::share`): whether they were asked.
-fn parts_on_cores(parts: Vec<Part<'_>>) -> Option<bool> {
-    let mut calls: Vec<_> = parts.into_iter().map(|(o, x, y)| move || mul(&mut *o, x, y)).collect();
+/// Make every part by `product` (GMP's [`mul`], or it timed), on the kept
+/// helper threads where they are free (`helpers::share`): whether they
+/// were asked.
+pub fn parts_on_cores(parts: Vec<Part<'_>>, product: impl Fn(&mut [mp_limb_t], &[mp_limb_t], &[mp_limb_t]) + Sync) -> Option<bool> {
+    let product = &product;
+    let mut calls: Vec<_> = parts.into_iter().map(|(o, x, y)| move || product(&mut *o, x, y)).collect();
     let mut tasks: Vec<&mut (dyn FnMut() + Send)> = calls.iter_mut().map(|c| c as &mut (dyn FnMut() + Send)).collect();
     Some(helpers::share(&mut tasks))
 }

@@ -76,9 +76,7 @@ fn shared_products(x: &[&[mp_limb_t]], y: &[&[mp_limb_t]]) -> Option<Vec<mp_limb
         let mut cut = false;
         let mut on_cores = |parts: Vec<cpu::Part<'_>>| {
             cut = parts.len() > x.len();
-            let mut tasks: Vec<_> = parts.into_iter().map(|(o, a, b)| move || stats::on_cpu(Op::Internal, a.len().min(b.len()), || cpu::mul(o, a, b))).collect();
-            let mut refs: Vec<&mut (dyn FnMut() + Send)> = tasks.iter_mut().map(|t| t as &mut (dyn FnMut() + Send)).collect();
-            Some(helpers::share(&mut refs))
+            cpu::parts_on_cores(parts, |o, a, b| stats::on_cpu(Op::Internal, a.len().min(b.len()), || cpu::mul(o, a, b)))
         };
         // Where the helpers can take every half at once, products of long
         // numbers by short entries (an adjustment's) are cut in halves.
