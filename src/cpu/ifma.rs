@@ -8,9 +8,13 @@
 //! high halves apart, and add them into 64-bit lanes: up to 2^12 of them
 //! fit a lane before it can overflow. So the operands are cut into 52-bit
 //! digits, each output column's low and high halves are summed in
-//! registers (eight columns a vector, 32 a pass), the columns' carries are
-//! resolved eight at a time with bit masks (`normalise`), and the digits
-//! are packed back into limbs.
+//! registers, the columns' carries are resolved eight at a time with bit
+//! masks (`normalise`), and the digits are packed back into limbs. The
+//! columns' sums are made one of two ways, whichever makes fewer digit
+//! products for the shape: passes of 32 columns against every digit that
+//! meets them (`columns_of`), or, where the shorter operand fits in the
+//! registers, a window of it moved along the longer eight digits at a time
+//! (`columns_by_window`).
 //!
 //! It owns the kernels and the sizes they take from GMP; it works on limb
 //! slices, with the embedded GMP's additions for a product made in pieces.
@@ -243,7 +247,7 @@ unsafe fn columns_to_limbs(out: *mut mp_limb_t, n: usize, lo: *mut u64, hi: *con
 unsafe fn mul_digits(rp: *mut mp_limb_t, up: *const mp_limb_t, un: usize, vp: *const mp_limb_t, vn: usize) {
     // Left unwritten but for the zeros the loops read: zeroing these
     // buffers whole a call would cost as much as a small product.
-    let mut b = [const { MaybeUninit::<u64>::uninit() }; V_DIGITS + BACK];
+    let mut b = [const { MaybeUninit::<u64>::uninit() }; FRONT + V_DIGITS + BACK];
     let mut a = [const { MaybeUninit::<u64>::uninit() }; FRONT + PIECE_DIGITS + BACK];
     let mut lo = [const { MaybeUninit::<u64>::uninit() }; COLUMNS + BACK];
     let mut hi = [const { MaybeUninit::<u64>::uninit() }; COLUMNS];
@@ -254,13 +258,22 @@ unsafe fn mul_digits(rp: *mut mp_limb_t, up: *const mp_limb_t, un: usize, vp: *c
     // at most PIECE limbs against at most V_MAX; the pointers are the
     // caller's.
     unsafe {
-        let nb = to_digits(b, vp, vn);
+        let nb = operand_digits(b, vp, vn);
+        let b = b.add(FRONT);
         let mut done = 0;
         while done < un {
             let pn = (un - done).min(PIECE);
             let na = operand_digits(a, up.add(done), pn);
-            let columns = round_up(na + nb, 32);
-            columns_of(lo, hi, a.add(FRONT), na, b, nb, columns);
+            let a = a.add(FRONT);
+            let columns = match window_vectors(na, nb) {
+                Some(v) if na <= nb => columns_by_window(v, lo, hi, b, nb, a),
+                Some(v) => columns_by_window(v, lo, hi, a, na, b),
+                None => {
+                    let columns = round_up(na + nb, 32);
+                    columns_of(lo, hi, a, na, b, nb, columns);
+                    columns
+                }
+            };
             let rn = pn + vn;
             let out = if done == 0 { rp } else { piece_out };
             columns_to_limbs(out, rn, lo, hi, columns);
@@ -383,6 +396,131 @@ unsafe fn columns_of(lo: *mut u64, hi: *mut u64, a: *const u64, na: usize, b: *c
         unsafe { store_pass::<false>(lo, hi, k, &pass) };
         k += 32;
     }
+}
+
+/// The most vectors of column sums a window kernel holds: with as many
+/// again for the high halves, a broadcast digit and a loaded vector, 28 of
+/// the 32 registers.
+const WINDOW_MAX: usize = 13;
+
+/// The vectors of column sums that [`columns_by_window`] holds for digits
+/// `na` by `nb`, where it makes fewer digit products than [`columns_of`];
+/// None where that makes fewer, or the shorter operand is too long for
+/// the registers. Both count their vectors of products: columns_of's
+/// passes make 32 columns against every digit of b that meets them (the
+/// triangles at both ends of each pass are zeros), the window's blocks 8
+/// digits of the longer operand against a window of the shorter's.
+fn window_vectors(na: usize, nb: usize) -> Option<usize> {
+    let (short, long) = (na.min(nb), na.max(nb));
+    let v = (short + 7).div_ceil(8);
+    if v > WINDOW_MAX {
+        return None;
+    }
+    let window = 8 * long.div_ceil(8) * v;
+    let passes: usize = (0..round_up(na + nb, 32)).step_by(32).map(|k| 4 * ((k + 32).min(nb).saturating_sub((k + 1).saturating_sub(na)))).sum();
+    (window <= passes).then_some(v)
+}
+
+/// Column sums as [`columns_of`] makes them, the shorter operand's digits
+/// `{w, ..}` held in registers: for each block of eight digits of `{x,
+/// nx}` (zeros after it to the end of its last vector), `v` vectors of
+/// column sums (`v` at least (w's digits + 7) / 8, at most
+/// [`WINDOW_MAX`]) take the products of the eight with w, the lowest
+/// vector is then whole and stored, and the window moves up eight
+/// columns. Every digit product but those of the block's two triangles of
+/// eight is one a column needs, where a pass of columns_of makes
+/// triangles of 32. `w` has 8 zeros before it and 16 after. Returns the
+/// columns written (a multiple of 8, at least the digits of the product
+/// and one more).
+///
+/// # Safety
+/// As that says; `lo` and `hi` hold the columns.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512ifma,avx512vbmi2")]
+unsafe fn columns_by_window(v: usize, lo: *mut u64, hi: *mut u64, x: *const u64, nx: usize, w: *const u64) -> usize {
+    let kernel = match v {
+        1 => window_1,
+        2 => window_2,
+        3 => window_3,
+        4 => window_4,
+        5 => window_5,
+        6 => window_6,
+        7 => window_7,
+        8 => window_8,
+        9 => window_9,
+        10 => window_10,
+        11 => window_11,
+        12 => window_12,
+        _ => window_13,
+    };
+    // SAFETY: as the caller promises (v at most WINDOW_MAX, 13).
+    unsafe { kernel(lo, hi, x, nx, w) }
+}
+
+/// [`columns_by_window`]'s kernels, one a window size: `$name` holds
+/// `$v` vectors, numbered `$q` (0 to `$v` - 1, written out so that every
+/// index is a literal and the sums stay in registers).
+macro_rules! window_columns {
+    ($($name:ident $v:literal [$($q:literal)*])*) => {$(
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = "avx512f,avx512ifma,avx512vbmi2")]
+        unsafe fn $name(lo: *mut u64, hi: *mut u64, x: *const u64, nx: usize, w: *const u64) -> usize {
+            let zero = _mm512_setzero_si512();
+            let mut low = [zero; $v];
+            let mut high = [zero; $v];
+            let blocks = nx.div_ceil(8);
+            for block in 0..blocks {
+                for t in 0..8 {
+                    // SAFETY: digit 8 block + t of x (zeros past nx); lane l
+                    // of vector q meets digit 8q + l - t of w, from -7 to
+                    // 8v - 1.
+                    unsafe {
+                        let d = _mm512_set1_epi64(*x.add(8 * block + t) as i64);
+                        $(
+                            let y = _mm512_loadu_si512(w.offset(8 * $q as isize - t as isize).cast());
+                            low[$q] = _mm512_madd52lo_epu64(low[$q], y, d);
+                            high[$q] = _mm512_madd52hi_epu64(high[$q], y, d);
+                        )*
+                    }
+                }
+                // SAFETY: columns 8 block .. 8 block + 8.
+                unsafe {
+                    _mm512_storeu_si512(lo.add(8 * block).cast(), low[0]);
+                    _mm512_storeu_si512(hi.add(8 * block).cast(), high[0]);
+                }
+                $(
+                    low[$q] = low.get($q + 1).copied().unwrap_or(zero);
+                    high[$q] = high.get($q + 1).copied().unwrap_or(zero);
+                )*
+            }
+            // The window's last vector is zeros now; stored too, it gives
+            // the high halves of the top column a column to go to.
+            $(
+                // SAFETY: the columns after the blocks' own.
+                unsafe {
+                    _mm512_storeu_si512(lo.add(8 * (blocks + $q)).cast(), low[$q]);
+                    _mm512_storeu_si512(hi.add(8 * (blocks + $q)).cast(), high[$q]);
+                }
+            )*
+            8 * (blocks + $v)
+        }
+    )*};
+}
+
+window_columns! {
+    window_1 1 [0]
+    window_2 2 [0 1]
+    window_3 3 [0 1 2]
+    window_4 4 [0 1 2 3]
+    window_5 5 [0 1 2 3 4]
+    window_6 6 [0 1 2 3 4 5]
+    window_7 7 [0 1 2 3 4 5 6]
+    window_8 8 [0 1 2 3 4 5 6 7]
+    window_9 9 [0 1 2 3 4 5 6 7 8]
+    window_10 10 [0 1 2 3 4 5 6 7 8 9]
+    window_11 11 [0 1 2 3 4 5 6 7 8 9 10]
+    window_12 12 [0 1 2 3 4 5 6 7 8 9 10 11]
+    window_13 13 [0 1 2 3 4 5 6 7 8 9 10 11 12]
 }
 
 /// [`columns_of`] for the square of `{a, na}`: each product a_i a_j with
@@ -596,6 +734,17 @@ mod tests {
             }
         }
         assert!(checked > 3000);
+    }
+
+    /// The shapes the window takes, so that the test above reaches both
+    /// ways of making the columns.
+    #[test]
+    fn window_takes_balanced_shapes_up_to_its_registers() {
+        assert_eq!(window_vectors(40, 40), Some(6));
+        assert_eq!(window_vectors(digits(256), digits(78)), Some(WINDOW_MAX));
+        assert_eq!(window_vectors(digits(256), digits(79)), None);
+        // A short operand of a few digits: the passes' triangles are small.
+        assert_eq!(window_vectors(digits(100), digits(10)), None);
     }
 
     #[test]
