@@ -12,9 +12,9 @@
 //! masks (`normalise`), and the digits are packed back into limbs. The
 //! columns' sums are made one of two ways, whichever makes fewer digit
 //! products for the shape: passes of 32 columns against every digit that
-//! meets them (`columns_of`), or, where the shorter operand fits in the
+//! meets them (`digits_of`), or, where the shorter operand fits in the
 //! registers, a window of it moved along the longer eight digits at a time
-//! (`columns_by_window`).
+//! (`digits_by_window`).
 //!
 //! It owns the kernels and the sizes they take from GMP; it works on limb
 //! slices, with the embedded GMP's additions for a product made in pieces.
@@ -237,8 +237,22 @@ unsafe fn columns_to_limbs(out: *mut mp_limb_t, n: usize, lo: *mut u64, hi: *con
     // SAFETY: as the caller promises.
     unsafe {
         normalise(lo, hi, columns);
-        lo.add(columns).write_bytes(0, 16);
-        pack(out, n, lo);
+        digits_to_limbs(out, n, lo, columns);
+    }
+}
+
+/// `{out, n}` from the product's digits, `columns` of them in `digits`
+/// (with room for 16 words more, which the packing reads).
+///
+/// # Safety
+/// As that says; `out` holds n limbs.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512ifma,avx512vbmi2")]
+unsafe fn digits_to_limbs(out: *mut mp_limb_t, n: usize, digits: *mut u64, columns: usize) {
+    // SAFETY: as the caller promises.
+    unsafe {
+        digits.add(columns).write_bytes(0, 16);
+        pack(out, n, digits);
     }
 }
 
@@ -249,10 +263,9 @@ unsafe fn mul_digits(rp: *mut mp_limb_t, up: *const mp_limb_t, un: usize, vp: *c
     // buffers whole a call would cost as much as a small product.
     let mut b = [const { MaybeUninit::<u64>::uninit() }; FRONT + V_DIGITS + BACK];
     let mut a = [const { MaybeUninit::<u64>::uninit() }; FRONT + PIECE_DIGITS + BACK];
-    let mut lo = [const { MaybeUninit::<u64>::uninit() }; COLUMNS + BACK];
-    let mut hi = [const { MaybeUninit::<u64>::uninit() }; COLUMNS];
+    let mut digits = [const { MaybeUninit::<u64>::uninit() }; COLUMNS + BACK];
     let mut piece_out = [const { MaybeUninit::<u64>::uninit() }; PIECE + V_MAX + 8];
-    let (b, a, lo, hi) = (b.as_mut_ptr().cast::<u64>(), a.as_mut_ptr().cast::<u64>(), lo.as_mut_ptr().cast::<u64>(), hi.as_mut_ptr().cast::<u64>());
+    let (b, a, digits) = (b.as_mut_ptr().cast::<u64>(), a.as_mut_ptr().cast::<u64>(), digits.as_mut_ptr().cast::<u64>());
     let piece_out = piece_out.as_mut_ptr().cast::<u64>();
     // SAFETY: every buffer is sized by the constants above for pieces of
     // at most PIECE limbs against at most V_MAX; the pointers are the
@@ -265,18 +278,20 @@ unsafe fn mul_digits(rp: *mut mp_limb_t, up: *const mp_limb_t, un: usize, vp: *c
             let pn = (un - done).min(PIECE);
             let na = operand_digits(a, up.add(done), pn);
             let a = a.add(FRONT);
-            let columns = match window_vectors(na, nb) {
-                Some(v) if na <= nb => columns_by_window(v, lo, hi, b, nb, a),
-                Some(v) => columns_by_window(v, lo, hi, a, na, b),
-                None => {
-                    let columns = round_up(na + nb, 32);
-                    columns_of(lo, hi, a, na, b, nb, columns);
-                    columns
-                }
-            };
             let rn = pn + vn;
             let out = if done == 0 { rp } else { piece_out };
-            columns_to_limbs(out, rn, lo, hi, columns);
+            match window_vectors(na, nb) {
+                Some(v) => {
+                    let (x, nx, w) = if na <= nb { (b, nb, a) } else { (a, na, b) };
+                    let columns = digits_by_window(v, digits, x, nx, w);
+                    digits_to_limbs(out, rn, digits, columns);
+                }
+                None => {
+                    let columns = round_up(na + nb, 32);
+                    digits_of(digits, a, na, b, nb, columns);
+                    digits_to_limbs(out, rn, digits, columns);
+                }
+            }
             if done > 0 {
                 // This piece's product goes in at `done` limbs, over the top
                 // vn limbs of the product so far.
@@ -355,35 +370,36 @@ unsafe fn add_products<const MASKED: bool>(pass: &mut Pass, p: *const u64, bj: _
     }
 }
 
-/// Stores `pass` (each sum doubled with DOUBLED) at columns k .. k + 32 of
-/// `lo` and `hi`.
+/// Stores `pass`, each sum doubled, at columns k .. k + 32 of `lo` and
+/// `hi`.
 ///
 /// # Safety
 /// Those columns writable.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512ifma,avx512vbmi2")]
 #[inline]
-unsafe fn store_pass<const DOUBLED: bool>(lo: *mut u64, hi: *mut u64, k: usize, pass: &Pass) {
+unsafe fn store_doubled(lo: *mut u64, hi: *mut u64, k: usize, pass: &Pass) {
     for q in 0..4 {
-        let (l, h) = if DOUBLED { (_mm512_slli_epi64(pass[q], 1), _mm512_slli_epi64(pass[4 + q], 1)) } else { (pass[q], pass[4 + q]) };
         // SAFETY: as the caller promises.
         unsafe {
-            _mm512_storeu_si512(lo.add(k + 8 * q).cast(), l);
-            _mm512_storeu_si512(hi.add(k + 8 * q).cast(), h);
+            _mm512_storeu_si512(lo.add(k + 8 * q).cast(), _mm512_slli_epi64(pass[q], 1));
+            _mm512_storeu_si512(hi.add(k + 8 * q).cast(), _mm512_slli_epi64(pass[4 + q], 1));
         }
     }
 }
 
 const EVERY_LANE: [__mmask8; 4] = [0xff; 4];
 
-/// Column sums of the product of digits `{a, na}` and `{b, nb}`: for each
-/// column c < `columns` (a multiple of 32), the low halves of the digit
-/// products a_i b_j with i + j = c into `lo[c]`, their high halves into
-/// `hi[c]` (they weigh one column more). `a` has 32 zeros before it and
-/// 32 after its last vector.
+/// The product's digits into `digits` from the column sums of digits
+/// `{a, na}` and `{b, nb}`: for each column c < `columns` (a multiple of
+/// 32), the low halves of the digit products a_i b_j with i + j = c and
+/// the high halves of those of column c - 1, their carries resolved
+/// ([`Carries`]) as each pass of 32 columns is whole. `a` has 32 zeros
+/// before it and 32 after its last vector.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512ifma,avx512vbmi2")]
-unsafe fn columns_of(lo: *mut u64, hi: *mut u64, a: *const u64, na: usize, b: *const u64, nb: usize, columns: usize) {
+unsafe fn digits_of(digits: *mut u64, a: *const u64, na: usize, b: *const u64, nb: usize, columns: usize) {
+    let mut carries = Carries::new();
     let mut k = 0;
     while k < columns {
         let mut pass: Pass = [_mm512_setzero_si512(); 8];
@@ -392,10 +408,13 @@ unsafe fn columns_of(lo: *mut u64, hi: *mut u64, a: *const u64, na: usize, b: *c
             // SAFETY: k - j + 31 >= 0 - 31 and <= na + 30: inside a's zeros.
             unsafe { add_products::<false>(&mut pass, a.offset(k as isize - j as isize), _mm512_set1_epi64(*b.add(j) as i64), EVERY_LANE) };
         }
-        // SAFETY: columns k .. k + 32 of lo and hi.
-        unsafe { store_pass::<false>(lo, hi, k, &pass) };
+        for q in 0..4 {
+            // SAFETY: digits k .. k + 32.
+            unsafe { _mm512_storeu_si512(digits.add(k + 8 * q).cast(), carries.next(pass[q], pass[4 + q])) };
+        }
         k += 32;
     }
+    debug_assert_eq!(carries.carry, 0);
 }
 
 /// The most vectors of column sums a window kernel holds: with as many
@@ -403,10 +422,10 @@ unsafe fn columns_of(lo: *mut u64, hi: *mut u64, a: *const u64, na: usize, b: *c
 /// the 32 registers.
 const WINDOW_MAX: usize = 13;
 
-/// The vectors of column sums that [`columns_by_window`] holds for digits
-/// `na` by `nb`, where it makes fewer digit products than [`columns_of`];
+/// The vectors of column sums that [`digits_by_window`] holds for digits
+/// `na` by `nb`, where it makes fewer digit products than [`digits_of`];
 /// None where that makes fewer, or the shorter operand is too long for
-/// the registers. Both count their vectors of products: columns_of's
+/// the registers. Both count their vectors of products: digits_of's
 /// passes make 32 columns against every digit of b that meets them (the
 /// triangles at both ends of each pass are zeros), the window's blocks 8
 /// digits of the longer operand against a window of the shorter's.
@@ -421,23 +440,23 @@ fn window_vectors(na: usize, nb: usize) -> Option<usize> {
     (window <= passes).then_some(v)
 }
 
-/// Column sums as [`columns_of`] makes them, the shorter operand's digits
-/// `{w, ..}` held in registers: for each block of eight digits of `{x,
-/// nx}` (zeros after it to the end of its last vector), `v` vectors of
-/// column sums (`v` at least (w's digits + 7) / 8, at most
-/// [`WINDOW_MAX`]) take the products of the eight with w, the lowest
-/// vector is then whole and stored, and the window moves up eight
-/// columns. Every digit product but those of the block's two triangles of
-/// eight is one a column needs, where a pass of columns_of makes
-/// triangles of 32. `w` has 8 zeros before it and 16 after. Returns the
-/// columns written (a multiple of 8, at least the digits of the product
-/// and one more).
+/// The product's digits into `digits`, its column sums made with the
+/// shorter operand's digits `{w, ..}` held in registers: for each block of
+/// eight digits of `{x, nx}` (zeros after it to the end of its last
+/// vector), `v` vectors of column sums (`v` at least (w's digits + 7) / 8,
+/// at most [`WINDOW_MAX`]) take the products of the eight with w, the
+/// lowest vector is then whole, its carries resolved ([`Carries`]) and
+/// stored, and the window moves up eight columns. Every digit product but
+/// those of the block's two triangles of eight is one a column needs,
+/// where a pass of [`digits_of`] makes triangles of 32. `w` has 8 zeros
+/// before it and 16 after. Returns the digits written (a multiple of 8, at
+/// least the product's and one more).
 ///
 /// # Safety
-/// As that says; `lo` and `hi` hold the columns.
+/// As that says; `digits` holds them.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512ifma,avx512vbmi2")]
-unsafe fn columns_by_window(v: usize, lo: *mut u64, hi: *mut u64, x: *const u64, nx: usize, w: *const u64) -> usize {
+unsafe fn digits_by_window(v: usize, digits: *mut u64, x: *const u64, nx: usize, w: *const u64) -> usize {
     let kernel = match v {
         1 => window_1,
         2 => window_2,
@@ -454,18 +473,19 @@ unsafe fn columns_by_window(v: usize, lo: *mut u64, hi: *mut u64, x: *const u64,
         _ => window_13,
     };
     // SAFETY: as the caller promises (v at most WINDOW_MAX, 13).
-    unsafe { kernel(lo, hi, x, nx, w) }
+    unsafe { kernel(digits, x, nx, w) }
 }
 
-/// [`columns_by_window`]'s kernels, one a window size: `$name` holds
+/// [`digits_by_window`]'s kernels, one a window size: `$name` holds
 /// `$v` vectors, numbered `$q` (0 to `$v` - 1, written out so that every
 /// index is a literal and the sums stay in registers).
 macro_rules! window_columns {
     ($($name:ident $v:literal [$($q:literal)*])*) => {$(
         #[cfg(target_arch = "x86_64")]
         #[target_feature(enable = "avx512f,avx512ifma,avx512vbmi2")]
-        unsafe fn $name(lo: *mut u64, hi: *mut u64, x: *const u64, nx: usize, w: *const u64) -> usize {
+        unsafe fn $name(digits: *mut u64, x: *const u64, nx: usize, w: *const u64) -> usize {
             let zero = _mm512_setzero_si512();
+            let mut carries = Carries::new();
             let mut low = [zero; $v];
             let mut high = [zero; $v];
             let blocks = nx.div_ceil(8);
@@ -483,11 +503,8 @@ macro_rules! window_columns {
                         )*
                     }
                 }
-                // SAFETY: columns 8 block .. 8 block + 8.
-                unsafe {
-                    _mm512_storeu_si512(lo.add(8 * block).cast(), low[0]);
-                    _mm512_storeu_si512(hi.add(8 * block).cast(), high[0]);
-                }
+                // SAFETY: digits 8 block .. 8 block + 8.
+                unsafe { _mm512_storeu_si512(digits.add(8 * block).cast(), carries.next(low[0], high[0])) };
                 $(
                     low[$q] = low.get($q + 1).copied().unwrap_or(zero);
                     high[$q] = high.get($q + 1).copied().unwrap_or(zero);
@@ -496,12 +513,10 @@ macro_rules! window_columns {
             // The window's last vector is zeros now; stored too, it gives
             // the high halves of the top column a column to go to.
             $(
-                // SAFETY: the columns after the blocks' own.
-                unsafe {
-                    _mm512_storeu_si512(lo.add(8 * (blocks + $q)).cast(), low[$q]);
-                    _mm512_storeu_si512(hi.add(8 * (blocks + $q)).cast(), high[$q]);
-                }
+                // SAFETY: the digits after the blocks' own.
+                unsafe { _mm512_storeu_si512(digits.add(8 * (blocks + $q)).cast(), carries.next(low[$q], high[$q])) };
             )*
+            debug_assert_eq!(carries.carry, 0);
             8 * (blocks + $v)
         }
     )*};
@@ -523,8 +538,11 @@ window_columns! {
     window_13 13 [0 1 2 3 4 5 6 7 8 9 10 11 12]
 }
 
-/// [`columns_of`] for the square of `{a, na}`: each product a_i a_j with
-/// i > j once, doubled, then each a_i^2 in column 2i.
+/// Column sums of the square of `{a, na}`, as [`digits_of`] makes them
+/// before it resolves their carries: for each column c < `columns`, the
+/// low halves into `lo[c]` and the high halves into `hi[c]` (they weigh
+/// one column more), of each product a_i a_j with i > j once, doubled,
+/// then of each a_i^2 in column 2i.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512ifma,avx512vbmi2")]
 unsafe fn square_columns_of(lo: *mut u64, hi: *mut u64, a: *const u64, na: usize, columns: usize) {
@@ -537,7 +555,7 @@ unsafe fn square_columns_of(lo: *mut u64, hi: *mut u64, a: *const u64, na: usize
         let whole_to = k.div_ceil(2).max(first);
         let last = ((k + 30) / 2).min(na - 1);
         for j in first..whole_to.min(last + 1) {
-            // SAFETY: j < na; the loads as in columns_of.
+            // SAFETY: j < na; the loads as in digits_of.
             unsafe { add_products::<false>(&mut pass, a.offset(k as isize - j as isize), _mm512_set1_epi64(*a.add(j) as i64), EVERY_LANE) };
         }
         for j in whole_to..last + 1 {
@@ -549,7 +567,7 @@ unsafe fn square_columns_of(lo: *mut u64, hi: *mut u64, a: *const u64, na: usize
             unsafe { add_products::<true>(&mut pass, a.offset(k as isize - j as isize), _mm512_set1_epi64(*a.add(j) as i64), masks) };
         }
         // SAFETY: columns k .. k + 32.
-        unsafe { store_pass::<true>(lo, hi, k, &pass) };
+        unsafe { store_doubled(lo, hi, k, &pass) };
         k += 32;
     }
     // The diagonal: a_i^2's halves into column 2i, eight digits at a time
@@ -584,32 +602,56 @@ unsafe fn square_columns_of(lo: *mut u64, hi: *mut u64, a: *const u64, na: usize
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512ifma,avx512vbmi2")]
 unsafe fn normalise(lo: *mut u64, hi: *const u64, columns: usize) {
-    let m52 = _mm512_set1_epi64(M52 as i64);
-    let one = _mm512_set1_epi64(1);
-    let (mut high_below, mut over_below) = (_mm512_setzero_si512(), _mm512_setzero_si512());
-    let mut carry = 0u32;
+    let mut carries = Carries::new();
     let mut c = 0;
     while c < columns {
         // SAFETY: columns c .. c + 8 of both.
         unsafe {
-            let h = _mm512_loadu_si512(hi.add(c).cast());
-            let total = _mm512_add_epi64(_mm512_loadu_si512(lo.add(c).cast()), _mm512_alignr_epi64(h, high_below, 7));
-            let over = _mm512_srli_epi64(total, 52);
-            let t = _mm512_add_epi64(_mm512_and_si512(total, m52), _mm512_alignr_epi64(over, over_below, 7));
-            let r = _mm512_and_si512(t, m52);
-            let g = u32::from(_mm512_cmpgt_epu64_mask(t, m52));
-            let p = u32::from(_mm512_cmpeq_epu64_mask(r, m52));
-            let s = (g << 1) | carry;
-            let x = s + p;
-            let reached = (s | (x ^ s ^ p)) as __mmask8;
-            carry = (x >> 8) & 1;
-            _mm512_storeu_si512(lo.add(c).cast(), _mm512_and_si512(_mm512_mask_add_epi64(r, reached, r, one), m52));
-            high_below = h;
-            over_below = over;
+            let digits = carries.next(_mm512_loadu_si512(lo.add(c).cast()), _mm512_loadu_si512(hi.add(c).cast()));
+            _mm512_storeu_si512(lo.add(c).cast(), digits);
         }
         c += 8;
     }
-    debug_assert_eq!(carry, 0);
+    debug_assert_eq!(carries.carry, 0);
+}
+
+/// What [`normalise`] carries from one vector of eight columns to the
+/// next: the high halves and the bits over 52 of the vector below, and
+/// the carry out of its top digit.
+#[cfg(target_arch = "x86_64")]
+struct Carries {
+    high_below: __m512i,
+    over_below: __m512i,
+    carry: u32,
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Carries {
+    #[target_feature(enable = "avx512f,avx512ifma,avx512vbmi2")]
+    fn new() -> Self {
+        Carries { high_below: _mm512_setzero_si512(), over_below: _mm512_setzero_si512(), carry: 0 }
+    }
+
+    /// The digits of the next eight columns, from their sums of low
+    /// halves `lo` and of high halves `hi`.
+    #[target_feature(enable = "avx512f,avx512ifma,avx512vbmi2")]
+    #[inline]
+    fn next(&mut self, lo: __m512i, hi: __m512i) -> __m512i {
+        let m52 = _mm512_set1_epi64(M52 as i64);
+        let total = _mm512_add_epi64(lo, _mm512_alignr_epi64(hi, self.high_below, 7));
+        let over = _mm512_srli_epi64(total, 52);
+        let t = _mm512_add_epi64(_mm512_and_si512(total, m52), _mm512_alignr_epi64(over, self.over_below, 7));
+        let r = _mm512_and_si512(t, m52);
+        let g = u32::from(_mm512_cmpgt_epu64_mask(t, m52));
+        let p = u32::from(_mm512_cmpeq_epu64_mask(r, m52));
+        let s = (g << 1) | self.carry;
+        let x = s + p;
+        let reached = (s | (x ^ s ^ p)) as __mmask8;
+        self.carry = (x >> 8) & 1;
+        self.high_below = hi;
+        self.over_below = over;
+        _mm512_and_si512(_mm512_mask_add_epi64(r, reached, r, _mm512_set1_epi64(1)), m52)
+    }
 }
 
 /// Where each limb of a vector of eight finds its digits: 512 limb bits
