@@ -110,6 +110,10 @@ const TAKEN: u32 = 2;
 /// has seen it done.
 type Task = *mut (dyn FnMut() + Send);
 
+/// Each slot on cache lines of its own (two, as Intel's processors fetch
+/// lines in pairs): a helper taking one slot, or marking it done, leaves
+/// the lines of the others to the threads at them.
+#[repr(align(128))]
 struct Slot {
     state: AtomicU32,
     task: UnsafeCell<Option<Task>>,
@@ -152,7 +156,7 @@ fn board() -> &'static Board {
             let started = std::thread::Builder::new()
                 .name(format!("cugmp-helper-{i}"))
                 .stack_size(STACK_BYTES)
-                .spawn(|| help(BOARD.wait()));
+                .spawn(move || help(BOARD.wait(), i));
             match started {
                 Ok(h) => helpers.push(h.thread().clone()),
                 Err(_) => break,
@@ -184,13 +188,19 @@ fn try_run(slot: &Slot) -> bool {
     true
 }
 
-fn help(board: &'static Board) {
+/// Helper `index`'s loop. It looks at the slots from slot `index` on (then
+/// around), so that where a caller lays a task for each helper each finds
+/// its own at its first look: with every helper at slot 0 first, all would
+/// race for each task in turn, each lost compare-exchange moving the
+/// slot's line to another core.
+fn help(board: &'static Board, index: usize) {
+    let slots = || (0..SLOTS).map(move |k| &board.slots[(index + k) % SLOTS]);
     let mut last = Instant::now();
     // When this helper last looked at the clock.
     let mut looked = last;
     let mut spins = 0u32;
     loop {
-        if board.slots.iter().any(try_run) {
+        if slots().any(try_run) {
             last = Instant::now();
             looked = last;
             continue;
