@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine, over a tree packed by scripts/pack-device.sh:
-#   bash scripts/device-run.sh [gpu|differential|tests|gmp|bench|ab|perf|perf-ab|percall|mpfr|pi|cores|processes|ops|python|batch|gf2x|beyond|gfp|devices|first|profile|radix|transfers|chain|hostcopy|pipeline|phases|ncu|ncu-source|sanitize|fuzz|all]    (default: all)
+#   bash scripts/device-run.sh [gpu|differential|tests|gmp|bench|ab|perf|perf-ab|percall|mpfr|pi|cores|processes|ops|python|batch|gf2x|beyond|gfp|devices|first|profile|radix|transfers|chain|hostcopy|pipeline|phases|ncu|ncu-source|cpu|sanitize|fuzz|all]    (default: all)
 # gpu: the GPU tests alone; differential: the differential suite under
 # CUGMP_GPU=force and the C programs (cuGMP against static GMP); tests: both
 # of those; gmp: GMP's own tests/mpz, tests/mpn and tests/mpf on libcugmp.so; fuzz:
@@ -45,7 +45,9 @@
 # transform passes of one device-resident product of CUGMP_NCU_SIZE limbs
 # (default 10^6) under Nsight Compute (ncu.txt); ncu-source: executed
 # instructions per SASS instruction of CUGMP_NCU_COUNT passes (default 2)
-# of such a product (ncu-source.csv).
+# of such a product (ncu-source.csv); cpu: the CPU engine's IFMA kernel
+# against GMP's own loops, then each of pack/alt's kernels against this
+# tree's, CUGMP_CPU_PASSES runs each (default 2; cpu.md).
 # Writes logs under $OUT (or /tmp/cugmp-out) and prints a short summary last.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -188,6 +190,27 @@ if [ "$what" = radix ]; then
         done
     done
     note "radix: $out/radix.md"
+fi
+
+if [ "$what" = cpu ]; then
+    # Two copies of each library, so that dlopen gives two (the program's
+    # header); CUGMP_CPU_SIZES the shapes.
+    sizes=${CUGMP_CPU_SIZES:-"14 16 20 24 32 40 48 64 78 96 128 256 24x12 100x10 200x40 600x20 1000x300"}
+    cp pack/deps/libcugmp.so /tmp/cpu-this-a.so && cp pack/deps/libcugmp.so /tmp/cpu-this-b.so
+    for pass in $(seq "${CUGMP_CPU_PASSES:-2}"); do
+        echo "== GMP's loops against this tree's kernel ($pass)" >>"$out/cpu.md"
+        # shellcheck disable=SC2086
+        pack/c/cpu_products /tmp/cpu-this-a.so /tmp/cpu-this-b.so mul $sizes >>"$out/cpu.md" 2>&1
+        for alt in pack/alt/*/libcugmp.so; do
+            [ -f "$alt" ] || continue
+            short=$(cut -c1-9 "$(dirname "$alt")/REVISION")
+            cp "$alt" /tmp/cpu-alt.so
+            echo "== $short's kernel (copy A) against this tree's ($pass)" >>"$out/cpu.md"
+            # shellcheck disable=SC2086
+            CPU_PRODUCTS_KERNELS=1 pack/c/cpu_products /tmp/cpu-alt.so /tmp/cpu-this-b.so mul $sizes >>"$out/cpu.md" 2>&1
+        done
+    done
+    note "cpu: $out/cpu.md ($(grep -c DIFFERENT "$out/cpu.md") different products)"
 fi
 
 if [ "$what" = chain ]; then

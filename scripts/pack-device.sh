@@ -148,6 +148,9 @@ done
 # (-ref, the checksums) and on cuGMP.
 cc -O2 -std=c11 -D_POSIX_C_SOURCE=200809L -I "$gmp_out/include" benches/programs/chain.c "$gmp_out/lib/libgmp.a" -o pack/c/chain-ref
 cc -O2 -std=c11 -D_POSIX_C_SOURCE=200809L -I "$gmp_out/include" benches/programs/chain.c -Lpack/deps -l:libcugmp.so -Wl,-rpath,'$ORIGIN/../deps' -o pack/c/chain-cugmp
+# benches/programs/cpu_products.c (the CPU engine's IFMA kernel against GMP's
+# loops, or two libraries' kernels), for device-run.sh cpu.
+cc -O2 benches/programs/cpu_products.c -ldl -o pack/c/cpu_products
 # benches/programs/transfers.c (the engine's staged transfers alone) on cuGMP.
 cc -O2 -std=c11 -D_POSIX_C_SOURCE=200809L benches/programs/transfers.c -Lpack/deps -l:libcugmp.so -Wl,-rpath,'$ORIGIN/../deps' -o pack/c/transfers-cugmp
 

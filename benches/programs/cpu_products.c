@@ -3,7 +3,9 @@
  * libcugmp.so (two paths, so two libraries), the first loaded with
  * CUGMP_CPU_IFMA=0, both with CUGMP_GPU=off. Each size is timed on both in
  * turn, 15 passes, and the best of each is printed with the ratio; the
- * two products must be equal.
+ * two products must be equal. With CPU_PRODUCTS_KERNELS=1 both copies keep
+ * the kernel: two libraries' kernels against each other (copy A a build
+ * before a change, copy B after it).
  *
  *   cpu_products COPY_A COPY_B mul|sqr SIZE...    (SIZE: n, or n x m as NxM)
  *   cp libcugmp.so /tmp/a.so; cp libcugmp.so /tmp/b.so
@@ -41,8 +43,11 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: cpu_products COPY_A COPY_B mul|sqr SIZE...\n");
         return 2;
     }
+    const char *kernels = getenv("CPU_PRODUCTS_KERNELS");
+    int both = kernels && !strcmp(kernels, "1");
     setenv("CUGMP_GPU", "off", 1);
-    setenv("CUGMP_CPU_IFMA", "0", 1);
+    if (!both)
+        setenv("CUGMP_CPU_IFMA", "0", 1);
     void *h[2];
     h[0] = open_copy(argv[1]);
     unsetenv("CUGMP_CPU_IFMA");
@@ -86,8 +91,8 @@ int main(int argc, char **argv) {
                 mul[c](r[c], a, un, b, vn);
         }
         int same = !memcmp(r[0], r[1], sizeof(limb) * (un + vn));
-        printf("%s %ldx%ld  GMP's loops %.1f ns  kernel %.1f ns  %.2fx%s\n", square ? "sqr" : "mul", un, vn, best[0] * 1e9,
-               best[1] * 1e9, best[0] / best[1], same ? "" : "  DIFFERENT");
+        printf("%s %ldx%ld  %s %.1f ns  kernel %.1f ns  %.2fx%s\n", square ? "sqr" : "mul", un, vn, both ? "copy A's kernel" : "GMP's loops",
+               best[0] * 1e9, best[1] * 1e9, best[0] / best[1], same ? "" : "  DIFFERENT");
         if (!same)
             return 1;
     }
