@@ -92,7 +92,7 @@ fn embed_gmp(manifest: &Path, out: &Path) {
 
     println!("cargo:rustc-link-search=native={}", out.display());
     println!("cargo:rustc-link-lib=static:+whole-archive=cugmp_cpu");
-    // GMP's products, its radix conversions, its square root and its half-gcd's matrix steps, as
+    // GMP's products (its Toom levels among them), its radix conversions, its square root and its half-gcd's matrix steps, as
     // the rest of GMP calls them, go to cuGMP's hooks (src/abi/hooks.rs), which call `__real_` +
     // the name for the CPU. Every artifact that links the embedded GMP needs this.
     for f in [
@@ -112,6 +112,11 @@ fn embed_gmp(manifest: &Path, out: &Path) {
         "__gmpn_matrix22_mul",
         "__gmpn_toom22_mul",
         "__gmpn_toom33_mul",
+        "__gmpn_toom32_mul",
+        "__gmpn_toom42_mul",
+        "__gmpn_toom43_mul",
+        "__gmpn_toom53_mul",
+        "__gmpn_toom63_mul",
         "__gmpn_toom2_sqr",
         "__gmpn_toom3_sqr",
         "__gmpn_hgcd",

@@ -127,6 +127,33 @@ unsafe extern "C" fn __wrap___cugmp_cpu__gmpn_toom33_mul(pp: *mut mp_limb_t, ap:
     }
 }
 
+/// GMP's Toom levels for operands of unlike lengths (`mpn_mul` takes them
+/// for a shorter operand of Karatsuba's sizes and more, and its chunks of
+/// a much longer one), each `{pp, an + bn} = {ap, an} * {bp, bn}` with
+/// `an > bn`: one schoolbook pass of the kernel where it takes them whole
+/// (src/cpu/ifma.rs, `mul_unbalanced_whole`); else GMP's.
+macro_rules! unbalanced_toom {
+    ($($wrap:ident => $real:ident),* $(,)?) => {$(
+        #[unsafe(no_mangle)]
+        unsafe extern "C" fn $wrap(pp: *mut mp_limb_t, ap: *const mp_limb_t, an: mp_size_t, bp: *const mp_limb_t, bn: mp_size_t, scratch: *mut mp_limb_t) {
+            // SAFETY: GMP's arguments (an > bn, pp apart from both).
+            unsafe {
+                if !ifma::mul_unbalanced_whole(pp, ap, an, bp, bn) {
+                    embedded::$real(pp, ap, an, bp, bn, scratch);
+                }
+            }
+        }
+    )*};
+}
+
+unbalanced_toom! {
+    __wrap___cugmp_cpu__gmpn_toom32_mul => mpn_toom32_mul,
+    __wrap___cugmp_cpu__gmpn_toom42_mul => mpn_toom42_mul,
+    __wrap___cugmp_cpu__gmpn_toom43_mul => mpn_toom43_mul,
+    __wrap___cugmp_cpu__gmpn_toom53_mul => mpn_toom53_mul,
+    __wrap___cugmp_cpu__gmpn_toom63_mul => mpn_toom63_mul,
+}
+
 #[unsafe(no_mangle)]
 unsafe extern "C" fn __wrap___cugmp_cpu__gmpn_toom2_sqr(pp: *mut mp_limb_t, ap: *const mp_limb_t, an: mp_size_t, scratch: *mut mp_limb_t) {
     // SAFETY: as above.

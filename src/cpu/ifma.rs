@@ -120,6 +120,26 @@ pub unsafe fn mul_whole(rp: *mut mp_limb_t, up: *const mp_limb_t, un: mp_size_t,
     true
 }
 
+/// The longest shorter operand (limbs) for which the kernel takes GMP's
+/// Toom levels for operands of unlike lengths whole: below it one
+/// schoolbook pass beats GMP's pieces (whose products of a third or a
+/// quarter of the shorter operand are too small for the kernel to repay
+/// its digits), from about 160 limbs GMP's Toom wins (RESULTS.md,
+/// "Schoolbook products on AVX-512 IFMA").
+const UNBALANCED_WHOLE_TO: usize = 128;
+
+/// [`mul_whole`] for GMP's Toom levels of unlike lengths (`toom32`,
+/// `toom42`, `toom43`, `toom53`, `toom63`), where the shorter operand has
+/// at most [`UNBALANCED_WHOLE_TO`] limbs; false where it does not take the
+/// product (nothing written).
+///
+/// # Safety
+/// As [`mul_whole`].
+pub unsafe fn mul_unbalanced_whole(rp: *mut mp_limb_t, up: *const mp_limb_t, un: mp_size_t, vp: *const mp_limb_t, vn: mp_size_t) -> bool {
+    // SAFETY: as the caller promises.
+    vn as usize <= UNBALANCED_WHOLE_TO && unsafe { mul_whole(rp, up, un, vp, vn) }
+}
+
 /// `{rp, 2n} = {up, n}^2` by the kernel where it takes a whole square of
 /// this size; false where it does not.
 ///

@@ -113,6 +113,16 @@ unsafe extern "C" {
     pub fn mpn_toom22_mul(pp: *mut mp_limb_t, ap: *const mp_limb_t, an: mp_size_t, bp: *const mp_limb_t, bn: mp_size_t, scratch: *mut mp_limb_t);
     #[link_name = "__real___cugmp_cpu__gmpn_toom33_mul"]
     pub fn mpn_toom33_mul(pp: *mut mp_limb_t, ap: *const mp_limb_t, an: mp_size_t, bp: *const mp_limb_t, bn: mp_size_t, scratch: *mut mp_limb_t);
+    #[link_name = "__real___cugmp_cpu__gmpn_toom32_mul"]
+    pub fn mpn_toom32_mul(pp: *mut mp_limb_t, ap: *const mp_limb_t, an: mp_size_t, bp: *const mp_limb_t, bn: mp_size_t, scratch: *mut mp_limb_t);
+    #[link_name = "__real___cugmp_cpu__gmpn_toom42_mul"]
+    pub fn mpn_toom42_mul(pp: *mut mp_limb_t, ap: *const mp_limb_t, an: mp_size_t, bp: *const mp_limb_t, bn: mp_size_t, scratch: *mut mp_limb_t);
+    #[link_name = "__real___cugmp_cpu__gmpn_toom43_mul"]
+    pub fn mpn_toom43_mul(pp: *mut mp_limb_t, ap: *const mp_limb_t, an: mp_size_t, bp: *const mp_limb_t, bn: mp_size_t, scratch: *mut mp_limb_t);
+    #[link_name = "__real___cugmp_cpu__gmpn_toom53_mul"]
+    pub fn mpn_toom53_mul(pp: *mut mp_limb_t, ap: *const mp_limb_t, an: mp_size_t, bp: *const mp_limb_t, bn: mp_size_t, scratch: *mut mp_limb_t);
+    #[link_name = "__real___cugmp_cpu__gmpn_toom63_mul"]
+    pub fn mpn_toom63_mul(pp: *mut mp_limb_t, ap: *const mp_limb_t, an: mp_size_t, bp: *const mp_limb_t, bn: mp_size_t, scratch: *mut mp_limb_t);
     #[link_name = "__real___cugmp_cpu__gmpn_toom2_sqr"]
     pub fn mpn_toom2_sqr(pp: *mut mp_limb_t, ap: *const mp_limb_t, an: mp_size_t, scratch: *mut mp_limb_t);
     #[link_name = "__real___cugmp_cpu__gmpn_toom3_sqr"]
