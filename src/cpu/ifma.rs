@@ -499,7 +499,7 @@ unsafe fn digits_by_window(v: usize, digits: *mut u64, x: *const u64, nx: usize,
 /// [`digits_by_window`]'s kernels, one a window size: `$name` holds
 /// `$v` vectors, numbered `$q` (0 to `$v` - 1, written out so that every
 /// index is a literal and the sums stay in registers).
-macro_rules! window_columns {
+macro_rules! window_kernels {
     ($($name:ident $v:literal [$($q:literal)*])*) => {$(
         #[cfg(target_arch = "x86_64")]
         #[target_feature(enable = "avx512f,avx512ifma,avx512vbmi2")]
@@ -542,7 +542,7 @@ macro_rules! window_columns {
     )*};
 }
 
-window_columns! {
+window_kernels! {
     window_1 1 [0]
     window_2 2 [0 1]
     window_3 3 [0 1 2]
