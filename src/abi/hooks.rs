@@ -103,42 +103,22 @@ unsafe extern "C" fn __wrap___cugmp_cpu__gmpn_mul_n(rp: *mut mp_limb_t, up: *con
     })
 }
 
-/// GMP's Karatsuba and Toom-3 levels as its other routines call them
-/// (`mpn_mul`, `mpn_mul_n`, `mpn_sqr` and the Toom levels above): below
-/// the sizes src/cpu/ifma.rs takes whole, on processors with AVX-512
-/// IFMA, one schoolbook pass of the kernel; else GMP's.
-#[unsafe(no_mangle)]
-unsafe extern "C" fn __wrap___cugmp_cpu__gmpn_toom22_mul(pp: *mut mp_limb_t, ap: *const mp_limb_t, an: mp_size_t, bp: *const mp_limb_t, bn: mp_size_t, scratch: *mut mp_limb_t) {
-    // SAFETY: GMP's arguments (an >= bn, pp apart from both).
-    unsafe {
-        if !ifma::mul_whole(pp, ap, an, bp, bn) {
-            embedded::mpn_toom22_mul(pp, ap, an, bp, bn, scratch);
-        }
-    }
-}
-
-#[unsafe(no_mangle)]
-unsafe extern "C" fn __wrap___cugmp_cpu__gmpn_toom33_mul(pp: *mut mp_limb_t, ap: *const mp_limb_t, an: mp_size_t, bp: *const mp_limb_t, bn: mp_size_t, scratch: *mut mp_limb_t) {
-    // SAFETY: as above.
-    unsafe {
-        if !ifma::mul_whole(pp, ap, an, bp, bn) {
-            embedded::mpn_toom33_mul(pp, ap, an, bp, bn, scratch);
-        }
-    }
-}
-
-/// GMP's Toom levels for operands of unlike lengths (`mpn_mul` takes them
-/// for a shorter operand of Karatsuba's sizes and more, and its chunks of
-/// a much longer one), each `{pp, an + bn} = {ap, an} * {bp, bn}` with
-/// `an > bn`: one schoolbook pass of the kernel where it takes them whole
-/// (src/cpu/ifma.rs, `mul_unbalanced_whole`); else GMP's.
-macro_rules! unbalanced_toom {
-    ($($wrap:ident => $real:ident),* $(,)?) => {$(
+/// GMP's Toom levels as its other routines call them (`mpn_mul`,
+/// `mpn_mul_n`, `mpn_sqr` and the Toom levels above), each `{pp, an + bn}
+/// = {ap, an} * {bp, bn}` with `an >= bn`: on processors with AVX-512 IFMA,
+/// one schoolbook pass of the kernel where `$whole` (src/cpu/ifma.rs) takes
+/// the product whole; else GMP's. Karatsuba's and Toom-3's up to the
+/// kernel's longest operand (`mul_whole`); those for operands of unlike
+/// lengths, which `mpn_mul` takes for a shorter operand of Karatsuba's
+/// sizes and more and for its chunks of a much longer one, where the
+/// shorter is short enough (`mul_unbalanced_whole`).
+macro_rules! toom_whole {
+    ($($wrap:ident => $real:ident by $whole:ident),* $(,)?) => {$(
         #[unsafe(no_mangle)]
         unsafe extern "C" fn $wrap(pp: *mut mp_limb_t, ap: *const mp_limb_t, an: mp_size_t, bp: *const mp_limb_t, bn: mp_size_t, scratch: *mut mp_limb_t) {
-            // SAFETY: GMP's arguments (an > bn, pp apart from both).
+            // SAFETY: GMP's arguments (an >= bn, pp apart from both).
             unsafe {
-                if !ifma::mul_unbalanced_whole(pp, ap, an, bp, bn) {
+                if !ifma::$whole(pp, ap, an, bp, bn) {
                     embedded::$real(pp, ap, an, bp, bn, scratch);
                 }
             }
@@ -146,17 +126,19 @@ macro_rules! unbalanced_toom {
     )*};
 }
 
-unbalanced_toom! {
-    __wrap___cugmp_cpu__gmpn_toom32_mul => mpn_toom32_mul,
-    __wrap___cugmp_cpu__gmpn_toom42_mul => mpn_toom42_mul,
-    __wrap___cugmp_cpu__gmpn_toom43_mul => mpn_toom43_mul,
-    __wrap___cugmp_cpu__gmpn_toom53_mul => mpn_toom53_mul,
-    __wrap___cugmp_cpu__gmpn_toom63_mul => mpn_toom63_mul,
+toom_whole! {
+    __wrap___cugmp_cpu__gmpn_toom22_mul => mpn_toom22_mul by mul_whole,
+    __wrap___cugmp_cpu__gmpn_toom33_mul => mpn_toom33_mul by mul_whole,
+    __wrap___cugmp_cpu__gmpn_toom32_mul => mpn_toom32_mul by mul_unbalanced_whole,
+    __wrap___cugmp_cpu__gmpn_toom42_mul => mpn_toom42_mul by mul_unbalanced_whole,
+    __wrap___cugmp_cpu__gmpn_toom43_mul => mpn_toom43_mul by mul_unbalanced_whole,
+    __wrap___cugmp_cpu__gmpn_toom53_mul => mpn_toom53_mul by mul_unbalanced_whole,
+    __wrap___cugmp_cpu__gmpn_toom63_mul => mpn_toom63_mul by mul_unbalanced_whole,
 }
 
 #[unsafe(no_mangle)]
 unsafe extern "C" fn __wrap___cugmp_cpu__gmpn_toom2_sqr(pp: *mut mp_limb_t, ap: *const mp_limb_t, an: mp_size_t, scratch: *mut mp_limb_t) {
-    // SAFETY: as above.
+    // SAFETY: GMP's arguments (pp apart from ap).
     unsafe {
         if !ifma::sqr_whole(pp, ap, an) {
             embedded::mpn_toom2_sqr(pp, ap, an, scratch);

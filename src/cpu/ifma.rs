@@ -311,18 +311,16 @@ unsafe fn mul_digits(rp: *mut mp_limb_t, up: *const mp_limb_t, un: usize, vp: *c
             let a = a.add(FRONT);
             let rn = pn + vn;
             let out = if done == 0 { rp } else { piece_out };
-            match window_vectors(na, nb) {
-                Some(v) => {
-                    let (x, nx, w) = if na <= nb { (b, nb, a) } else { (a, na, b) };
-                    let columns = digits_by_window(v, digits, x, nx, w);
-                    digits_to_limbs(out, rn, digits, columns);
-                }
+            let columns = match window_vectors(na, nb) {
+                Some(v) if na <= nb => digits_by_window(v, digits, b, nb, a),
+                Some(v) => digits_by_window(v, digits, a, na, b),
                 None => {
                     let columns = round_up(na + nb, 32);
                     digits_of(digits, a, na, b, nb, columns);
-                    digits_to_limbs(out, rn, digits, columns);
+                    columns
                 }
-            }
+            };
+            digits_to_limbs(out, rn, digits, columns);
             if done > 0 {
                 // This piece's product goes in at `done` limbs, over the top
                 // vn limbs of the product so far.
@@ -488,30 +486,20 @@ fn window_vectors(na: usize, nb: usize) -> Option<usize> {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512ifma,avx512vbmi2")]
 unsafe fn digits_by_window(v: usize, digits: *mut u64, x: *const u64, nx: usize, w: *const u64) -> usize {
-    let kernel = match v {
-        1 => window_1,
-        2 => window_2,
-        3 => window_3,
-        4 => window_4,
-        5 => window_5,
-        6 => window_6,
-        7 => window_7,
-        8 => window_8,
-        9 => window_9,
-        10 => window_10,
-        11 => window_11,
-        12 => window_12,
-        _ => window_13,
-    };
-    // SAFETY: as the caller promises (v at most WINDOW_MAX, 13).
-    unsafe { kernel(digits, x, nx, w) }
+    // SAFETY: as the caller promises (window_vectors gives v from 1 to
+    // WINDOW_MAX; beyond it the widest kernel, which holds fewer).
+    unsafe { WINDOW_KERNELS[v.clamp(1, WINDOW_MAX) - 1](digits, x, nx, w) }
 }
 
-/// [`digits_by_window`]'s kernels, one a window size: `$name` holds
-/// `$v` vectors, numbered `$q` (0 to `$v` - 1, written out so that every
-/// index is a literal and the sums stay in registers).
+/// [`digits_by_window`]'s kernels, one a window size, and their table
+/// `WINDOW_KERNELS` (the kernel of v vectors at v - 1): `$name` holds `$v`
+/// vectors, numbered `$q` (0 to `$v` - 1, written out so that every index
+/// is a literal and the sums stay in registers).
 macro_rules! window_kernels {
-    ($($name:ident $v:literal [$($q:literal)*])*) => {$(
+    ($($name:ident $v:literal [$($q:literal)*])*) => {
+        #[cfg(target_arch = "x86_64")]
+        const WINDOW_KERNELS: [unsafe fn(*mut u64, *const u64, usize, *const u64) -> usize; WINDOW_MAX] = [$($name),*];
+        $(
         #[cfg(target_arch = "x86_64")]
         #[target_feature(enable = "avx512f,avx512ifma,avx512vbmi2")]
         unsafe fn $name(digits: *mut u64, x: *const u64, nx: usize, w: *const u64) -> usize {
